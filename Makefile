@@ -1,0 +1,38 @@
+# The two quick-start commands: `make demo` and `make test`. Both make their own .venv.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+DEMO_ENV := DEBUG=1
+PORT ?= 8000
+
+.PHONY: demo test lint format venv dev-venv clean
+
+$(VENV)/.runtime: requirements.txt
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -r requirements.txt
+	touch $@
+
+$(VENV)/.dev: requirements.txt requirements-dev.txt $(VENV)/.runtime
+	$(PY) -m pip install --quiet -r requirements-dev.txt
+	touch $@
+
+venv: $(VENV)/.runtime
+dev-venv: $(VENV)/.dev
+
+demo: $(VENV)/.runtime
+	$(DEMO_ENV) $(PY) manage.py rundemo --port $(PORT)
+
+test: $(VENV)/.dev
+	DEBUG=$${DEBUG:-1} $(PY) -m pytest $(PYTEST_ARGS)
+
+lint: $(VENV)/.dev
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+
+format: $(VENV)/.dev
+	$(VENV)/bin/ruff format .
+	$(VENV)/bin/ruff check --fix .
+
+clean:
+	rm -rf $(VENV) var staticfiles

@@ -1,0 +1,1 @@
+"""Admin registrations of annotation; every model is registered with ResearcherModelAdmin."""

@@ -1,0 +1,4 @@
+"""Pages of annotation."""
+
+app_name = "annotation"
+urlpatterns: list = []

@@ -1,0 +1,1 @@
+"""Admin registrations of audits; every model is registered with ResearcherModelAdmin."""

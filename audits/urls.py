@@ -1,0 +1,4 @@
+"""Pages of audits."""
+
+app_name = "audits"
+urlpatterns: list = []

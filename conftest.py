@@ -1,0 +1,180 @@
+"""Shared test fixtures: users by role, service requirements, a real Celery worker, Chromium."""
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+REQUIRE_SERVICES = os.environ.get("EDUFAIR_REQUIRE_SERVICES", "").strip().lower() in {"1", "true", "yes"}
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-quic",
+]
+
+
+def service_missing(reason: str) -> None:
+    """Skip locally, fail in CI: a test that needs a service never passes by not running."""
+    if REQUIRE_SERVICES:
+        pytest.fail(f"required service missing: {reason} (EDUFAIR_REQUIRE_SERVICES=1)")
+    pytest.skip(reason)
+
+
+@pytest.fixture
+def make_user(db):
+    from edufair_web.accounts.services import user_create_with_role
+
+    def make(role: str, username: str | None = None, password: str = "pw-for-tests-1"):
+        return user_create_with_role(username=username or f"{role}-{uuid.uuid4().hex[:6]}", role=role, password=password)
+
+    return make
+
+
+@pytest.fixture
+def researcher(make_user):
+    return make_user("researcher")
+
+
+@pytest.fixture
+def adjudicator(make_user):
+    return make_user("adjudicator")
+
+
+@pytest.fixture
+def annotator(make_user):
+    return make_user("annotator")
+
+
+@pytest.fixture
+def researcher_client(client, researcher):
+    client.force_login(researcher)
+    return client
+
+
+@pytest.fixture
+def annotator_client(client, annotator):
+    client.force_login(annotator)
+    return client
+
+
+def worker_environment() -> dict[str, str]:
+    """Environment for a worker process that must see the test database and the same broker."""
+    from django.conf import settings
+    from django.db import connection
+
+    env = dict(os.environ)
+    db = connection.settings_dict
+    if db["ENGINE"].endswith("sqlite3"):
+        env["DATABASE_URL"] = f"sqlite:///{db['NAME']}"
+    else:
+        host = db.get("HOST") or "127.0.0.1"
+        port = db.get("PORT") or 5432
+        auth = db.get("USER") or ""
+        if db.get("PASSWORD"):
+            auth += f":{db['PASSWORD']}"
+        env["DATABASE_URL"] = f"postgres://{auth + '@' if auth else ''}{host}:{port}/{db['NAME']}"
+    env["CELERY_BROKER_URL"] = settings.CELERY_BROKER_URL
+    env.setdefault("DEBUG", "1")
+    env["PYTHONUNBUFFERED"] = "1"
+    return env
+
+
+@pytest.fixture
+def celery_worker_process(transactional_db, tmp_path):
+    """Start real Celery workers (separate processes) on a queue of their own; yields a starter.
+
+    `start()` returns (queue, process); every process is terminated at the end of the test.
+    """
+    processes: list[subprocess.Popen] = []
+    queue = f"test-{uuid.uuid4().hex[:8]}"
+
+    def start(concurrency: int = 2, name: str | None = None) -> tuple[str, subprocess.Popen]:
+        log = open(tmp_path / f"worker-{len(processes)}.log", "w")  # noqa: SIM115
+        cmd = [
+            sys.executable, "-m", "celery", "-A", "edufair_web", "worker", "--pool=threads",
+            f"-c{concurrency}", "-Q", queue, "-n", f"{name or 'w' + str(len(processes))}-{queue}@%h",
+            "--without-gossip", "--without-mingle", "-l", "INFO",
+        ]
+        proc = subprocess.Popen(cmd, env=worker_environment(), stdout=log, stderr=subprocess.STDOUT,
+                                cwd=Path(__file__).parent, start_new_session=True)
+        processes.append(proc)
+        return queue, proc
+
+    start.queue = queue
+    start.log_dir = tmp_path
+    yield start
+    for proc in processes:
+        if proc.poll() is None:
+            proc.terminate()
+            try:
+                proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+
+
+def wait_for(predicate, *, timeout: float = 60.0, interval: float = 0.2, message: str = "condition"):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        result = predicate()
+        if result:
+            return result
+        time.sleep(interval)
+    raise AssertionError(f"timed out after {timeout:.0f}s waiting for {message}")
+
+
+@pytest.fixture(scope="session")
+def chromium_browser():
+    """Debian's Chromium driven by Playwright (never a downloaded browser)."""
+    if not Path(CHROMIUM).exists() or shutil.which("chromium") is None and not Path(CHROMIUM).exists():
+        service_missing("Debian's chromium is not installed (apt-get install -y chromium)")
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        service_missing("playwright is not installed")
+    os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        yield browser
+        browser.close()
+
+
+@pytest.fixture
+def page(chromium_browser, live_server, tmp_path, request):
+    context = chromium_browser.new_context(base_url=live_server.url)
+    context.set_default_timeout(15000)
+    pg = context.new_page()
+    yield pg
+    failed = getattr(request.node, "rep_call", None)
+    if failed is not None and failed.failed:
+        out = Path("test-results")
+        out.mkdir(exist_ok=True)
+        pg.screenshot(path=str(out / f"{request.node.name}.png"), full_page=True)
+    context.close()
+
+
+def browser_login(page, username: str, password: str = "pw-for-tests-1") -> None:
+    page.goto("/accounts/login/")
+    page.fill("#id_username", username)
+    page.fill("#id_password", password)
+    page.click("button[type=submit]")
+    page.wait_for_url(lambda url: "/accounts/login/" not in url)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item, call):
+    report = yield
+    if report.when == "call":
+        item.rep_call = report
+    return report

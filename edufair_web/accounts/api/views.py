@@ -1,0 +1,40 @@
+"""API of the project shell: who am I, and the workers' heartbeats (researchers)."""
+
+from rest_framework import serializers, viewsets
+from rest_framework.decorators import api_view, permission_classes
+from rest_framework.permissions import IsAuthenticated
+from rest_framework.response import Response
+from drf_spectacular.utils import extend_schema, inline_serializer
+
+from ..models import WorkerHeartbeat
+from ..permissions import IsResearcher
+from ..roles import user_roles
+
+
+class WorkerHeartbeatSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = WorkerHeartbeat
+        fields = ["hostname", "started_at", "last_seen", "last_task_at"]
+
+
+class WorkerHeartbeatViewSet(viewsets.ReadOnlyModelViewSet):
+    queryset = WorkerHeartbeat.objects.all()
+    serializer_class = WorkerHeartbeatSerializer
+    permission_classes = [IsResearcher]
+    lookup_field = "hostname"
+
+
+@extend_schema(
+    responses=inline_serializer(
+        "Me",
+        fields={
+            "id": serializers.IntegerField(),
+            "username": serializers.CharField(),
+            "roles": serializers.ListField(child=serializers.CharField()),
+        },
+    )
+)
+@api_view(["GET"])
+@permission_classes([IsAuthenticated])
+def me(request):
+    return Response({"id": request.user.id, "username": request.user.username, "roles": sorted(user_roles(request.user))})

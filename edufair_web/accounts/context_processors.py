@@ -1,0 +1,31 @@
+"""Puts the signed-in user's roles and the role-based navigation into every template."""
+
+from importlib import import_module
+from importlib.util import find_spec
+
+from django.urls import reverse
+
+from .home import APPS_WITH_STEPS
+from .roles import ADJUDICATOR, ANNOTATOR, RESEARCHER, user_roles
+
+
+def _nav_links() -> dict[str, list[dict]]:
+    """Each app's `home.NAV_LINKS` holds (role, title, url name) rows."""
+    links: dict[str, list[dict]] = {RESEARCHER: [], ADJUDICATOR: [], ANNOTATOR: []}
+    for app in APPS_WITH_STEPS:
+        if find_spec(f"{app}.home") is None:
+            continue
+        for role, title, url_name in getattr(import_module(f"{app}.home"), "NAV_LINKS", ()):
+            links[role].append({"title": title, "url": reverse(url_name)})
+    return links
+
+
+def roles(request) -> dict:
+    held = user_roles(request.user) if hasattr(request, "user") else set()
+    return {
+        "user_roles": sorted(held),
+        "is_researcher": RESEARCHER in held,
+        "is_adjudicator": ADJUDICATOR in held,
+        "is_annotator": ANNOTATOR in held,
+        "nav_links": _nav_links() if held else {},
+    }

@@ -1,0 +1,25 @@
+"""`manage.py seed_demo`: demo users, then whatever demo content each app provides (idempotent)."""
+
+from importlib import import_module
+from importlib.util import find_spec
+
+from django.core.management.base import BaseCommand
+
+from edufair_web.accounts.demo import demo_users_seed
+
+# Each app may offer `<app>.demo.demo_seed(stdout)`; they run in this order (audits first:
+# the judge-validation project in annotation is built on the demo audit).
+APPS_WITH_DEMO_CONTENT = ("audits", "annotation")
+
+
+class Command(BaseCommand):
+    help = "Create the demo users (one per role) and the apps' demo content. Safe to run twice."
+
+    def handle(self, *args, **options):
+        users = demo_users_seed()
+        for app in APPS_WITH_DEMO_CONTENT:
+            if find_spec(f"{app}.demo") is not None:
+                import_module(f"{app}.demo").demo_seed(stdout=self.stdout)
+        self.stdout.write("\nDemo log-ins (http://127.0.0.1:8000/accounts/login/):")
+        for username, role, password in users:
+            self.stdout.write(f"  {role:<12} user: {username:<12} password: {password}")

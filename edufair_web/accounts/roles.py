@@ -1,0 +1,37 @@
+"""The three roles, kept as Django groups, and the questions every view and serializer asks of them."""
+
+from django.contrib.auth.models import AnonymousUser, Group, User
+
+RESEARCHER = "researcher"
+ADJUDICATOR = "adjudicator"
+ANNOTATOR = "annotator"
+ROLES = (RESEARCHER, ADJUDICATOR, ANNOTATOR)
+
+
+def user_roles(user: User | AnonymousUser) -> set[str]:
+    """Roles of a user; a superuser holds all of them. Cached on the user object per request."""
+    if not user.is_authenticated:
+        return set()
+    cached = getattr(user, "_edufair_roles", None)
+    if cached is None:
+        if user.is_superuser:
+            cached = set(ROLES)
+        else:
+            cached = set(user.groups.filter(name__in=ROLES).values_list("name", flat=True))
+        user._edufair_roles = cached
+    return cached
+
+
+def has_role(user: User | AnonymousUser, *roles: str) -> bool:
+    return bool(user_roles(user) & set(roles))
+
+
+def user_set_role(*, user: User, role: str) -> None:
+    """Give a user one role (replacing any other); researchers also get the admin site."""
+    if role not in ROLES:
+        raise ValueError(f"unknown role {role!r}; choose one of {', '.join(ROLES)}")
+    user.groups.remove(*Group.objects.filter(name__in=ROLES))
+    user.groups.add(Group.objects.get(name=role))
+    user.is_staff = role == RESEARCHER
+    user.save(update_fields=["is_staff"])
+    user.__dict__.pop("_edufair_roles", None)

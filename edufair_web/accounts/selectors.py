@@ -1,0 +1,73 @@
+"""Reads for accounts: the state of the database, the broker and the workers, for /healthz."""
+
+import time
+from dataclasses import asdict, dataclass
+from datetime import timedelta
+
+from django.conf import settings
+from django.db import connection
+from django.utils import timezone
+
+from edufair_web.celery import app
+
+from .models import WorkerHeartbeat
+
+
+@dataclass
+class Check:
+    ok: bool
+    detail: str
+    seconds: float
+
+
+def _timed(probe) -> Check:
+    started = time.perf_counter()
+    try:
+        detail = probe()
+        ok = True
+    except Exception as exc:  # a health check reports failures; it never raises them
+        detail, ok = f"{type(exc).__name__}: {exc}", False
+    return Check(ok=ok, detail=detail, seconds=round(time.perf_counter() - started, 4))
+
+
+def _database_probe() -> str:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT 1")
+        cursor.fetchone()
+    return connection.vendor
+
+
+def _broker_probe() -> str:
+    with app.connection_for_write() as conn:
+        conn.ensure_connection(max_retries=1, timeout=3)
+        return conn.transport_cls if isinstance(conn.transport_cls, str) else conn.transport.driver_type
+
+
+def system_health() -> dict:
+    database = _timed(_database_probe)
+    broker = _timed(_broker_probe)
+    workers = []
+    last_seen = None
+    if database.ok:
+        alive_after = timezone.now() - timedelta(seconds=settings.WORKER_ALIVE_SECONDS)
+        for beat in WorkerHeartbeat.objects.all()[:50]:
+            workers.append(
+                {
+                    "hostname": beat.hostname,
+                    "last_seen": beat.last_seen.isoformat(),
+                    "alive": beat.last_seen >= alive_after,
+                }
+            )
+            last_seen = max(last_seen or beat.last_seen, beat.last_seen)
+    alive = [w for w in workers if w["alive"]]
+    return {
+        "status": "ok" if database.ok and broker.ok else "error",
+        "database": asdict(database),
+        "broker": asdict(broker),
+        "worker": {
+            "alive": bool(alive),
+            "alive_count": len(alive),
+            "last_seen": last_seen.isoformat() if last_seen else None,
+            "workers": workers,
+        },
+    }

@@ -1,0 +1,36 @@
+"""URL map: pages of each app, the API under /api/, the schema and its docs, admin, /healthz."""
+
+from django.contrib import admin
+from django.contrib.auth import views as auth_views
+from django.urls import include, path
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from rest_framework.authtoken.views import obtain_auth_token
+from rest_framework.routers import DefaultRouter
+
+from annotation.api.urls import router as annotation_router
+from audits.api.urls import router as audits_router
+from edufair_web.accounts.api.views import WorkerHeartbeatViewSet, me
+from edufair_web.accounts.views import HomeView, SystemView, healthz
+
+router = DefaultRouter()
+router.register("workers", WorkerHeartbeatViewSet, basename="worker")
+router.registry.extend(audits_router.registry)
+router.registry.extend(annotation_router.registry)
+
+urlpatterns = [
+    path("", HomeView.as_view(), name="home"),
+    path("healthz", healthz, name="healthz"),
+    path("system/", SystemView.as_view(), name="system"),
+    path("accounts/login/", auth_views.LoginView.as_view(redirect_authenticated_user=True), name="login"),
+    path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("audits/", include("audits.urls")),
+    path("annotation/", include("annotation.urls")),
+    path("admin/", admin.site.urls),
+    path("api/me/", me, name="api-me"),
+    path("api/auth/token/", obtain_auth_token, name="api-token"),
+    path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
+    path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="swagger-ui"),
+    path("api/", include("audits.api.urls_extra")),
+    path("api/", include("annotation.api.urls_extra")),
+    path("api/", include(router.urls)),
+]
