@@ -1,1 +1,0 @@
-"""Tables of audits."""
