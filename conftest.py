@@ -31,12 +31,20 @@ def service_missing(reason: str) -> None:
     pytest.skip(reason)
 
 
+@pytest.fixture(autouse=True)
+def fast_password_hashing(settings):
+    """Log-ins in tests hash with MD5: the real hasher costs ~0.2 s per log-in and tests log in often."""
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
 @pytest.fixture
 def make_user(db):
     from edufair_web.accounts.services import user_create_with_role
 
     def make(role: str, username: str | None = None, password: str = "pw-for-tests-1"):
-        return user_create_with_role(username=username or f"{role}-{uuid.uuid4().hex[:6]}", role=role, password=password)
+        return user_create_with_role(
+            username=username or f"{role}-{uuid.uuid4().hex[:6]}", role=role, password=password
+        )
 
     return make
 
@@ -100,14 +108,35 @@ def celery_worker_process(transactional_db, tmp_path):
     queue = f"test-{uuid.uuid4().hex[:8]}"
 
     def start(concurrency: int = 2, name: str | None = None) -> tuple[str, subprocess.Popen]:
-        log = open(tmp_path / f"worker-{len(processes)}.log", "w")  # noqa: SIM115
+        log_path = tmp_path / f"worker-{len(processes)}.log"
+        log = open(log_path, "w")  # noqa: SIM115
         cmd = [
-            sys.executable, "-m", "celery", "-A", "edufair_web", "worker", "--pool=threads",
-            f"-c{concurrency}", "-Q", queue, "-n", f"{name or 'w' + str(len(processes))}-{queue}@%h",
-            "--without-gossip", "--without-mingle", "-l", "INFO",
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "edufair_web",
+            "worker",
+            "--pool=threads",
+            f"-c{concurrency}",
+            "-Q",
+            queue,
+            "-n",
+            f"{name or 'w' + str(len(processes))}-{queue}@%h",
+            "--without-gossip",
+            "--without-mingle",
+            "-l",
+            "INFO",
         ]
-        proc = subprocess.Popen(cmd, env=worker_environment(), stdout=log, stderr=subprocess.STDOUT,
-                                cwd=Path(__file__).parent, start_new_session=True)
+        proc = subprocess.Popen(
+            cmd,
+            env=worker_environment(),
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            cwd=Path(__file__).parent,
+            start_new_session=True,
+        )
+        proc.log_path = log_path
         processes.append(proc)
         return queue, proc
 
@@ -124,12 +153,18 @@ def celery_worker_process(transactional_db, tmp_path):
                 proc.wait()
 
 
-def wait_for(predicate, *, timeout: float = 60.0, interval: float = 0.2, message: str = "condition"):
+def wait_for(predicate, *, timeout: float = 60.0, interval: float = 0.2, message: str = "condition", processes=()):
+    """Poll `predicate` until it returns something truthy; fail early if a watched process died."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         result = predicate()
         if result:
             return result
+        for proc in processes:
+            if proc.poll() is not None:
+                log = getattr(proc, "log_path", None)
+                tail = Path(log).read_text()[-3000:] if log else ""
+                raise AssertionError(f"process exited with {proc.returncode} while waiting for {message}\n{tail}")
         time.sleep(interval)
     raise AssertionError(f"timed out after {timeout:.0f}s waiting for {message}")
 

@@ -4,12 +4,11 @@ from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
-from rest_framework.authtoken.views import obtain_auth_token
 from rest_framework.routers import DefaultRouter
 
 from annotation.api.urls import router as annotation_router
 from audits.api.urls import router as audits_router
-from edufair_web.accounts.api.views import WorkerHeartbeatViewSet, me
+from edufair_web.accounts.api.views import LockoutAwareObtainAuthToken, WorkerHeartbeatViewSet, me
 from edufair_web.accounts.views import HomeView, SystemView, healthz
 
 router = DefaultRouter()
@@ -27,7 +26,7 @@ urlpatterns = [
     path("annotation/", include("annotation.urls")),
     path("admin/", admin.site.urls),
     path("api/me/", me, name="api-me"),
-    path("api/auth/token/", obtain_auth_token, name="api-token"),
+    path("api/auth/token/", LockoutAwareObtainAuthToken.as_view(), name="api-token"),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="swagger-ui"),
     path("api/", include("audits.api.urls_extra")),

@@ -27,7 +27,11 @@ class ResearcherTokenAdmin(ResearcherModelAdmin, TokenAdmin):
     pass
 
 
-for model, model_admin in ((User, ResearcherUserAdmin), (Group, ResearcherGroupAdmin), (TokenProxy, ResearcherTokenAdmin)):
+for model, model_admin in (
+    (User, ResearcherUserAdmin),
+    (Group, ResearcherGroupAdmin),
+    (TokenProxy, ResearcherTokenAdmin),
+):
     if admin.site.is_registered(model):
         admin.site.unregister(model)
     admin.site.register(model, model_admin)

@@ -4,24 +4,27 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
-    dependencies = [
-    ]
+    dependencies = []
 
     operations = [
         migrations.CreateModel(
-            name='WorkerHeartbeat',
+            name="WorkerHeartbeat",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('hostname', models.CharField(max_length=255, unique=True)),
-                ('started_at', models.DateTimeField()),
-                ('last_seen', models.DateTimeField(help_text='Written every few seconds by the running worker.')),
-                ('last_task_at', models.DateTimeField(blank=True, help_text='When this worker last ran the heartbeat task from the broker.', null=True)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("hostname", models.CharField(max_length=255, unique=True)),
+                ("started_at", models.DateTimeField()),
+                ("last_seen", models.DateTimeField(help_text="Written every few seconds by the running worker.")),
+                (
+                    "last_task_at",
+                    models.DateTimeField(
+                        blank=True, help_text="When this worker last ran the heartbeat task from the broker.", null=True
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-last_seen'],
+                "ordering": ["-last_seen"],
             },
         ),
     ]

@@ -1,0 +1,38 @@
+"""/healthz reports the database, the broker and the last time a worker answered."""
+
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from edufair_web.accounts.models import WorkerHeartbeat
+
+pytestmark = pytest.mark.django_db
+
+
+def test_healthz_reports_database_and_broker(client):
+    response = client.get("/healthz")
+    assert response.status_code == 200
+    report = response.json()
+    assert report["status"] == "ok"
+    assert report["database"]["ok"] is True
+    assert report["broker"]["ok"] is True
+    assert report["worker"] == {"alive": False, "alive_count": 0, "last_seen": None, "workers": []}
+
+
+def test_healthz_tells_a_fresh_heartbeat_from_a_stale_one(client):
+    now = timezone.now()
+    WorkerHeartbeat.objects.create(hostname="fresh@a", started_at=now, last_seen=now)
+    WorkerHeartbeat.objects.create(hostname="stale@b", started_at=now, last_seen=now - timedelta(minutes=10))
+    worker = client.get("/healthz").json()["worker"]
+    assert worker["alive"] is True and worker["alive_count"] == 1
+    assert {w["hostname"]: w["alive"] for w in worker["workers"]} == {"fresh@a": True, "stale@b": False}
+
+
+def test_healthz_answers_503_when_the_broker_is_unreachable(client, settings, monkeypatch):
+    from edufair_web.celery import app
+
+    monkeypatch.setattr(app.conf, "broker_url", "redis://127.0.0.1:1/0")
+    response = client.get("/healthz")
+    assert response.status_code == 503
+    assert response.json()["broker"]["ok"] is False
