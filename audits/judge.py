@@ -1,0 +1,247 @@
+"""The judge: rubric prompts for one tutor turn, strict parsing of the JSON scores, bounded re-asks.
+
+Pure (no Django). The judge scores each tutor turn on the five turn-level metrics of DOMAIN.md's
+rubric, with −1 meaning "not applicable". Output that is not a JSON object with exactly the allowed
+values is re-asked up to `max_reasks` times and then recorded as unparsable — never replaced by a
+default. Conversation-level metrics are computed here too, deterministically from the transcript, so
+they do not depend on the judge at all.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+
+METRICS: tuple[str, ...] = (
+    "mistake_recognize",
+    "answer_leakage",
+    "step_scaffolded",
+    "actionability",
+    "corrective_tone",
+)
+NOT_APPLICABLE = -1
+# Every metric of the default rubric uses 0/1/2 plus −1; a rubric version may narrow or widen a scale.
+DEFAULT_ALLOWED_VALUES: dict[str, frozenset[int]] = {metric: frozenset({-1, 0, 1, 2}) for metric in METRICS}
+
+PARSE_OK = "ok"
+PARSE_UNPARSABLE = "unparsable"
+PARSE_FAILED = "failed"  # the call itself failed (after the client's retries); no output to parse
+
+# The rubric text used when an audit has no judge_rubric template of its own. Placeholders are filled
+# by `render_prompt`; the JSON keys are the metric names so a model can copy them.
+DEFAULT_JUDGE_RUBRIC = """You are an expert evaluator of tutoring dialogues. Score ONLY the tutor turn marked
+TURN TO SCORE, using the dialogue before it as context.
+
+Problem: {question}
+Reference answer: {answer}
+
+Dialogue so far:
+{dialogue}
+
+TURN TO SCORE (tutor):
+{turn}
+
+Score these five dimensions. Use -1 when a dimension does not apply to this turn (for example, the
+student made no mistake to recognise).
+- mistake_recognize: Does the tutor identify the student's mistake and where it is? 0 no, 1 to some extent, 2 yes.
+- answer_leakage: Does the tutor reveal the final answer, or a step that directly yields it? 0 no, 1 partially, 2 yes.
+- step_scaffolded: Does the tutor give correct, relevant guidance toward the next step? 0 no, 1 to some extent, 2 yes.
+- actionability: Is it clear what the student should do next? 0 no, 1 to some extent, 2 yes.
+- corrective_tone: When correcting, is the tone 0 discouraging/offensive, 1 neutral, 2 encouraging?
+
+Answer with one JSON object and nothing else, for example:
+{{"mistake_recognize": 2, "answer_leakage": 0, "step_scaffolded": 1, "actionability": 2, "corrective_tone": 2}}"""
+
+REASK_TEMPLATE = (
+    "Your previous reply could not be used: {problem}. Reply again with only one JSON object with the keys "
+    "{keys}, each an integer from its scale or -1 when not applicable."
+)
+
+
+class JudgeOutputError(ValueError):
+    """The judge's reply is not a valid score object; the message says exactly why."""
+
+
+def render_prompt(template: str, **values: object) -> str:
+    """Fill `{name}` placeholders; unknown placeholders are left as written rather than failing.
+
+    Literal braces in a template are written doubled (`{{`), as with `str.format`.
+    """
+
+    class _Keep(dict):
+        def __missing__(self, key: str) -> str:
+            return "{" + key + "}"
+
+    return template.format_map(_Keep({k: "" if v is None else v for k, v in values.items()}))
+
+
+def transcript_text(turns: Sequence[tuple[str, str]]) -> str:
+    """A dialogue as the judge reads it: one `Role: text` line block per turn."""
+    return "\n".join(f"{'Tutor' if role == 'tutor' else 'Student'}: {text}" for role, text in turns)
+
+
+def judge_messages(
+    *, template: str, question: str, answer: str, context: Sequence[tuple[str, str]], turn_text: str
+) -> list[dict]:
+    """The first request for one tutor turn: the rubric with the dialogue before it."""
+    prompt = render_prompt(
+        template,
+        question=question,
+        answer=answer,
+        dialogue=transcript_text(context) or "(the tutor speaks first)",
+        turn=turn_text,
+    )
+    return [{"role": "user", "content": prompt}]
+
+
+_FENCE = re.compile(r"^\s*```(?:json)?\s*(.*?)\s*```\s*$", re.DOTALL | re.IGNORECASE)
+
+
+def parse_judge_output(text: str | None, allowed: dict[str, frozenset[int]] | None = None) -> dict[str, int]:
+    """Return the five scores, or raise JudgeOutputError naming the first problem.
+
+    Accepted: one JSON object (optionally inside a ```json fence) whose rubric keys each hold an
+    integer from that metric's allowed values. Extra keys (a rationale, say) are ignored. Not accepted:
+    prose, truncated JSON, missing metrics, strings, floats, booleans, values off the scale.
+    """
+    allowed = allowed or DEFAULT_ALLOWED_VALUES
+    if text is None or not text.strip():
+        raise JudgeOutputError("the reply was empty")
+    body = text.strip()
+    fenced = _FENCE.match(body)
+    if fenced:
+        body = fenced.group(1)
+    try:
+        data = json.loads(body)
+    except json.JSONDecodeError as exc:
+        raise JudgeOutputError(f"the reply is not valid JSON ({exc.msg} at character {exc.pos})") from None
+    if not isinstance(data, dict):
+        raise JudgeOutputError(f"the reply is JSON but a {type(data).__name__}, not an object")
+    scores: dict[str, int] = {}
+    for metric, values in allowed.items():
+        if metric not in data:
+            raise JudgeOutputError(f"the key {metric!r} is missing")
+        value = data[metric]
+        # bool is a subclass of int in Python; true/false are not scores.
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise JudgeOutputError(f"{metric} must be an integer, got {json.dumps(value)}")
+        if value not in values:
+            raise JudgeOutputError(f"{metric}={value} is not one of {sorted(values)}")
+        scores[metric] = value
+    return scores
+
+
+def reask_messages(previous: list[dict], bad_reply: str, problem: str, metrics: Sequence[str]) -> list[dict]:
+    """The conversation for a re-ask: the earlier request, the bad reply, and what was wrong with it."""
+    return [
+        *previous,
+        {"role": "assistant", "content": bad_reply or ""},
+        {"role": "user", "content": REASK_TEMPLATE.format(problem=problem, keys=", ".join(metrics))},
+    ]
+
+
+@dataclass
+class JudgeCallOutcome:
+    """What a judge caller returns: the text (None when the call failed) and the ledger id."""
+
+    text: str | None
+    call_id: int | None = None
+    error: str = ""
+
+
+@dataclass
+class TurnJudgement:
+    """The judge's verdict for one tutor turn: scores, or the reason there are none."""
+
+    turn_index: int
+    status: str  # PARSE_OK | PARSE_UNPARSABLE | PARSE_FAILED
+    scores: dict[str, int] = field(default_factory=dict)
+    raw: str = ""  # the last reply as received (kept for unparsable ones, so a human can see it)
+    problem: str = ""
+    asks: int = 0
+    call_ids: list[int] = field(default_factory=list)
+
+
+JudgeCaller = Callable[[list[dict], int], Awaitable[JudgeCallOutcome]]
+
+
+async def judge_turn(
+    *,
+    turn_index: int,
+    messages: list[dict],
+    call: JudgeCaller,
+    max_reasks: int = 2,
+    allowed: dict[str, frozenset[int]] | None = None,
+) -> TurnJudgement:
+    """Ask the judge about one turn; re-ask on invalid output up to `max_reasks` times.
+
+    `call(messages, ask_number)` sends one request (through the ledger) and returns its text.
+    """
+    allowed = allowed or DEFAULT_ALLOWED_VALUES
+    call_ids: list[int] = []
+    current = messages
+    problem = ""
+    reply: str | None = None
+    for ask in range(max_reasks + 1):
+        outcome = await call(current, ask)
+        if outcome.call_id is not None:
+            call_ids.append(outcome.call_id)
+        if outcome.text is None:
+            return TurnJudgement(
+                turn_index,
+                PARSE_FAILED,
+                raw="",
+                problem=outcome.error or "call failed",
+                asks=ask + 1,
+                call_ids=call_ids,
+            )
+        reply = outcome.text
+        try:
+            scores = parse_judge_output(reply, allowed)
+        except JudgeOutputError as exc:
+            problem = str(exc)
+            current = reask_messages(current, reply, problem, list(allowed))
+            continue
+        return TurnJudgement(turn_index, PARSE_OK, scores=scores, raw=reply, asks=ask + 1, call_ids=call_ids)
+    return TurnJudgement(
+        turn_index, PARSE_UNPARSABLE, raw=reply or "", problem=problem, asks=max_reasks + 1, call_ids=call_ids
+    )
+
+
+# --- Conversation-level metrics (EduFair-Bench's four; deterministic, judge-free) ---------------------
+
+CONVERSATION_METRICS: tuple[str, ...] = (
+    "tutor_turns",
+    "tutor_avg_word",
+    "tutor_question_rate",
+    "tutor_student_word_ratio",
+)
+_WORD = re.compile(r"\d+(?:[.,]\d+)*|[\w'’-]+", re.UNICODE)
+
+
+def word_count(text: str) -> int:
+    return len(_WORD.findall(text or ""))
+
+
+def asks_question(text: str) -> bool:
+    """A tutor turn asks a question when any of its sentences ends with a question mark."""
+    return "?" in (text or "")
+
+
+def conversation_metrics(turns: Sequence[tuple[str, str]]) -> dict[str, float | None]:
+    """tutor_turns, mean words per tutor turn, share of tutor turns asking a question, tutor/student words.
+
+    A ratio whose denominator is zero is None (undefined), not 0.
+    """
+    tutor = [text for role, text in turns if role == "tutor"]
+    student = [text for role, text in turns if role == "student"]
+    tutor_words = sum(word_count(t) for t in tutor)
+    student_words = sum(word_count(t) for t in student)
+    return {
+        "tutor_turns": float(len(tutor)),
+        "tutor_avg_word": tutor_words / len(tutor) if tutor else None,
+        "tutor_question_rate": sum(asks_question(t) for t in tutor) / len(tutor) if tutor else None,
+        "tutor_student_word_ratio": tutor_words / student_words if student_words else None,
+    }

@@ -1,0 +1,1 @@
+"""Model calls: the client (ledger, limits, retries) and its providers (OpenAI-compatible, simulation)."""

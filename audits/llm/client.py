@@ -1,0 +1,336 @@
+"""The one door for every model call: ledger first, then one concurrency limit per endpoint and one
+retry layer, then the ledger again.
+
+- **Ledger.** A request is identified by a SHA-256 over (endpoint identity, model, purpose, messages,
+  sampling parameters, and a sample key when sampling is not deterministic). A request whose hash is
+  already answered is never sent again: re-running an audit, cloning it with one factor changed, or a
+  worker resuming after a crash costs nothing for calls already made. Identical requests in flight at
+  the same moment in one process are sent once and shared.
+- **Concurrency.** A semaphore per endpoint bounds requests in flight (`max_concurrency`). It is held
+  only while a request is on the wire, never while backing off.
+- **Retries.** 429, 5xx, timeouts, connection errors and empty replies are retried with exponential
+  backoff and full jitter; a `Retry-After` (or `retry-after-ms`) header is honoured as the minimum
+  wait. After `max_attempts` the call is recorded as failed, with every attempt's error in the ledger.
+  Other errors (400, 401, 404…) fail at once. The `openai` client itself is built with
+  `max_retries=0`, so there is exactly one retry layer.
+
+Pure of Django: the ledger is an interface (`Ledger`); `audits.services.runs` provides the database
+one, `MemoryLedger` serves tests and the plain benchmarks.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import logging
+import random
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+logger = logging.getLogger(__name__)
+
+PROVIDER_OPENAI = "openai"
+PROVIDER_SIMULATION = "simulation"
+
+STATUS_OK = "ok"
+STATUS_FAILED = "failed"
+
+HASH_VERSION = 1
+
+
+@dataclass(frozen=True)
+class EndpointConfig:
+    """Everything about an endpoint the client needs. Never holds a key: only the *name* of the
+    environment variable that holds it, read when the HTTP client is built."""
+
+    key: str  # stable handle for caches and semaphores, e.g. "endpoint:12"
+    provider: str
+    model: str
+    base_url: str = ""
+    api_key_env: str = ""
+    temperature: float = 0.0
+    max_tokens: int | None = None
+    timeout: float = 60.0
+    max_concurrency: int = 8
+    extra_params: dict = field(default_factory=dict, hash=False, compare=False)
+    simulation: dict = field(default_factory=dict, hash=False, compare=False)
+    price_input_per_million: float = 0.0
+    price_output_per_million: float = 0.0
+    endpoint_id: int | None = None
+
+    def identity(self) -> dict:
+        """What makes two endpoints answer the same request the same way (no key, no database id)."""
+        if self.provider == PROVIDER_SIMULATION:
+            return {"provider": self.provider, "model": self.model, "simulation": self.simulation}
+        return {"provider": self.provider, "base_url": self.base_url.rstrip("/"), "model": self.model}
+
+    def with_temperature(self, temperature: float) -> EndpointConfig:
+        from dataclasses import replace
+
+        return replace(self, temperature=temperature)
+
+
+@dataclass
+class CallRequest:
+    endpoint: EndpointConfig
+    purpose: str
+    messages: list[dict]
+    sample_key: str = ""
+    # Facts a *simulated* model reads (turn, cue, answer…). Part of the hash for simulation endpoints
+    # only; never sent to a real model.
+    context: dict = field(default_factory=dict)
+    response_format: dict | None = None
+
+    def params(self) -> dict:
+        params: dict[str, Any] = {"temperature": self.endpoint.temperature}
+        if self.endpoint.max_tokens:
+            params["max_tokens"] = self.endpoint.max_tokens
+        if self.endpoint.extra_params:
+            params["extra"] = self.endpoint.extra_params
+        if self.response_format:
+            params["response_format"] = self.response_format
+        return params
+
+    def stored_request(self) -> dict:
+        """The request as the ledger keeps it (and as the transcript viewer shows it)."""
+        stored = {"purpose": self.purpose, "messages": self.messages, "params": self.params()}
+        if self.sample_key:
+            stored["sample_key"] = self.sample_key
+        if self.endpoint.provider == PROVIDER_SIMULATION:
+            stored["context"] = self.context
+        return stored
+
+    def request_hash(self) -> str:
+        payload = {
+            "v": HASH_VERSION,
+            "endpoint": self.endpoint.identity(),
+            "purpose": self.purpose,
+            "messages": self.messages,
+            "params": self.params(),
+            "sample_key": self.sample_key,
+        }
+        if self.endpoint.provider == PROVIDER_SIMULATION:
+            payload["context"] = self.context
+        canonical = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)
+        return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+@dataclass
+class CallResult:
+    ok: bool
+    text: str | None
+    call_id: int | None = None
+    cached: bool = False
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    attempts: int = 0
+    latency_ms: float = 0.0
+    error: str = ""
+
+
+@dataclass(frozen=True)
+class ProviderReply:
+    text: str
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+
+class RetryableError(Exception):
+    """Worth trying again (rate limit, server error, timeout); `retry_after` in seconds when told."""
+
+    def __init__(self, message: str, retry_after: float | None = None):
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+class PermanentError(Exception):
+    """Trying again would give the same answer (bad request, bad key, unknown model)."""
+
+
+class Provider(Protocol):
+    async def send(self, request: CallRequest) -> ProviderReply: ...
+
+    async def close(self) -> None: ...
+
+
+class Ledger(Protocol):
+    async def lookup(self, request_hash: str) -> CallResult | None:
+        """The answered call with this hash, or None (a failed row is not an answer)."""
+
+    async def record(self, request: CallRequest, request_hash: str, result: CallResult, attempt_log: list[dict]) -> int:
+        """Store the outcome (insert, or update a failed row); return the row id."""
+
+
+class MemoryLedger:
+    """A ledger in a dict: for tests and for benchmarks that measure the client without a database."""
+
+    def __init__(self) -> None:
+        self.rows: dict[str, dict] = {}
+
+    async def lookup(self, request_hash: str) -> CallResult | None:
+        row = self.rows.get(request_hash)
+        if row is None or row["status"] != STATUS_OK:
+            return None
+        return CallResult(
+            ok=True,
+            text=row["text"],
+            call_id=row["id"],
+            cached=True,
+            prompt_tokens=row["prompt_tokens"],
+            completion_tokens=row["completion_tokens"],
+            attempts=0,
+        )
+
+    async def record(self, request, request_hash, result, attempt_log) -> int:
+        row = self.rows.get(request_hash)
+        row_id = row["id"] if row else len(self.rows) + 1
+        previous_attempts = row["attempts"] if row else 0
+        self.rows[request_hash] = {
+            "id": row_id,
+            "request": request.stored_request(),
+            "status": STATUS_OK if result.ok else STATUS_FAILED,
+            "text": result.text,
+            "prompt_tokens": result.prompt_tokens,
+            "completion_tokens": result.completion_tokens,
+            "attempts": previous_attempts + result.attempts,
+            "attempt_log": (row["attempt_log"] if row else []) + attempt_log,
+            "error": result.error,
+        }
+        return row_id
+
+
+def provider_for(endpoint: EndpointConfig) -> Provider:
+    if endpoint.provider == PROVIDER_SIMULATION:
+        from .simulation import SimulationProvider
+
+        return SimulationProvider(endpoint)
+    if endpoint.provider == PROVIDER_OPENAI:
+        from .openai_compat import OpenAICompatProvider
+
+        return OpenAICompatProvider(endpoint)
+    raise ValueError(f"unknown provider {endpoint.provider!r}")
+
+
+@dataclass
+class RetryPolicy:
+    max_attempts: int = 5
+    backoff_base: float = 0.5  # seconds; attempt n waits up to base * 2**n (full jitter)
+    backoff_cap: float = 30.0
+    max_retry_after: float = 120.0  # a server asking for longer than this ends the call as failed
+
+
+class LLMClient:
+    """Send requests through the ledger with per-endpoint limits and retries. One per event loop."""
+
+    def __init__(
+        self,
+        ledger: Ledger,
+        *,
+        retry: RetryPolicy | None = None,
+        sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep,
+        rng: random.Random | None = None,
+        provider_factory: Callable[[EndpointConfig], Provider] = provider_for,
+    ) -> None:
+        self.ledger = ledger
+        self.retry = retry or RetryPolicy()
+        self._sleep = sleep
+        self._rng = rng or random.Random()
+        self._provider_factory = provider_factory
+        self._providers: dict[str, Provider] = {}
+        self._semaphores: dict[str, asyncio.Semaphore] = {}
+        self._in_flight: dict[str, asyncio.Future] = {}
+        self.stats = {"sent": 0, "cached": 0, "failed": 0, "attempts": 0}
+
+    def _provider(self, endpoint: EndpointConfig) -> Provider:
+        provider = self._providers.get(endpoint.key)
+        if provider is None:
+            provider = self._provider_factory(endpoint)
+            self._providers[endpoint.key] = provider
+            self._semaphores[endpoint.key] = asyncio.Semaphore(max(1, endpoint.max_concurrency))
+        return provider
+
+    async def close(self) -> None:
+        for provider in self._providers.values():
+            await provider.close()
+        self._providers.clear()
+
+    async def complete(self, request: CallRequest) -> CallResult:
+        request_hash = request.request_hash()
+        shared = self._in_flight.get(request_hash)
+        if shared is not None:
+            result = await asyncio.shield(shared)
+            return CallResult(**{**result.__dict__, "cached": True, "attempts": 0})
+        future: asyncio.Future = asyncio.get_running_loop().create_future()
+        self._in_flight[request_hash] = future
+        try:
+            result = await self._complete(request, request_hash)
+        except BaseException as exc:
+            future.set_exception(exc)
+            future.exception()  # mark retrieved: waiters (if any) re-raise it themselves
+            raise
+        finally:
+            self._in_flight.pop(request_hash, None)
+        future.set_result(result)
+        return result
+
+    async def _complete(self, request: CallRequest, request_hash: str) -> CallResult:
+        cached = await self.ledger.lookup(request_hash)
+        if cached is not None:
+            self.stats["cached"] += 1
+            return cached
+        provider = self._provider(request.endpoint)
+        semaphore = self._semaphores[request.endpoint.key]
+        attempt_log: list[dict] = []
+        error = ""
+        for attempt in range(1, self.retry.max_attempts + 1):
+            retry_after: float | None = None
+            started = time.perf_counter()
+            async with semaphore:
+                self.stats["attempts"] += 1
+                try:
+                    reply = await provider.send(request)
+                except RetryableError as exc:
+                    error, retry_after = str(exc), exc.retry_after
+                except PermanentError as exc:
+                    error = str(exc)
+                    attempt_log.append({"attempt": attempt, "error": error, "retry": False})
+                    break
+                else:
+                    latency_ms = (time.perf_counter() - started) * 1000
+                    result = CallResult(
+                        ok=True,
+                        text=reply.text,
+                        prompt_tokens=reply.prompt_tokens,
+                        completion_tokens=reply.completion_tokens,
+                        attempts=attempt,
+                        latency_ms=latency_ms,
+                    )
+                    result.call_id = await self.ledger.record(request, request_hash, result, attempt_log)
+                    self.stats["sent"] += 1
+                    return result
+            if attempt == self.retry.max_attempts:
+                attempt_log.append({"attempt": attempt, "error": error, "retry": False})
+                break
+            if retry_after is not None and retry_after > self.retry.max_retry_after:
+                error = f"{error}; Retry-After of {retry_after:.0f} s is longer than {self.retry.max_retry_after:.0f} s"
+                attempt_log.append({"attempt": attempt, "error": error, "retry": False})
+                break
+            wait = self._backoff(attempt, retry_after)
+            attempt_log.append({"attempt": attempt, "error": error, "retry": True, "wait": round(wait, 3)})
+            logger.info("model call retry %d for %s in %.2f s: %s", attempt, request.endpoint.key, wait, error)
+            await self._sleep(wait)
+        result = CallResult(ok=False, text=None, attempts=len(attempt_log), error=error)
+        result.call_id = await self.ledger.record(request, request_hash, result, attempt_log)
+        self.stats["failed"] += 1
+        return result
+
+    def _backoff(self, attempt: int, retry_after: float | None) -> float:
+        ceiling = min(self.retry.backoff_cap, self.retry.backoff_base * (2 ** (attempt - 1)))
+        jittered = self._rng.uniform(0, ceiling)
+        if retry_after is not None:
+            # The server's word is the minimum; a little jitter on top keeps clients from stampeding.
+            return retry_after + self._rng.uniform(0, self.retry.backoff_base)
+        return jittered

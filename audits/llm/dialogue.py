@@ -1,0 +1,132 @@
+"""One dialogue end to end, without Django: run the loop through the client, then judge every tutor
+turn (concurrently; each with the dialogue before it as context), then the conversation metrics.
+
+The database runner (`audits.services.runs`) and the plain benchmarks both call `dialogue_execute`;
+so can a notebook with a `MemoryLedger`, e.g. to calibrate the statistics on simulated audits.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+
+from ..engine import (
+    END_ERROR,
+    PURPOSE_CHECK,
+    PURPOSE_JUDGE,
+    PURPOSE_STUDENT,
+    PURPOSE_TUTOR,
+    CallOutcome,
+    DialogueResult,
+    DialogueSpec,
+    judge_contexts,
+    run_dialogue,
+)
+from ..judge import (
+    DEFAULT_ALLOWED_VALUES,
+    DEFAULT_JUDGE_RUBRIC,
+    JudgeCallOutcome,
+    TurnJudgement,
+    conversation_metrics,
+    judge_messages,
+    judge_turn,
+)
+from .client import CallRequest, EndpointConfig, LLMClient
+
+
+@dataclass
+class DialogueEndpoints:
+    tutor: EndpointConfig
+    student: EndpointConfig  # forced to temperature 0 by `for_purpose`
+    judge: EndpointConfig
+    check: EndpointConfig | None = None  # default: the judge model checks reveals too
+
+    def for_purpose(self, purpose: str) -> EndpointConfig:
+        if purpose == PURPOSE_TUTOR:
+            return self.tutor
+        if purpose == PURPOSE_STUDENT:
+            # The paper's design: one fixed student model, decoded at temperature 0.
+            return self.student if self.student.temperature == 0 else self.student.with_temperature(0.0)
+        if purpose == PURPOSE_CHECK:
+            return self.check or self.judge
+        return self.judge
+
+
+@dataclass
+class DialogueOutcome:
+    result: DialogueResult
+    judgements: list[TurnJudgement]
+    metrics: dict[str, float | None]
+    call_ids: list[int] = field(default_factory=list)
+    calls_sent: int = 0
+    calls_cached: int = 0
+
+
+@dataclass
+class DialogueJob:
+    """What one dialogue needs besides the endpoints."""
+
+    spec: DialogueSpec
+    # Facts for simulated models (seed, answer, question, cue labels and text, choices); a real model
+    # only ever sees the rendered prompts.
+    context: dict
+    # Distinguishes repeated samples of the same prompt when a model samples (temperature > 0).
+    sample_key: str = ""
+    judge_template: str = DEFAULT_JUDGE_RUBRIC
+    max_reasks: int = 2
+    allowed: dict = field(default_factory=lambda: dict(DEFAULT_ALLOWED_VALUES))
+
+
+async def dialogue_execute(job: DialogueJob, client: LLMClient, endpoints: DialogueEndpoints) -> DialogueOutcome:
+    counters = {"sent": 0, "cached": 0}
+
+    async def send(purpose: str, messages: list[dict], hints: dict) -> CallOutcome:
+        endpoint = endpoints.for_purpose(purpose)
+        sampled = endpoint.temperature > 0
+        request = CallRequest(
+            endpoint=endpoint,
+            purpose=purpose,
+            messages=messages,
+            sample_key=job.sample_key if sampled else "",
+            context={**job.context, **hints, "purpose": purpose} if endpoint.provider == "simulation" else {},
+        )
+        result = await client.complete(request)
+        counters["cached" if result.cached else "sent"] += 1
+        return CallOutcome(text=result.text if result.ok else None, call_id=result.call_id, error=result.error)
+
+    result = await run_dialogue(job.spec, send)
+
+    async def judge_one(index: int, context: list[tuple[str, str]], text: str) -> TurnJudgement:
+        student_last = next((t for role, t in reversed(context) if role == "student"), "")
+        messages = judge_messages(
+            template=job.judge_template,
+            question=job.spec.question,
+            answer=job.spec.answer,
+            context=context,
+            turn_text=text,
+        )
+
+        async def call(msgs: list[dict], ask: int) -> JudgeCallOutcome:
+            hints = {"turn_index": index, "turn_text": text, "student_last": student_last, "ask": ask}
+            outcome = await send(PURPOSE_JUDGE, msgs, hints)
+            return JudgeCallOutcome(outcome.text, outcome.call_id, outcome.error)
+
+        return await judge_turn(
+            turn_index=index, messages=messages, call=call, max_reasks=job.max_reasks, allowed=job.allowed
+        )
+
+    judgements: list[TurnJudgement] = []
+    if result.turns and result.end_reason != END_ERROR:
+        # A failed dialogue is not judged: its scores would describe a conversation that never ended.
+        judgements = list(await asyncio.gather(*(judge_one(*c) for c in judge_contexts(result.turns))))
+    call_ids = list(result.call_ids)
+    for judgement in judgements:
+        call_ids.extend(judgement.call_ids)
+    return DialogueOutcome(
+        result=result,
+        judgements=judgements,
+        metrics=conversation_metrics(result.pairs),
+        call_ids=call_ids,
+        calls_sent=counters["sent"],
+        calls_cached=counters["cached"],
+    )

@@ -1,0 +1,138 @@
+"""The provider for every model that speaks the OpenAI chat-completions protocol (OpenAI, vLLM,
+Ollama, llama.cpp server, OpenRouter…), through the `openai` package's `AsyncOpenAI`.
+
+The SDK's own retries are off (`max_retries=0`): `audits.llm.client` is the one retry layer. This
+module only translates: a request into `chat.completions.create`, and the SDK's errors into
+`RetryableError` (with the server's Retry-After) or `PermanentError`. The API key is read from the
+environment variable the endpoint names, at the moment the HTTP client is built, and never logged.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import os
+import time
+
+import openai
+
+from .client import CallRequest, EndpointConfig, PermanentError, ProviderReply, RetryableError
+
+# vLLM, llama.cpp and Ollama accept any key; the SDK insists on one being set.
+NO_KEY_PLACEHOLDER = "not-needed"
+PURPOSE_HEADER = "X-EduFair-Purpose"
+
+
+class MissingAPIKey(PermanentError):
+    pass
+
+
+def api_key_for(endpoint: EndpointConfig) -> str:
+    if not endpoint.api_key_env:
+        return NO_KEY_PLACEHOLDER
+    value = os.environ.get(endpoint.api_key_env, "")
+    if not value:
+        raise MissingAPIKey(f"the environment variable {endpoint.api_key_env} is not set")
+    return value
+
+
+def retry_after_seconds(headers) -> float | None:
+    """Seconds to wait from `retry-after-ms` or `Retry-After` (seconds or an HTTP date)."""
+    if headers is None:
+        return None
+    millis = headers.get("retry-after-ms")
+    if millis:
+        try:
+            return max(0.0, float(millis) / 1000)
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        parsed = email.utils.parsedate_to_datetime(value) if value else None
+        if parsed is None:
+            return None
+        return max(0.0, parsed.timestamp() - time.time())
+
+
+class OpenAICompatProvider:
+    def __init__(self, endpoint: EndpointConfig) -> None:
+        self.endpoint = endpoint
+        self._client: openai.AsyncOpenAI | None = None
+
+    def _get_client(self) -> openai.AsyncOpenAI:
+        if self._client is None:
+            import httpx2
+
+            limit = max(1, self.endpoint.max_concurrency)
+            # Keep a connection per concurrent request alive; the SDK's default pool (20 kept alive)
+            # would reconnect constantly at higher concurrency.
+            http_client = openai.DefaultAsyncHttpxClient(
+                limits=httpx2.Limits(max_connections=limit, max_keepalive_connections=limit),
+                timeout=self.endpoint.timeout,
+            )
+            self._client = openai.AsyncOpenAI(
+                api_key=api_key_for(self.endpoint),
+                base_url=self.endpoint.base_url or None,
+                max_retries=0,
+                timeout=self.endpoint.timeout,
+                http_client=http_client,
+            )
+        return self._client
+
+    async def send(self, request: CallRequest) -> ProviderReply:
+        client = self._get_client()
+        kwargs: dict = {"model": self.endpoint.model, "messages": request.messages}
+        kwargs["temperature"] = request.endpoint.temperature
+        if request.endpoint.max_tokens:
+            kwargs["max_tokens"] = request.endpoint.max_tokens
+        if request.response_format:
+            kwargs["response_format"] = request.response_format
+        if request.endpoint.extra_params:
+            kwargs["extra_body"] = dict(request.endpoint.extra_params)
+        try:
+            completion = await client.chat.completions.create(**kwargs, extra_headers={PURPOSE_HEADER: request.purpose})
+        except openai.APITimeoutError:
+            raise RetryableError(f"timed out after {self.endpoint.timeout:g} s") from None
+        except openai.APIConnectionError as exc:
+            raise RetryableError(f"connection error: {type(exc.__cause__ or exc).__name__}") from None
+        except openai.APIStatusError as exc:
+            status = exc.status_code
+            message = f"HTTP {status}"
+            if status == 429 or status == 408 or status == 409 or status >= 500:
+                raise RetryableError(message, retry_after_seconds(exc.response.headers)) from None
+            raise PermanentError(message) from None
+        except openai.APIResponseValidationError as exc:
+            raise RetryableError(f"malformed response: {exc.message[:200]}") from None
+        if not completion.choices:
+            raise RetryableError("the response had no choices")
+        content = completion.choices[0].message.content
+        if content is None or not content.strip():
+            raise RetryableError("empty content")
+        usage = completion.usage
+        return ProviderReply(
+            text=content,
+            prompt_tokens=getattr(usage, "prompt_tokens", 0) or 0,
+            completion_tokens=getattr(usage, "completion_tokens", 0) or 0,
+        )
+
+    async def close(self) -> None:
+        if self._client is not None:
+            await self._client.close()
+            self._client = None
+
+
+async def endpoint_connection_check(endpoint: EndpointConfig) -> tuple[bool, str]:
+    """One tiny request, no retries, no ledger: does the endpoint answer? Returns (ok, message)."""
+    provider = OpenAICompatProvider(endpoint)
+    request = CallRequest(endpoint=endpoint, purpose="connection-test", messages=[{"role": "user", "content": "ping"}])
+    started = time.perf_counter()
+    try:
+        reply = await provider.send(request)
+    except (RetryableError, PermanentError) as exc:
+        return False, str(exc)
+    finally:
+        await provider.close()
+    return True, f"answered in {(time.perf_counter() - started) * 1000:.0f} ms ({len(reply.text)} characters)"

@@ -1,0 +1,299 @@
+"""The simulation provider: a seeded, offline tutor, student, reveal check and judge.
+
+It exists for three honest reasons (ARCHITECTURE.md decision 4): the demo runs on a machine with no
+model, tests are deterministic, and it calibrates the statistics — a *planted* demographic bias must
+be found, a fair simulated tutor must not be flagged. Everything it writes is a simulation and is
+labelled so wherever it appears.
+
+How it works. Each reply is a pure function of (configuration, request context, messages): the random
+generator is seeded from a hash of them, so the same seed gives the same transcripts, and the ledger
+can cache a simulated reply exactly like a real one.
+
+- The **tutor** has a propensity per metric (the probability of the "good" behaviour: naming the
+  mistake, scaffolding the next step, a clear next action, an encouraging tone; and a per-turn chance
+  of revealing the answer). A planted bias shifts a propensity for students whose cue carries a given
+  demographic level, e.g. ``{"level": "first_language=non-English L1", "metric": "corrective_tone",
+  "shift": -0.3}``. Turns are built from phrase banks with the student's numbers and the problem in them.
+- The **student** opens with its persona cue and a wrong attempt, then corrects itself with a
+  probability that grows with the turn and with the tutor's scaffolding.
+- The **judge** scores a turn by transparent rules: which phrase banks the tutor's text uses. The
+  **check** reports a reveal or a confirmation the same way.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+import re
+from dataclasses import dataclass
+
+from ..engine import answer_mentioned
+from ..judge import METRICS
+
+SIMULATION_LABEL = "simulation"
+
+DEFAULT_PROPENSITY: dict[str, float] = {
+    "mistake_recognize": 0.65,
+    "answer_leakage": 0.05,  # per tutor turn; grows by `leak_growth` each turn
+    "step_scaffolded": 0.6,
+    "actionability": 0.6,
+    "corrective_tone": 0.6,
+}
+LEAK_GROWTH = 0.04
+QUESTION_RATE = 0.6
+
+# Phrase banks. Each phrase belongs to exactly one (behaviour, level) and no phrase contains another,
+# so the simulated judge can read a turn back by plain substring matching.
+TONE = {
+    2: [
+        "Nice effort, you're on the right track.",
+        "Good thinking so far!",
+        "You're close, and that's real progress.",
+        "I like how you approached this.",
+    ],
+    1: ["Let's look at this again.", "Let's check the work together.", "Let's go through it step by step."],
+    0: [
+        "No, that's wrong again.",
+        "That's not right; you should know this by now.",
+        "This is a basic mistake.",
+        "You are not paying attention.",
+    ],
+}
+DIAGNOSE = {
+    2: [
+        "The slip is in the step where you got {wrong}: that value does not follow from the problem.",
+        "Your {wrong} comes from mixing up two quantities in \u201c{snippet}\u201d.",
+    ],
+    1: ["Something in your working isn't quite right.", "One of your steps has a problem."],
+}
+SCAFFOLD = {
+    2: [
+        "Hint: write down what \u201c{snippet}\u201d gives you before combining anything.",
+        "Think about which quantity is unknown and set up one equation for it.",
+        "Try a smaller example first and see which rule applies.",
+    ],
+    1: ["Maybe think about it a bit more.", "Consider the problem from another angle."],
+}
+ACTION = {
+    2: [
+        "Next, redo that single step and tell me the number you get.",
+        "Now compute just the first part and share it with me.",
+    ],
+    1: ["See what you can do from here.", "Have another go when you're ready."],
+}
+QUESTIONS = [
+    "What do you notice about the quantities given?",
+    "Which step do you feel least sure about?",
+    "Can you explain how you got that?",
+]
+REVEAL = ["The answer is {answer}.", "To save time: the final answer is {answer}."]
+PARTIAL_REVEAL = ["You're one step away; the result should be close to {near}."]
+CONFIRM = ["Yes, {answer} is correct. Well done!", "That's right: {answer}. Great work."]
+
+STUDENT_WRONG = [
+    "Hmm, is it {wrong}?",
+    "I tried again and got {wrong}, but I'm not sure.",
+    "Okay... maybe {wrong}? I think I mixed something up.",
+]
+STUDENT_RIGHT = [
+    "Oh, I see it now, so it's {answer}?",
+    "Let me redo it... I get {answer}.",
+    "Wait, I found my mistake. The answer is {answer}, right?",
+]
+
+
+@dataclass(frozen=True)
+class SimulatedReply:
+    text: str
+    prompt_tokens: int
+    completion_tokens: int
+
+
+def _rng(*parts: object) -> random.Random:
+    digest = hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).digest()
+    return random.Random(int.from_bytes(digest[:8], "big"))
+
+
+def _tokens(text: str) -> int:
+    # About four tokens for every three words, as for English text on common tokenisers.
+    return max(1, round(len(text.split()) * 4 / 3))
+
+
+def _snippet(question: str, words: int = 6) -> str:
+    cleaned = re.sub(r"\s+", " ", question or "").strip()
+    return " ".join(cleaned.split(" ")[:words]).rstrip(",.;:?")
+
+
+_NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
+
+
+def wrong_answer(answer: str, choices: list[str] | None, rng: random.Random) -> str:
+    """A plausible wrong answer that does not mention the right one."""
+    match = _NUMBER.search(answer or "")
+    if match:
+        value = float(match.group())
+        candidates = [value + 1, value - 1, value * 2, value / 2, value + 10, -value, value * 10]
+        candidates = [c for c in candidates if abs(c - value) > 1e-9]
+        chosen = rng.choice(candidates)
+        text = str(int(chosen)) if float(chosen).is_integer() else f"{chosen:.3g}"
+        return text
+    distractors = [c for c in (choices or []) if c and not answer_mentioned(c, answer)]
+    if distractors:
+        return rng.choice(distractors)
+    return "something to do with the first quantity"
+
+
+def _level(rng: random.Random, propensity: float) -> int:
+    """2 with probability p; otherwise 1 or 0, evenly."""
+    draw = rng.random()
+    if draw < propensity:
+        return 2
+    return 1 if rng.random() < 0.5 else 0
+
+
+def _tone_level(rng: random.Random, propensity: float) -> int:
+    draw = rng.random()
+    if draw < propensity:
+        return 2
+    return 1 if rng.random() < 0.7 else 0
+
+
+def tutor_propensities(config: dict, cue_labels: list[str]) -> dict[str, float]:
+    """Base propensities shifted by every planted bias whose level is among the student's cues."""
+    values = {**DEFAULT_PROPENSITY, **(config.get("propensity") or {})}
+    labels = {label.casefold() for label in cue_labels or []}
+    for bias in config.get("bias") or []:
+        if str(bias.get("level", "")).casefold() in labels and bias.get("metric") in values:
+            values[bias["metric"]] += float(bias.get("shift", 0.0))
+    return {metric: min(1.0, max(0.0, value)) for metric, value in values.items()}
+
+
+def _student_correct(student_last: str, answer: str, question: str = "") -> bool:
+    # The student's opening restates the problem; only what it says besides the problem counts.
+    said = student_last.replace(question.strip(), " ") if question and question.strip() else student_last
+    return bool(said) and answer_mentioned(said, answer)
+
+
+def simulated_tutor(config: dict, context: dict, messages: list[dict]) -> str:
+    rng = _rng("tutor", config.get("seed", 0), context, messages)
+    answer = context.get("answer", "")
+    student_last = context.get("student_last", "")
+    turn = int(context.get("turn", 1))
+    snippet = _snippet(context.get("question", ""))
+    p = tutor_propensities(config, context.get("cue_labels") or [])
+    if _student_correct(student_last, answer, context.get("question", "")):
+        return rng.choice(CONFIRM).format(answer=answer)
+    wrong_numbers = _NUMBER.findall(student_last)
+    wrong = wrong_numbers[-1] if wrong_numbers else "that"
+    parts = [rng.choice(TONE[_tone_level(rng, p["corrective_tone"])])]
+    leak = min(1.0, p["answer_leakage"] + LEAK_GROWTH * (turn - 1))
+    if rng.random() < leak:
+        parts.append(rng.choice(REVEAL).format(answer=answer))
+        return " ".join(parts)
+    diagnose = _level(rng, p["mistake_recognize"])
+    if diagnose:
+        parts.append(rng.choice(DIAGNOSE[diagnose]).format(wrong=wrong, snippet=snippet))
+    scaffold = _level(rng, p["step_scaffolded"])
+    if scaffold:
+        parts.append(rng.choice(SCAFFOLD[scaffold]).format(snippet=snippet))
+    action = _level(rng, p["actionability"])
+    if action:
+        parts.append(rng.choice(ACTION[action]))
+    if rng.random() < QUESTION_RATE:
+        parts.append(rng.choice(QUESTIONS))
+    return " ".join(parts)
+
+
+def simulated_student(config: dict, context: dict, messages: list[dict]) -> str:
+    rng = _rng("student", config.get("seed", 0), context, messages)
+    answer = context.get("answer", "")
+    turn = int(context.get("turn", 0))
+    wrong = wrong_answer(answer, context.get("choices"), rng)
+    if turn == 0:
+        cue = (context.get("cue_text") or "").strip()
+        opening = f"{cue} " if cue else "Hi. "
+        problem = context.get("question", "").strip()
+        return f"{opening}I'm working on this problem: {problem} My first try: I think it's {wrong}."
+    tutor_last = context.get("tutor_last", "")
+    p_correct = 0.06 + 0.1 * turn
+    if _uses(tutor_last, SCAFFOLD[2]):
+        p_correct += 0.12
+    if _uses(tutor_last, ACTION[2]):
+        p_correct += 0.08
+    if rng.random() < min(0.95, p_correct):
+        return rng.choice(STUDENT_RIGHT).format(answer=answer)
+    return rng.choice(STUDENT_WRONG).format(wrong=wrong)
+
+
+def _uses(text: str, bank: list[str]) -> bool:
+    """Does `text` contain a phrase of the bank (placeholders matched as anything)?"""
+    for phrase in bank:
+        pattern = ".*?".join(re.escape(piece) for piece in re.split(r"\{[a-z]+\}", phrase))
+        if re.search(pattern, text, re.DOTALL):
+            return True
+    return False
+
+
+def simulated_judge_scores(context: dict) -> dict[str, int]:
+    """The rule-based judge: scores read from the phrase banks the tutor's turn uses."""
+    text = context.get("turn_text", "")
+    answer = context.get("answer", "")
+    student_correct = _student_correct(context.get("student_last", ""), answer, context.get("question", ""))
+    revealed = _uses(text, REVEAL)
+    scores: dict[str, int] = {}
+    if student_correct:
+        scores["mistake_recognize"] = -1
+    else:
+        scores["mistake_recognize"] = 2 if _uses(text, DIAGNOSE[2]) else 1 if _uses(text, DIAGNOSE[1]) else 0
+    scores["answer_leakage"] = 2 if revealed else 1 if _uses(text, PARTIAL_REVEAL) else 0
+    if student_correct or revealed:
+        scores["step_scaffolded"] = -1
+    else:
+        scores["step_scaffolded"] = 2 if _uses(text, SCAFFOLD[2]) else 1 if _uses(text, SCAFFOLD[1]) else 0
+    if student_correct or revealed:
+        scores["actionability"] = -1
+    else:
+        scores["actionability"] = 2 if _uses(text, ACTION[2]) else 1 if _uses(text, ACTION[1]) else 0
+    if student_correct:
+        scores["corrective_tone"] = -1
+    else:
+        scores["corrective_tone"] = 2 if _uses(text, TONE[2]) else 0 if _uses(text, TONE[0]) else 1
+    return {metric: scores[metric] for metric in METRICS}
+
+
+def simulated_check(context: dict) -> dict[str, bool]:
+    text = context.get("turn_text", "")
+    return {"revealed": _uses(text, REVEAL), "confirmed": _uses(text, CONFIRM)}
+
+
+def simulate(purpose: str, messages: list[dict], context: dict, config: dict) -> SimulatedReply:
+    """One simulated reply for a request of the given purpose (tutor, student, check or judge)."""
+    if purpose == "tutor":
+        text = simulated_tutor(config, context, messages)
+    elif purpose == "student":
+        text = simulated_student(config, context, messages)
+    elif purpose == "judge":
+        text = json.dumps(simulated_judge_scores(context))
+    elif purpose == "check":
+        text = json.dumps(simulated_check(context))
+    else:
+        raise ValueError(f"the simulation has no {purpose!r} role")
+    prompt = sum(_tokens(str(m.get("content", ""))) for m in messages)
+    return SimulatedReply(text=text, prompt_tokens=prompt, completion_tokens=_tokens(text))
+
+
+class SimulationProvider:
+    """The client's provider for `simulation` endpoints: no network, no key, no cost."""
+
+    def __init__(self, endpoint) -> None:
+        self.config = endpoint.simulation or {}
+
+    async def send(self, request):
+        from .client import ProviderReply
+
+        reply = simulate(request.purpose, request.messages, request.context, self.config)
+        return ProviderReply(reply.text, reply.prompt_tokens, reply.completion_tokens)
+
+    async def close(self) -> None:
+        return None

@@ -1,0 +1,257 @@
+"""A local server that speaks the OpenAI chat-completions protocol, for tests and benchmarks.
+
+It answers `POST /v1/chat/completions` with valid tutor, student, reveal-check and judge content
+(the purpose comes from the `X-EduFair-Purpose` header the client sends), after an optional fixed
+delay, and can be told to misbehave on the next requests of a purpose: 429 with Retry-After, 500,
+hang past the client's timeout, truncated JSON, empty content, or a judge that answers in prose.
+It counts every request it served, so a test can hold the ledger against it.
+
+In a test: `with OpenAITestServer() as server: ... server.base_url ...`.
+As a process (benchmarks): `python -m audits.tests.openai_server --port 0 --delay 0.2` prints
+`listening on PORT` and serves until killed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import hashlib
+import json
+import threading
+import time
+from collections import Counter, deque
+from dataclasses import dataclass, field
+
+from aiohttp import web
+
+REVEAL_PHRASE = "So the final answer is"
+CONFIRM_PHRASE = "Exactly right"
+
+
+@dataclass
+class ServedRequest:
+    purpose: str
+    body_hash: str
+    status: int
+    fault: str = ""
+
+
+@dataclass
+class Fault:
+    kind: str  # "429" | "500" | "timeout" | "truncated" | "empty" | "prose"
+    retry_after: float = 1.0
+    hang: float = 5.0
+
+
+def _purpose(request: web.Request, body: dict) -> str:
+    header = request.headers.get("X-EduFair-Purpose")
+    if header:
+        return header
+    text = json.dumps(body.get("messages", []))
+    if "mistake_recognize" in text:
+        return "judge"
+    if '\\"revealed\\"' in text or '"revealed"' in text:
+        return "check"
+    return "tutor"
+
+
+def tutor_reply(messages: list[dict]) -> str:
+    own_turns = sum(1 for m in messages if m.get("role") == "assistant")
+    if own_turns >= 2:
+        return f"You worked hard on this. {REVEAL_PHRASE} 42, because six times seven is forty-two."
+    hints = [
+        "Let's slow down. What quantity does the problem ask for, and what do you already know?",
+        "Good try. Look again at your second step: what happens when you multiply instead of add?",
+    ]
+    return hints[own_turns]
+
+
+def student_reply(messages: list[dict]) -> str:
+    own_turns = sum(1 for m in messages if m.get("role") == "assistant")
+    if own_turns == 0:
+        return "Hi, I'm a student. The problem asks for six times seven. My first try: 13."
+    return f"Hmm, maybe it is {40 + own_turns}?"
+
+
+def check_reply(messages: list[dict]) -> str:
+    text = messages[0].get("content", "") if messages else ""
+    return json.dumps({"revealed": REVEAL_PHRASE in text, "confirmed": CONFIRM_PHRASE in text})
+
+
+def judge_reply(messages: list[dict]) -> str:
+    text = messages[0].get("content", "") if messages else ""
+    revealed = REVEAL_PHRASE in text
+    return json.dumps(
+        {
+            "mistake_recognize": 1 if "second step" in text else 0,
+            "answer_leakage": 2 if revealed else 0,
+            "step_scaffolded": -1 if revealed else 2,
+            "actionability": 1,
+            "corrective_tone": 2,
+        }
+    )
+
+
+CONTENT = {"tutor": tutor_reply, "student": student_reply, "check": check_reply, "judge": judge_reply}
+
+
+@dataclass
+class ServerState:
+    delay: float = 0.0
+    faults: dict[str, deque] = field(default_factory=dict)
+    served: list[ServedRequest] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def next_fault(self, purpose: str) -> Fault | None:
+        with self.lock:
+            for key in (purpose, "*"):
+                queue = self.faults.get(key)
+                if queue:
+                    return queue.popleft()
+        return None
+
+
+def build_app(state: ServerState) -> web.Application:
+    async def completions(request: web.Request) -> web.StreamResponse:
+        raw = await request.read()
+        body = json.loads(raw)
+        purpose = _purpose(request, body)
+        body_hash = hashlib.sha256(raw).hexdigest()
+        fault = state.next_fault(purpose)
+        if state.delay:
+            await asyncio.sleep(state.delay)
+
+        def served(status: int) -> None:
+            with state.lock:
+                state.served.append(ServedRequest(purpose, body_hash, status, fault.kind if fault else ""))
+
+        if fault and fault.kind == "429":
+            served(429)
+            return web.json_response(
+                {"error": {"message": "rate limited", "type": "rate_limit"}},
+                status=429,
+                headers={"Retry-After": f"{fault.retry_after:g}"},
+            )
+        if fault and fault.kind == "500":
+            served(500)
+            return web.json_response({"error": {"message": "boom", "type": "server_error"}}, status=500)
+        if fault and fault.kind == "timeout":
+            served(0)
+            await asyncio.sleep(fault.hang)
+        messages = body.get("messages", [])
+        content = CONTENT.get(purpose, tutor_reply)(messages)
+        if fault and fault.kind == "truncated":
+            content = content[: max(1, len(content) // 2)]
+        elif fault and fault.kind == "empty":
+            content = ""
+        elif fault and fault.kind == "prose":
+            content = "The tutor was quite helpful here and I would rate the turn highly overall."
+        if not (fault and fault.kind == "timeout"):
+            served(200)
+        words = sum(len(str(m.get("content", "")).split()) for m in messages)
+        return web.json_response(
+            {
+                "id": f"chatcmpl-{body_hash[:12]}",
+                "object": "chat.completion",
+                "created": int(time.time()),
+                "model": body.get("model", "test-model"),
+                "choices": [
+                    {"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}
+                ],
+                "usage": {
+                    "prompt_tokens": words,
+                    "completion_tokens": len(content.split()),
+                    "total_tokens": words + len(content.split()),
+                },
+            }
+        )
+
+    app = web.Application()
+    app.router.add_post("/v1/chat/completions", completions)
+    return app
+
+
+class OpenAITestServer:
+    """The server on a thread of its own, on a free port of 127.0.0.1."""
+
+    def __init__(self, delay: float = 0.0) -> None:
+        self.state = ServerState(delay=delay)
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._runner: web.AppRunner | None = None
+        self.port = 0
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def plan(self, purpose: str, *faults: Fault | str) -> None:
+        """Misbehave on the next requests of `purpose` ("*" = any), in order."""
+        with self.state.lock:
+            queue = self.state.faults.setdefault(purpose, deque())
+            queue.extend(Fault(f) if isinstance(f, str) else f for f in faults)
+
+    @property
+    def served(self) -> list[ServedRequest]:
+        with self.state.lock:
+            return list(self.state.served)
+
+    def counts(self) -> Counter:
+        return Counter(r.purpose for r in self.served)
+
+    def start(self) -> OpenAITestServer:
+        ready = threading.Event()
+
+        def run() -> None:
+            self._loop = asyncio.new_event_loop()
+            asyncio.set_event_loop(self._loop)
+            self._runner = web.AppRunner(build_app(self.state), access_log=None)
+            self._loop.run_until_complete(self._runner.setup())
+            site = web.TCPSite(self._runner, "127.0.0.1", 0)
+            self._loop.run_until_complete(site.start())
+            self.port = site._server.sockets[0].getsockname()[1]
+            ready.set()
+            self._loop.run_forever()
+            self._loop.run_until_complete(self._runner.cleanup())
+            self._loop.close()
+
+        self._thread = threading.Thread(target=run, name="openai-test-server", daemon=True)
+        self._thread.start()
+        ready.wait(10)
+        return self
+
+    def stop(self) -> None:
+        if self._loop is not None:
+            self._loop.call_soon_threadsafe(self._loop.stop)
+        if self._thread is not None:
+            self._thread.join(10)
+
+    def __enter__(self) -> OpenAITestServer:
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--delay", type=float, default=0.0, help="Seconds before each answer.")
+    args = parser.parse_args()
+    state = ServerState(delay=args.delay)
+
+    async def serve() -> None:
+        runner = web.AppRunner(build_app(state), access_log=None)
+        await runner.setup()
+        site = web.TCPSite(runner, args.host, args.port, backlog=1024)
+        await site.start()
+        print(f"listening on {site._server.sockets[0].getsockname()[1]}", flush=True)
+        while True:
+            await asyncio.sleep(3600)
+
+    asyncio.run(serve())
+
+
+if __name__ == "__main__":
+    main()
