@@ -77,7 +77,8 @@ def test_celery_app_is_json_only_acks_late_and_prefetches_one():
 @pytest.mark.slow
 def test_check_deploy_reports_no_warnings_in_production(tmp_path):
     env = dict(PRODUCTION, EDUFAIR_DATA_DIR=str(tmp_path))
-    clean = {k: v for k, v in os.environ.items() if k not in {"DEBUG", "SECRET_KEY"}}
+    # The browser tests set DJANGO_ALLOW_ASYNC_UNSAFE for Playwright in this process; production does not.
+    clean = {k: v for k, v in os.environ.items() if k not in {"DEBUG", "SECRET_KEY", "DJANGO_ALLOW_ASYNC_UNSAFE"}}
     clean.update(env)
     result = subprocess.run(
         [sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],
