@@ -1,0 +1,151 @@
+"""Tables of model calls: the endpoints models are reached at, and the ledger of every call made.
+
+An endpoint stores the *name* of the environment variable that holds its API key, never the key. The
+ledger (`LLMCall`) is keyed by the request hash computed in `audits.llm.client`; it is the response
+cache and the resume record at once, so no call is paid for twice.
+"""
+
+import re
+
+from django.core.exceptions import ValidationError
+from django.db import models
+
+from audits.llm.client import PROVIDER_OPENAI, PROVIDER_SIMULATION, EndpointConfig
+
+ENV_VAR_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def validate_env_var_name(value: str) -> None:
+    """Accept an environment variable's name; refuse anything that looks like a key pasted by mistake."""
+    if not value:
+        return
+    if not ENV_VAR_NAME.match(value) or value.lower().startswith(("sk-", "sk_")) or len(value) > 100:
+        raise ValidationError(
+            "Give the NAME of an environment variable (e.g. OPENAI_API_KEY), not the key itself. "
+            "Set the variable in the server's and the workers' environment."
+        )
+
+
+class ModelEndpoint(models.Model):
+    class Provider(models.TextChoices):
+        OPENAI = PROVIDER_OPENAI, "OpenAI-compatible (OpenAI, vLLM, Ollama, llama.cpp, OpenRouter…)"
+        SIMULATION = PROVIDER_SIMULATION, "Simulation (seeded, offline; for demos, tests and calibration)"
+
+    name = models.CharField(max_length=100, unique=True)
+    provider = models.CharField(max_length=20, choices=Provider.choices, default=Provider.OPENAI)
+    base_url = models.URLField(
+        max_length=300, blank=True, help_text="e.g. http://localhost:8001/v1 for vLLM; blank for api.openai.com."
+    )
+    model = models.CharField(max_length=200, help_text="The model name the server expects.")
+    api_key_env = models.CharField(
+        max_length=100,
+        blank=True,
+        validators=[validate_env_var_name],
+        help_text="Name of the environment variable holding the API key (never the key). Blank: no key.",
+    )
+    temperature = models.FloatField(default=0.0)
+    max_tokens = models.PositiveIntegerField(null=True, blank=True)
+    timeout = models.FloatField(default=60.0, help_text="Seconds before one request is abandoned (then retried).")
+    max_concurrency = models.PositiveIntegerField(default=8, help_text="Requests in flight at once, per worker.")
+    extra_params = models.JSONField(
+        default=dict, blank=True, help_text='Sent with every request, e.g. {"top_p": 0.9, "seed": 1}.'
+    )
+    simulation_config = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text='Simulation only: {"seed": 0, "propensity": {...}, "bias": [{"level": "first_language='
+        'non_english_l1", "metric": "corrective_tone", "shift": -0.3}]}',
+    )
+    price_input_per_million = models.DecimalField(
+        max_digits=10, decimal_places=4, default=0, help_text="Price per 1M input tokens (your currency)."
+    )
+    price_output_per_million = models.DecimalField(
+        max_digits=10, decimal_places=4, default=0, help_text="Price per 1M output tokens."
+    )
+    description = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return f"{self.name} (simulation)" if self.is_simulation else self.name
+
+    @property
+    def is_simulation(self) -> bool:
+        return self.provider == self.Provider.SIMULATION
+
+    def clean(self) -> None:
+        if self.provider == self.Provider.SIMULATION:
+            bias = (self.simulation_config or {}).get("bias", [])
+            if not isinstance(bias, list) or not all(
+                isinstance(b, dict) and {"level", "metric", "shift"} <= set(b) for b in bias
+            ):
+                raise ValidationError(
+                    {"simulation_config": 'bias must be a list of {"level", "metric", "shift"} objects'}
+                )
+        if not 0 <= self.temperature <= 2:
+            raise ValidationError({"temperature": "between 0 and 2"})
+
+    def to_config(self) -> EndpointConfig:
+        return EndpointConfig(
+            key=f"endpoint:{self.pk}",
+            endpoint_id=self.pk,
+            provider=self.provider,
+            model=self.model,
+            base_url=self.base_url,
+            api_key_env=self.api_key_env,
+            temperature=self.temperature,
+            max_tokens=self.max_tokens,
+            timeout=self.timeout,
+            max_concurrency=self.max_concurrency,
+            extra_params=dict(self.extra_params or {}),
+            simulation=dict(self.simulation_config or {}) if self.is_simulation else {},
+            price_input_per_million=float(self.price_input_per_million),
+            price_output_per_million=float(self.price_output_per_million),
+        )
+
+    def cost(self, prompt_tokens: int, completion_tokens: int) -> float:
+        return (
+            prompt_tokens * float(self.price_input_per_million)
+            + completion_tokens * float(self.price_output_per_million)
+        ) / 1_000_000
+
+
+class LLMCall(models.Model):
+    """One model request and its answer (or its recorded failure), keyed by the request hash."""
+
+    class Status(models.TextChoices):
+        OK = "ok", "Answered"
+        FAILED = "failed", "Failed after retries"
+
+    request_hash = models.CharField(max_length=64, unique=True)
+    endpoint = models.ForeignKey(ModelEndpoint, null=True, blank=True, on_delete=models.SET_NULL, related_name="calls")
+    purpose = models.CharField(max_length=20, help_text="tutor, student, check or judge.")
+    model = models.CharField(max_length=200)
+    request = models.JSONField(help_text="Messages and sampling parameters as sent (never the key).")
+    response_text = models.TextField(null=True, blank=True)
+    status = models.CharField(max_length=10, choices=Status.choices)
+    attempts = models.PositiveIntegerField(default=1, help_text="HTTP attempts over all runs, retries included.")
+    attempt_log = models.JSONField(default=list, blank=True, help_text="Every failed attempt: error and wait.")
+    error = models.TextField(blank=True)
+    prompt_tokens = models.PositiveIntegerField(default=0)
+    completion_tokens = models.PositiveIntegerField(default=0)
+    latency_ms = models.FloatField(default=0)
+    first_audit = models.ForeignKey(
+        "audits.Audit",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="paid_calls",
+        help_text="The audit that sent (and paid for) this call; others reuse it from the ledger.",
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["id"]
+        indexes = [models.Index(fields=["first_audit", "status"])]
+
+    def __str__(self) -> str:
+        return f"{self.purpose} call {self.request_hash[:10]} ({self.status})"

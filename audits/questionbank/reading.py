@@ -1,0 +1,193 @@
+"""Streaming readers for import files: UTF-8 check, JSON list/object (ijson), JSONL, CSV.
+
+Pure: no Django. A reader takes an `opener` (a function returning a fresh binary file object, so a file can
+be read twice: once to validate, once to write) and yields `(location, record)` without ever holding the
+whole file in memory. Every problem becomes an `ImportFileError` naming the record, line or row.
+"""
+
+import codecs
+import csv
+import hashlib
+import io
+import json
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import BinaryIO
+
+import ijson
+
+from .records import ImportFileError, ProgressCallback, no_progress
+
+Opener = Callable[[], BinaryIO]
+
+CHUNK_BYTES = 1 << 20
+UTF8_BOM = codecs.BOM_UTF8
+
+
+@dataclass(frozen=True)
+class FileFacts:
+    size: int
+    sha256: str
+    first_char: str  # first non-whitespace character, "" for an empty file
+
+
+def file_facts(opener: Opener, progress: ProgressCallback = no_progress) -> FileFacts:
+    """One pass over the bytes: size, SHA-256, and proof that the text is UTF-8 and not empty."""
+    decoder = codecs.getincrementaldecoder("utf-8")("strict")
+    digest = hashlib.sha256()
+    size = 0
+    newlines = 0
+    first_char = ""
+    with opener() as handle:
+        total = _size_of(handle)
+        while chunk := handle.read(CHUNK_BYTES):
+            digest.update(chunk)
+            try:
+                text = decoder.decode(chunk)
+            except UnicodeDecodeError as error:
+                offset = size + error.start
+                line = newlines + chunk[: error.start].count(b"\n") + 1
+                raise ImportFileError(
+                    f"the file is not UTF-8 text (byte {offset}, value 0x{chunk[error.start]:02x}); "
+                    "save it as UTF-8 and upload it again",
+                    location=f"line {line}",
+                ) from None
+            if not first_char:
+                first_char = text.lstrip("\ufeff \t\r\n")[:1]
+            newlines += chunk.count(b"\n")
+            size += len(chunk)
+            progress("checking", size, total)
+        try:
+            decoder.decode(b"", final=True)
+        except UnicodeDecodeError:
+            raise ImportFileError(
+                "the file is not UTF-8 text (it ends inside a multi-byte character)", location=f"line {newlines + 1}"
+            ) from None
+    if not first_char:
+        raise ImportFileError("the file is empty")
+    return FileFacts(size=size, sha256=digest.hexdigest(), first_char=first_char)
+
+
+def _size_of(handle: BinaryIO) -> int:
+    try:
+        position = handle.tell()
+        handle.seek(0, io.SEEK_END)
+        size = handle.tell()
+        handle.seek(position)
+        return size
+    except (OSError, AttributeError):
+        return 0
+
+
+class _CountingReader:
+    """Wraps a binary file so the bytes read so far can be reported as progress; skips a UTF-8 BOM."""
+
+    def __init__(self, handle: BinaryIO, progress: ProgressCallback, phase: str):
+        self.handle = handle
+        self.progress = progress
+        self.phase = phase
+        self.total = _size_of(handle)
+        self.done = 0
+        start = handle.read(len(UTF8_BOM))
+        if start == UTF8_BOM:
+            self.done = len(UTF8_BOM)
+        else:
+            handle.seek(0)
+
+    def read(self, size: int = -1) -> bytes:
+        data = self.handle.read(size)
+        self.done += len(data)
+        self.progress(self.phase, self.done, self.total)
+        return data
+
+
+def iter_json_list(opener: Opener, progress: ProgressCallback = no_progress, phase: str = "reading") -> Iterator:
+    """Items of a top-level JSON list, one at a time: yields ("record k", item)."""
+    index = 0
+    with opener() as handle:
+        reader = _CountingReader(handle, progress, phase)
+        try:
+            for index, item in enumerate(ijson.items(reader, "item", use_float=True), start=1):  # noqa: B007
+                yield f"record {index}", item
+        except ijson.JSONError as error:
+            raise ImportFileError(f"invalid JSON ({_ijson_message(error)})", location=f"record {index + 1}") from None
+
+
+def iter_json_object(opener: Opener, progress: ProgressCallback = no_progress, phase: str = "reading") -> Iterator:
+    """Members of a top-level JSON object, one at a time: yields ("record k (id 'key')", key, value)."""
+    index = 0
+    with opener() as handle:
+        reader = _CountingReader(handle, progress, phase)
+        try:
+            for index, (key, value) in enumerate(ijson.kvitems(reader, "", use_float=True), start=1):  # noqa: B007
+                yield f"record {index} (id '{key}')", key, value
+        except ijson.JSONError as error:
+            raise ImportFileError(f"invalid JSON ({_ijson_message(error)})", location=f"record {index + 1}") from None
+
+
+def iter_jsonl(opener: Opener, progress: ProgressCallback = no_progress, phase: str = "reading") -> Iterator:
+    """One JSON value per line; blank lines are skipped: yields ("line n", value)."""
+    with opener() as handle:
+        total = _size_of(handle)
+        done = 0
+        for number, raw in enumerate(handle, start=1):
+            done += len(raw)
+            if number == 1 and raw.startswith(UTF8_BOM):
+                raw = raw[len(UTF8_BOM) :]
+            if number % 500 == 0:
+                progress(phase, done, total)
+            if not raw.strip():
+                continue
+            try:
+                value = json.loads(raw)
+            except json.JSONDecodeError as error:
+                raise ImportFileError(
+                    f"invalid JSON ({error.msg} at column {error.colno})", location=f"line {number}"
+                ) from None
+            yield f"line {number}", value
+        progress(phase, done, total)
+
+
+def iter_csv(
+    opener: Opener, *, required_columns: tuple[str, ...], progress: ProgressCallback = no_progress, phase="reading"
+) -> Iterator:
+    """Rows of a CSV file with a header line, as dicts: yields ("row n", row); n is the line number."""
+    with opener() as handle:
+        reader = csv.DictReader(_decoded_lines(handle, progress, phase), restkey="__extra__")
+        try:
+            header = reader.fieldnames or []
+        except csv.Error as error:
+            raise ImportFileError(f"unreadable CSV header ({error})", location="line 1") from None
+        missing = [column for column in required_columns if column not in header]
+        if missing:
+            raise ImportFileError(
+                f"the header lacks column(s) {', '.join(missing)} (found: {', '.join(header) or 'nothing'})",
+                location="line 1",
+            )
+        try:
+            for row in reader:
+                location = f"row {reader.line_num}"
+                if "__extra__" in row:
+                    raise ImportFileError("the row has more cells than the header has columns", location=location)
+                yield location, row
+        except csv.Error as error:
+            raise ImportFileError(f"unreadable CSV ({error})", location=f"row {reader.line_num}") from None
+
+
+def _decoded_lines(handle: BinaryIO, progress: ProgressCallback, phase: str) -> Iterator[str]:
+    """Text lines of a UTF-8 file (already checked by `file_facts`), for the csv module."""
+    total = _size_of(handle)
+    done = 0
+    for number, raw in enumerate(handle, start=1):
+        done += len(raw)
+        if number == 1 and raw.startswith(UTF8_BOM):
+            raw = raw[len(UTF8_BOM) :]
+        if number % 500 == 0:
+            progress(phase, done, total)
+        yield raw.decode("utf-8")
+    progress(phase, done, total)
+
+
+def _ijson_message(error: Exception) -> str:
+    message = str(error).strip().splitlines()
+    return message[0] if message else error.__class__.__name__

@@ -1,0 +1,1 @@
+"""Writes of audits (one module per area), shared by views, the API, tasks and commands."""

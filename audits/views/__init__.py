@@ -1,0 +1,1 @@
+"""Pages of audits (one module per area); the URL map is audits/urls.py."""
