@@ -729,17 +729,20 @@ def contrast_pairs(
     domain: Hashable,
     contrast: Contrast,
     metric: Hashable,
+    metrics: Sequence[Hashable] = TURN_METRICS,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(questions, side A values, side B values) of one cell, aligned as contrast_table resamples them.
 
-    Passing the two value arrays to ``paired_effect`` (with the row's ``seed``) reproduces the row exactly;
-    the page uses the question ids to show the paired transcripts.
+    ``metrics`` must be the table's metrics: they decide which questions the cell resamples. Passing the
+    two value arrays to ``paired_effect`` (with the row's ``seed``) reproduces the row exactly; the page
+    uses the question ids to show the paired transcripts.
     """
-    cube = _build_cube(scores, design, [metric])
+    cube = _build_cube(scores, design, metrics)
     t = int(np.flatnonzero(cube.tutors == tutor)[0])
     d = int(np.flatnonzero(cube.domains == domain)[0])
+    m = list(cube.metrics).index(metric)
     questions, a, b = _contrast_block(cube, t, d, contrast)
-    return cube.questions[questions], a[:, 0], b[:, 0]
+    return cube.questions[questions], a[:, m], b[:, m]
 
 
 def _contrast_block(cube: _Cube, tutor: int, domain: int, contrast: Contrast) -> tuple[np.ndarray, ...]:
@@ -949,13 +952,15 @@ def cell_flagged(
     metric: Hashable,
     kind: str = "explicit",
     family: str = "within",
+    metrics: Sequence[Hashable] = TURN_METRICS,
     **options: Any,
 ) -> bool:
-    """Analyse one (tutor, domain, metric) of a frame and say whether the dimension's cell is flagged.
+    """Analyse one (tutor, domain) of a frame and say whether (dimension, metric) is flagged there.
 
-    For calibration: plant an effect in a simulated audit and count how often this returns True.
+    For calibration: plant an effect in a simulated audit and count how often this returns True. The
+    row is the one ``contrast_table(scores, design, metrics=metrics, **options)`` gives (BH aside).
     """
-    table = contrast_table(scores, design, metrics=[metric], tutors=[tutor], domains=[domain], **options)
+    table = contrast_table(scores, design, metrics=metrics, tutors=[tutor], domains=[domain], **options)
     return is_flagged(table, tutor=tutor, domain=domain, dimension=dimension, metric=metric, kind=kind, family=family)
 
 
