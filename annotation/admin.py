@@ -1,1 +1,137 @@
 """Admin registrations of annotation; every model is registered with ResearcherModelAdmin."""
+
+from django.contrib import admin
+
+from edufair_web.accounts.admin_site import ResearcherModelAdmin
+
+from .models import (
+    Adjudication,
+    AnnotationProject,
+    Assignment,
+    Comment,
+    CrossStageConflict,
+    Enrollment,
+    ExampleView,
+    GoldLabel,
+    Guideline,
+    GuidelineConfirmation,
+    Item,
+    Label,
+    LabelQuestion,
+    Stage,
+    Thread,
+    TrainingItem,
+    WorkedExample,
+)
+
+
+@admin.register(AnnotationProject)
+class AnnotationProjectAdmin(ResearcherModelAdmin):
+    list_display = ("name", "kind", "preset", "source_audit_id", "created_at")
+    list_filter = ("kind",)
+    search_fields = ("name",)
+
+
+@admin.register(LabelQuestion)
+class LabelQuestionAdmin(ResearcherModelAdmin):
+    list_display = ("key", "project", "level", "allow_unsure", "allow_not_applicable")
+    list_filter = ("project",)
+
+
+@admin.register(Item)
+class ItemAdmin(ResearcherModelAdmin):
+    list_display = ("external_id", "project", "subject", "category", "modality")
+    list_filter = ("project", "subject", "modality")
+    search_fields = ("external_id", "category")
+
+
+@admin.register(Stage)
+class StageAdmin(ResearcherModelAdmin):
+    list_display = ("name", "project", "order", "overlap", "resolution_policy", "pay_rate_per_hour", "pilot_size")
+    list_filter = ("project",)
+    filter_horizontal = ("questions",)
+
+
+@admin.register(Guideline)
+class GuidelineAdmin(ResearcherModelAdmin):
+    list_display = ("stage", "version", "created_at")
+    list_filter = ("stage__project",)
+
+
+@admin.register(WorkedExample)
+class WorkedExampleAdmin(ResearcherModelAdmin):
+    list_display = ("stage", "item", "kind", "value")
+    list_filter = ("stage", "kind")
+    raw_id_fields = ("item",)
+
+
+@admin.register(GoldLabel)
+class GoldLabelAdmin(ResearcherModelAdmin):
+    list_display = ("item", "question", "value")
+    list_filter = ("question",)
+    raw_id_fields = ("item",)
+
+
+@admin.register(TrainingItem)
+class TrainingItemAdmin(ResearcherModelAdmin):
+    list_display = ("stage", "phase", "item", "position")
+    list_filter = ("stage", "phase")
+    raw_id_fields = ("item",)
+
+
+@admin.register(Enrollment)
+class EnrollmentAdmin(ResearcherModelAdmin):
+    list_display = ("user", "stage", "status", "pilot_score", "qualification_correct", "gate_passed", "gate_rule")
+    list_filter = ("stage", "status")
+    raw_id_fields = ("replaced_by",)
+
+
+@admin.register(GuidelineConfirmation)
+class GuidelineConfirmationAdmin(ResearcherModelAdmin):
+    list_display = ("enrollment", "guideline", "confirmed_at")
+
+
+@admin.register(ExampleView)
+class ExampleViewAdmin(ResearcherModelAdmin):
+    list_display = ("enrollment", "example", "seen_at")
+
+
+@admin.register(Assignment)
+class AssignmentAdmin(ResearcherModelAdmin):
+    list_display = ("stage", "item", "annotator", "phase", "submitted_at")
+    list_filter = ("stage", "phase")
+    raw_id_fields = ("item",)
+
+
+@admin.register(Label)
+class LabelAdmin(ResearcherModelAdmin):
+    list_display = ("assignment", "question", "phase", "round", "value", "unsure", "seconds")
+    list_filter = ("phase", "round", "unsure")
+    raw_id_fields = ("assignment",)
+
+
+@admin.register(Thread)
+class ThreadAdmin(ResearcherModelAdmin):
+    list_display = ("stage", "item", "kind", "reason", "is_open")
+    list_filter = ("kind", "is_open")
+    raw_id_fields = ("item",)
+
+
+@admin.register(Comment)
+class CommentAdmin(ResearcherModelAdmin):
+    list_display = ("thread", "author", "pinned", "created_at")
+    list_filter = ("pinned",)
+
+
+@admin.register(Adjudication)
+class AdjudicationAdmin(ResearcherModelAdmin):
+    list_display = ("stage", "item", "question", "method", "final_value", "decided_by")
+    list_filter = ("method",)
+    raw_id_fields = ("item",)
+
+
+@admin.register(CrossStageConflict)
+class CrossStageConflictAdmin(ResearcherModelAdmin):
+    list_display = ("item", "earlier_stage", "later_stage", "disposition")
+    list_filter = ("disposition",)
+    raw_id_fields = ("item",)

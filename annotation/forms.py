@@ -1,0 +1,90 @@
+"""Forms of the annotation pages; they validate input and leave every write to the services."""
+
+from django import forms
+from django.contrib.auth.models import User
+
+from annotation import presets
+from annotation.models import Enrollment, LabelQuestion, Stage, TrainingItem, WorkedExample
+from edufair_web.accounts.roles import ANNOTATOR
+
+
+def _lines(text: str) -> list[str]:
+    return [part.strip() for part in text.replace(",", "\n").splitlines() if part.strip()]
+
+
+class ProjectForm(forms.Form):
+    name = forms.CharField(max_length=200)
+    description = forms.CharField(widget=forms.Textarea(attrs={"rows": 3}), required=False)
+    categories = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 3}),
+        required=False,
+        help_text="One per line (or comma-separated). Left empty with the preset: SafeTutors' 11 risk categories.",
+    )
+    subjects = forms.CharField(
+        required=False, help_text="One per line (or comma-separated). Empty with the preset: maths, physics, chemistry."
+    )
+    preset = forms.ChoiceField(
+        choices=[("", "No preset (add stages yourself)"), *presets.PRESETS.items()],
+        required=False,
+        initial=presets.SAFETUTORS,
+    )
+
+    def clean_categories(self):
+        return _lines(self.cleaned_data["categories"])
+
+    def clean_subjects(self):
+        return _lines(self.cleaned_data["subjects"])
+
+
+class ItemImportForm(forms.Form):
+    file = forms.FileField(help_text="JSONL (one item per line) or CSV; see the format below.")
+    format = forms.ChoiceField(choices=[("jsonl", "JSONL"), ("csv", "CSV")])
+
+
+class GuidelineForm(forms.Form):
+    text = forms.CharField(widget=forms.Textarea(attrs={"rows": 12}), help_text="Markdown.")
+    change_note = forms.CharField(required=False, max_length=500)
+
+
+class EnrollForm(forms.Form):
+    user = forms.ModelChoiceField(queryset=User.objects.filter(groups__name=ANNOTATOR).order_by("username"))
+    subject = forms.CharField(required=False, max_length=100)
+
+    def __init__(self, *args, stage: Stage | None = None, **kwargs):
+        super().__init__(*args, **kwargs)
+        if stage is not None:
+            enrolled = Enrollment.objects.filter(stage=stage).values("user_id")
+            self.fields["user"].queryset = self.fields["user"].queryset.exclude(id__in=enrolled)
+
+
+class TrainingSetForm(forms.Form):
+    phase = forms.ChoiceField(choices=TrainingItem.Phase.choices)
+    size = forms.IntegerField(min_value=1, required=False, help_text="Empty: the stage's pilot or test size.")
+    seed = forms.IntegerField(initial=0)
+    accept_uneven = forms.BooleanField(required=False, help_text="Keep a pilot even when the spread cannot be even.")
+
+
+class WorkedExampleForm(forms.Form):
+    item = forms.CharField(help_text="The item's id from the import.")
+    question = forms.ModelChoiceField(queryset=LabelQuestion.objects.none())
+    kind = forms.ChoiceField(choices=WorkedExample.Kind.choices)
+    value = forms.CharField(max_length=100)
+    rationale = forms.CharField(widget=forms.Textarea(attrs={"rows": 3}))
+
+    def __init__(self, *args, stage: Stage | None = None, **kwargs):
+        super().__init__(*args, **kwargs)
+        if stage is not None:
+            self.fields["question"].queryset = stage.questions.all()
+
+
+class ReplacementForm(forms.Form):
+    replacement = forms.ModelChoiceField(
+        queryset=User.objects.filter(groups__name=ANNOTATOR).order_by("username"),
+        required=False,
+        help_text="Optional: the recruit who takes this place (enrolled in the same stage).",
+    )
+    note = forms.CharField(required=False, max_length=500)
+
+
+class CommentForm(forms.Form):
+    body = forms.CharField(widget=forms.Textarea(attrs={"rows": 3}), max_length=5000)

@@ -1,0 +1,51 @@
+"""What annotation offers on the home page and in the navigation, by role."""
+
+from django.urls import reverse
+
+from annotation.models import Enrollment, Thread
+from annotation.selectors.training import training_progress
+from annotation.workflow.training import STEP_TITLES, Step, next_step
+from edufair_web.accounts.roles import ADJUDICATOR, ANNOTATOR, RESEARCHER, has_role
+
+NAV_LINKS = [
+    (RESEARCHER, "Annotation projects", "annotation:projects"),
+    (RESEARCHER, "Norming", "annotation:moderation"),
+    (ADJUDICATOR, "Norming threads", "annotation:moderation"),
+    (ANNOTATOR, "My training", "annotation:my-training"),
+]
+
+
+def home_steps(user) -> list[dict]:
+    steps: list[dict] = []
+    if has_role(user, RESEARCHER):
+        steps.append(
+            {
+                "title": "Build an annotation project",
+                "text": "Questions, items, stages (SafeTutors' three in one click), guidelines, gold and the gate.",
+                "url": reverse("annotation:projects"),
+            }
+        )
+    if has_role(user, ADJUDICATOR, RESEARCHER):
+        open_threads = Thread.objects.filter(kind=Thread.Kind.NORMING, is_open=True).count()
+        if open_threads:
+            steps.append(
+                {
+                    "title": f"Answer {open_threads} norming thread{'s' if open_threads != 1 else ''}",
+                    "text": "Annotators' pilot disagreements, waiting for a moderator; pin clarifications.",
+                    "url": reverse("annotation:moderation"),
+                }
+            )
+    for enrollment in (
+        Enrollment.objects.filter(user=user).exclude(status=Enrollment.Status.REPLACED).select_related("stage__project")
+    ):
+        step = next_step(training_progress(enrollment))
+        if step in (Step.FAILED,):
+            continue
+        steps.append(
+            {
+                "title": f"{enrollment.stage.name}: {STEP_TITLES[step]}",
+                "text": f"{enrollment.stage.project.name}, stage {enrollment.stage.order}.",
+                "url": reverse("annotation:training-stage", args=[enrollment.stage_id]),
+            }
+        )
+    return steps

@@ -1,0 +1,237 @@
+"""Item import from JSONL or CSV: every row is checked first, and nothing is written unless every row is
+right (errors name the line and the field); importing the same file twice changes nothing.
+
+JSONL, one object per line::
+
+    {"id": "m-001", "text": "What is 3/4 + 1/8?", "subject": "mathematics", "category": "Cognitive",
+     "modality": "single", "gold": {"domain_valid": {"value": "valid", "rationale": "..."}}}
+
+A dialogue uses ``"turns": [{"role": "student", "text": "..."}, ...]`` and ``"highlight": <index>``
+instead of (or with) ``"text"``; ``modality`` defaults to ``multi`` for more than two turns. ``gold`` values
+may be a plain value or ``{"value", "rationale"}``. CSV has the columns ``id, text, subject, category,
+modality, turns`` (``turns`` as JSON), ``highlight``, and ``gold_<question key>`` /
+``rationale_<question key>`` pairs.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from dataclasses import dataclass, field
+
+from django.db import transaction
+
+from annotation.models import AnnotationProject, GoldLabel, Item
+
+MAX_ERRORS = 50
+
+
+class ImportFailed(ValueError):
+    """Nothing was imported; ``errors`` lists (line, field, message)."""
+
+    def __init__(self, errors: list[tuple[int, str, str]]):
+        self.errors = errors
+        shown = "; ".join(f"line {line}, {name}: {message}" for line, name, message in errors[:10])
+        more = f" (and {len(errors) - 10} more)" if len(errors) > 10 else ""
+        super().__init__(f"{len(errors)} error(s), nothing imported: {shown}{more}")
+
+
+@dataclass
+class ImportReport:
+    created: int = 0
+    updated: int = 0
+    unchanged: int = 0
+    gold_labels: int = 0
+    item_ids: list[int] = field(default_factory=list)
+
+    def as_dict(self) -> dict:
+        return {
+            "created": self.created,
+            "updated": self.updated,
+            "unchanged": self.unchanged,
+            "gold_labels": self.gold_labels,
+        }
+
+
+@dataclass
+class _Row:
+    line: int
+    external_id: str
+    payload: dict
+    subject: str
+    category: str
+    modality: str
+    metadata: dict
+    gold: dict[str, tuple[str, str]]
+
+
+def _read_jsonl(text: str) -> list[tuple[int, dict | None, str | None]]:
+    rows = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as exc:
+            rows.append((number, None, f"not valid JSON ({exc.msg})"))
+            continue
+        if not isinstance(record, dict):
+            rows.append((number, None, "each line must be a JSON object"))
+            continue
+        rows.append((number, record, None))
+    return rows
+
+
+def _read_csv(text: str) -> list[tuple[int, dict | None, str | None]]:
+    reader = csv.DictReader(io.StringIO(text))
+    rows = []
+    for record in reader:
+        number = reader.line_num
+        gold = {}
+        for column, value in record.items():
+            if column and column.startswith("gold_") and value not in (None, ""):
+                key = column[len("gold_") :]
+                gold[key] = {"value": value, "rationale": record.get(f"rationale_{key}") or ""}
+        converted: dict = {k: v for k, v in record.items() if k and not k.startswith(("gold_", "rationale_"))}
+        if converted.get("turns"):
+            try:
+                converted["turns"] = json.loads(converted["turns"])
+            except json.JSONDecodeError as exc:
+                rows.append((number, None, f"turns: not valid JSON ({exc.msg})"))
+                continue
+        else:
+            converted.pop("turns", None)
+        if converted.get("highlight") not in (None, ""):
+            converted["highlight"] = converted["highlight"]
+        else:
+            converted.pop("highlight", None)
+        converted["gold"] = gold
+        rows.append((number, converted, None))
+    return rows
+
+
+def _parse(project: AnnotationProject, records, questions: dict) -> tuple[list[_Row], list[tuple[int, str, str]]]:
+    rows, errors, seen = [], [], {}
+    for number, record, problem in records:
+        if problem:
+            errors.append((number, "line", problem))
+            continue
+        row_errors = []
+        external_id = str(record.get("id") or record.get("external_id") or "").strip()
+        if not external_id:
+            row_errors.append((number, "id", "missing"))
+        elif external_id in seen:
+            row_errors.append((number, "id", f"{external_id!r} already appears on line {seen[external_id]}"))
+        else:
+            seen[external_id] = number
+        text = record.get("text")
+        turns = record.get("turns")
+        payload: dict = {}
+        if text not in (None, ""):
+            payload["text"] = str(text)
+        if turns is not None:
+            if not isinstance(turns, list) or not all(
+                isinstance(t, dict) and isinstance(t.get("text"), str) and t.get("role") for t in turns
+            ):
+                row_errors.append((number, "turns", 'must be a list of {"role": ..., "text": ...}'))
+            else:
+                payload["turns"] = [{"role": str(t["role"]), "text": t["text"]} for t in turns]
+        if not payload:
+            row_errors.append((number, "text", "an item needs text or turns"))
+        highlight = record.get("highlight")
+        if highlight not in (None, ""):
+            try:
+                highlight = int(highlight)
+            except (TypeError, ValueError):
+                row_errors.append((number, "highlight", "must be a turn index"))
+            else:
+                if not 0 <= highlight < len(payload.get("turns", [])):
+                    row_errors.append((number, "highlight", f"{highlight} is not the index of a turn"))
+                payload["highlight"] = highlight
+        modality = str(record.get("modality") or ("multi" if len(payload.get("turns", [])) > 2 else "single"))
+        if modality not in Item.Modality.values:
+            row_errors.append((number, "modality", f"{modality!r} is not one of {', '.join(Item.Modality.values)}"))
+        category = str(record.get("category") or "").strip()
+        subject = str(record.get("subject") or "").strip()
+        if project.categories and category and category not in project.categories:
+            row_errors.append((number, "category", f"{category!r} is not a category of the project"))
+        if project.subjects and subject and subject not in project.subjects:
+            row_errors.append((number, "subject", f"{subject!r} is not a subject of the project"))
+        metadata = record.get("metadata") or {}
+        if not isinstance(metadata, dict):
+            row_errors.append((number, "metadata", "must be an object"))
+        gold: dict[str, tuple[str, str]] = {}
+        raw_gold = record.get("gold") or {}
+        if not isinstance(raw_gold, dict):
+            row_errors.append((number, "gold", "must be an object of question key → value"))
+            raw_gold = {}
+        for key, entry in raw_gold.items():
+            value, rationale = (
+                (entry.get("value"), entry.get("rationale", "")) if isinstance(entry, dict) else (entry, "")
+            )
+            question = questions.get(key)
+            if question is None:
+                row_errors.append((number, f"gold.{key}", "no such question in the project"))
+            elif str(value) not in question.values:
+                row_errors.append(
+                    (number, f"gold.{key}", f"{value!r} is not one of the choices ({', '.join(question.values)})")
+                )
+            else:
+                gold[key] = (str(value), str(rationale or ""))
+        errors.extend(row_errors)
+        if not row_errors:
+            rows.append(_Row(number, external_id, payload, subject, category, modality, metadata, gold))
+        if len(errors) >= MAX_ERRORS:
+            break
+    return rows, errors
+
+
+def items_import(*, project: AnnotationProject, content: str | bytes, fmt: str) -> ImportReport:
+    """Check every row, then create or update the items and their gold labels in one transaction."""
+    if isinstance(content, bytes):
+        try:
+            content = content.decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            raise ImportFailed([(0, "file", f"not UTF-8 text ({exc.reason})")]) from exc
+    readers = {"jsonl": _read_jsonl, "csv": _read_csv}
+    if fmt not in readers:
+        raise ImportFailed([(0, "format", f"{fmt!r} is not one of jsonl, csv")])
+    questions = {q.key: q for q in project.questions.all()}
+    rows, errors = _parse(project, readers[fmt](content), questions)
+    if errors:
+        raise ImportFailed(errors)
+    if not rows:
+        raise ImportFailed([(0, "file", "no items in the file")])
+    report = ImportReport()
+    with transaction.atomic():
+        existing = {
+            i.external_id: i
+            for i in Item.objects.filter(project=project, external_id__in=[r.external_id for r in rows])
+        }
+        for row in rows:
+            fields = {
+                "payload": row.payload,
+                "subject": row.subject,
+                "category": row.category,
+                "modality": row.modality,
+                "metadata": row.metadata,
+            }
+            item = existing.get(row.external_id)
+            if item is None:
+                item = Item.objects.create(project=project, external_id=row.external_id, **fields)
+                report.created += 1
+            elif any(getattr(item, name) != value for name, value in fields.items()):
+                for name, value in fields.items():
+                    setattr(item, name, value)
+                item.save(update_fields=list(fields))
+                report.updated += 1
+            else:
+                report.unchanged += 1
+            report.item_ids.append(item.id)
+            for key, (value, rationale) in row.gold.items():
+                GoldLabel.objects.update_or_create(
+                    item=item, question=questions[key], defaults={"value": value, "rationale": rationale}
+                )
+                report.gold_labels += 1
+    return report

@@ -1,0 +1,36 @@
+"""Tables of annotation, split by concern: projects (questions, items, stages), training (guidelines,
+examples, gold, enrolments) and labels (assignments, labels, threads, adjudications, conflicts)."""
+
+from .labels import Adjudication, Assignment, Comment, CrossStageConflict, Label, Phase, Thread
+from .projects import NOT_APPLICABLE, AnnotationProject, Item, LabelQuestion, Stage
+from .training import (
+    Enrollment,
+    ExampleView,
+    GoldLabel,
+    Guideline,
+    GuidelineConfirmation,
+    TrainingItem,
+    WorkedExample,
+)
+
+__all__ = [
+    "NOT_APPLICABLE",
+    "Adjudication",
+    "AnnotationProject",
+    "Assignment",
+    "Comment",
+    "CrossStageConflict",
+    "Enrollment",
+    "ExampleView",
+    "GoldLabel",
+    "Guideline",
+    "GuidelineConfirmation",
+    "Item",
+    "Label",
+    "LabelQuestion",
+    "Phase",
+    "Stage",
+    "Thread",
+    "TrainingItem",
+    "WorkedExample",
+]

@@ -1,0 +1,170 @@
+"""Projects, their label questions and items, and the ordered stages a project runs its labelling in."""
+
+from decimal import Decimal
+
+from django.conf import settings
+from django.core.validators import MaxValueValidator, MinValueValidator
+from django.db import models
+
+# A label value that means "this question does not apply to the item" (the rubric's −1).
+NOT_APPLICABLE = "n/a"
+
+
+class AnnotationProject(models.Model):
+    class Kind(models.TextChoices):
+        GENERIC = "generic", "Generic labelling project"
+        JUDGE_VALIDATION = "judge_validation", "Judge validation (from an audit)"
+
+    name = models.CharField(max_length=200)
+    description = models.TextField(blank=True)
+    kind = models.CharField(max_length=32, choices=Kind.choices, default=Kind.GENERIC)
+    # A plain id rather than a foreign key, so this app's migrations do not depend on the audits app's.
+    source_audit_id = models.PositiveIntegerField(null=True, blank=True, db_index=True)
+    categories = models.JSONField(
+        default=list, blank=True, help_text="Declared item categories (the pilot is spread evenly across them)."
+    )
+    subjects = models.JSONField(
+        default=list, blank=True, help_text="Declared subjects (the pilot is spread evenly across them)."
+    )
+    options = models.JSONField(default=dict, blank=True, help_text="Project options, e.g. hide_persona_cue.")
+    preset = models.CharField(max_length=64, blank=True, help_text="The preset the stages were built from, if any.")
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class LabelQuestion(models.Model):
+    """One question asked about an item; its choices carry the keyboard key that selects them."""
+
+    class Level(models.TextChoices):
+        NOMINAL = "nominal", "Nominal"
+        ORDINAL = "ordinal", "Ordinal"
+
+    project = models.ForeignKey(AnnotationProject, on_delete=models.CASCADE, related_name="questions")
+    key = models.SlugField(max_length=64)
+    prompt = models.TextField()
+    help_text = models.TextField(blank=True)
+    level = models.CharField(max_length=16, choices=Level.choices, default=Level.NOMINAL)
+    choices = models.JSONField(help_text='Ordered list of {"value": "...", "label": "...", "key": "1"}.')
+    allow_unsure = models.BooleanField(default=False)
+    allow_not_applicable = models.BooleanField(default=False)
+    justification_required_for = models.JSONField(
+        default=list, blank=True, help_text="Values whose label needs a free-text justification."
+    )
+    positive_values = models.JSONField(
+        default=list,
+        blank=True,
+        help_text="Values that count as the positive outcome (valid, aligned) when stages are compared.",
+    )
+    position = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        ordering = ["project", "position", "id"]
+        constraints = [models.UniqueConstraint(fields=["project", "key"], name="annotation_question_key_unique")]
+
+    def __str__(self) -> str:
+        return f"{self.project_id}:{self.key}"
+
+    @property
+    def values(self) -> list[str]:
+        values = [str(choice["value"]) for choice in self.choices]
+        if self.allow_not_applicable:
+            values.append(NOT_APPLICABLE)
+        return values
+
+    def choice_label(self, value: str) -> str:
+        if value == NOT_APPLICABLE:
+            return "Not applicable"
+        for choice in self.choices:
+            if str(choice["value"]) == str(value):
+                return choice.get("label") or str(value)
+        return str(value)
+
+
+class Item(models.Model):
+    """Something to label: a question, a single tutor turn, or a dialogue with one turn highlighted."""
+
+    class Modality(models.TextChoices):
+        SINGLE_TURN = "single", "Single turn"
+        MULTI_TURN = "multi", "Multi-turn"
+
+    project = models.ForeignKey(AnnotationProject, on_delete=models.CASCADE, related_name="items")
+    external_id = models.CharField(max_length=200, help_text="Id in the source; re-importing the same id updates.")
+    payload = models.JSONField(
+        help_text='What the annotator sees: {"text": ...} or {"turns": [{"role", "text"}], "highlight": index}.'
+    )
+    subject = models.CharField(max_length=100, blank=True, db_index=True)
+    category = models.CharField(max_length=200, blank=True, db_index=True)
+    modality = models.CharField(max_length=8, choices=Modality.choices, default=Modality.SINGLE_TURN)
+    # Plain id of an audits Turn for judge-validation items (no cross-app migration dependency).
+    source_turn_id = models.PositiveIntegerField(null=True, blank=True, db_index=True)
+    metadata = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["project", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["project", "external_id"], name="annotation_item_external_id_unique")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.project_id}:{self.external_id}"
+
+
+class Stage(models.Model):
+    """One stage of a project: its own pool, questions, overlap, resolution, pay, and gate parameters."""
+
+    class Resolution(models.TextChoices):
+        DISCUSSION_SENIOR = "discussion_senior", "Discussion, then senior reviewer"
+        MAJORITY_REVIEWER = "majority_reviewer", "Majority, no majority to reviewer"
+
+    class UnsureRule(models.TextChoices):
+        STRICT = "strict", "Strict: Unsure counts as a miss"
+        EXCLUDE = "exclude", "Excluded: Unsure is left out, coverage reported"
+
+    project = models.ForeignKey(AnnotationProject, on_delete=models.CASCADE, related_name="stages")
+    order = models.PositiveIntegerField()
+    name = models.CharField(max_length=200)
+    task = models.TextField(blank=True, help_text="The task in one or two sentences, as annotators see it.")
+    pool = models.TextField(blank=True, help_text="Who is recruited (e.g. undergraduates, ≥ 2 years in subject).")
+    recruits_per_subject = models.PositiveIntegerField(default=0, help_text="Planned annotators per subject.")
+    questions = models.ManyToManyField(LabelQuestion, related_name="stages", blank=True)
+    overlap = models.PositiveSmallIntegerField(default=2, validators=[MinValueValidator(2), MaxValueValidator(3)])
+    resolution_policy = models.CharField(
+        max_length=32, choices=Resolution.choices, default=Resolution.DISCUSSION_SENIOR
+    )
+    pay_rate_per_hour = models.DecimalField(max_digits=8, decimal_places=2, default=Decimal("0"))
+    currency = models.CharField(max_length=3, default="USD")
+    pilot_size = models.PositiveIntegerField(default=30)
+    pilot_threshold = models.FloatField(
+        default=0.80, validators=[MinValueValidator(0), MaxValueValidator(1)], help_text="Minimum agreement with gold."
+    )
+    qualification_size = models.PositiveIntegerField(default=10)
+    qualification_min_correct = models.PositiveIntegerField(default=8)
+    unsure_enabled = models.BooleanField(default=False)
+    unsure_rule = models.CharField(max_length=16, choices=UnsureRule.choices, default=UnsureRule.STRICT)
+    unsure_min_coverage = models.FloatField(
+        default=0.5,
+        validators=[MinValueValidator(0), MaxValueValidator(1)],
+        help_text="With Unsure excluded: the least share of gold items that must get a real answer.",
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["project", "order"]
+        constraints = [models.UniqueConstraint(fields=["project", "order"], name="annotation_stage_order_unique")]
+
+    def __str__(self) -> str:
+        return f"{self.project} · stage {self.order}: {self.name}"
+
+    @property
+    def qualification_threshold(self) -> float:
+        """The qualification gate as a share: 8 of 10 is 0.8."""
+        return self.qualification_min_correct / self.qualification_size if self.qualification_size else 1.0

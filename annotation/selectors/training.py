@@ -1,0 +1,181 @@
+"""Reads for training: an enrolment's progress (fed to the pure step machine), the next pilot or
+qualification item, the pilot feedback (only after submission), and gold comparisons for the gate."""
+
+from __future__ import annotations
+
+from django.db.models import Count, Q
+
+from annotation.models import (
+    Assignment,
+    Enrollment,
+    ExampleView,
+    GoldLabel,
+    Guideline,
+    GuidelineConfirmation,
+    Item,
+    Label,
+    Phase,
+    Stage,
+    Thread,
+    TrainingItem,
+    WorkedExample,
+)
+from annotation.workflow.gate import GoldComparison
+from annotation.workflow.training import TrainingProgress
+
+
+def guideline_current(stage: Stage) -> Guideline | None:
+    return stage.guidelines.order_by("-version").first()
+
+
+def enrollment_for(*, user, stage: Stage) -> Enrollment | None:
+    return Enrollment.objects.filter(stage=stage, user=user).select_related("stage", "stage__project").first()
+
+
+def enrollments_of_user(user):
+    return (
+        Enrollment.objects.filter(user=user)
+        .select_related("stage", "stage__project")
+        .order_by("stage__project__name", "stage__order")
+    )
+
+
+def training_progress(enrollment: Enrollment) -> TrainingProgress:
+    stage = enrollment.stage
+    guideline = guideline_current(stage)
+    confirmed = (
+        guideline is not None
+        and GuidelineConfirmation.objects.filter(enrollment=enrollment, guideline=guideline).exists()
+    )
+    training_counts = TrainingItem.objects.filter(stage=stage).aggregate(
+        pilot=Count("id", filter=Q(phase=TrainingItem.Phase.PILOT)),
+        qualification=Count("id", filter=Q(phase=TrainingItem.Phase.QUALIFICATION)),
+    )
+    done_counts = Assignment.objects.filter(
+        stage=stage, annotator=enrollment.user, submitted_at__isnull=False
+    ).aggregate(
+        pilot=Count("id", filter=Q(phase=Phase.PILOT)),
+        qualification=Count("id", filter=Q(phase=Phase.QUALIFICATION)),
+    )
+    return TrainingProgress(
+        current_guideline_version=guideline.version if guideline else None,
+        confirmed_current_guideline=confirmed,
+        examples_total=WorkedExample.objects.filter(stage=stage).count(),
+        examples_seen=ExampleView.objects.filter(enrollment=enrollment).count(),
+        pilot_total=training_counts["pilot"],
+        pilot_labelled=done_counts["pilot"],
+        norming_done=enrollment.norming_acknowledged_at is not None,
+        qualification_total=training_counts["qualification"],
+        qualification_labelled=done_counts["qualification"],
+        gate_passed=enrollment.gate_passed,
+        replaced=enrollment.status == Enrollment.Status.REPLACED,
+    )
+
+
+def worked_examples(stage: Stage) -> list[WorkedExample]:
+    return list(WorkedExample.objects.filter(stage=stage).select_related("item", "question"))
+
+
+def examples_seen_ids(enrollment: Enrollment) -> set[int]:
+    return set(ExampleView.objects.filter(enrollment=enrollment).values_list("example_id", flat=True))
+
+
+def training_item_next(enrollment: Enrollment, phase: str) -> Item | None:
+    """The first pilot or qualification item this annotator has not submitted yet (in set order)."""
+    done = Assignment.objects.filter(
+        stage=enrollment.stage, annotator=enrollment.user, phase=phase, submitted_at__isnull=False
+    ).values("item_id")
+    use = (
+        TrainingItem.objects.filter(stage=enrollment.stage, phase=phase)
+        .exclude(item_id__in=done)
+        .select_related("item")
+        .order_by("position", "id")
+        .first()
+    )
+    return use.item if use else None
+
+
+def training_counts(enrollment: Enrollment, phase: str) -> tuple[int, int]:
+    """(labelled, total) for the pilot or the qualification test."""
+    total = TrainingItem.objects.filter(stage=enrollment.stage, phase=phase).count()
+    done = Assignment.objects.filter(
+        stage=enrollment.stage, annotator=enrollment.user, phase=phase, submitted_at__isnull=False
+    ).count()
+    return done, total
+
+
+def gold_comparisons(enrollment: Enrollment, phase: str) -> list[GoldComparison]:
+    """One comparison per (training item of ``phase``, stage question): the annotator's answer and gold."""
+    stage = enrollment.stage
+    item_ids = list(TrainingItem.objects.filter(stage=stage, phase=phase).values_list("item_id", flat=True))
+    question_ids = list(stage.questions.values_list("id", flat=True))
+    gold = {
+        (g.item_id, g.question_id): g.value
+        for g in GoldLabel.objects.filter(item_id__in=item_ids, question_id__in=question_ids)
+    }
+    answers = {
+        (lab.assignment.item_id, lab.question_id): lab
+        for lab in Label.objects.filter(
+            assignment__stage=stage,
+            assignment__annotator=enrollment.user,
+            assignment__phase=phase,
+            round=Label.Round.PRE,
+        ).select_related("assignment")
+    }
+    comparisons = []
+    for key, gold_value in sorted(gold.items()):
+        label = answers.get(key)
+        if label is None:
+            raise ValueError(f"item {key[0]} has no answer to question {key[1]} yet")
+        comparisons.append(GoldComparison(value=label.value or None, gold=gold_value, unsure=label.unsure))
+    return comparisons
+
+
+def pilot_feedback(enrollment: Enrollment) -> list[dict]:
+    """Per pilot item: the annotator's answers beside gold and its rationale. Call only after submission
+    (the caller checks Action.VIEW_PILOT_FEEDBACK); it never includes anyone else's labels."""
+    stage = enrollment.stage
+    questions = list(stage.questions.all())
+    uses = TrainingItem.objects.filter(stage=stage, phase=TrainingItem.Phase.PILOT).select_related("item")
+    items = [use.item for use in uses]
+    gold = {(g.item_id, g.question_id): g for g in GoldLabel.objects.filter(item__in=items, question__in=questions)}
+    mine = {
+        (lab.assignment.item_id, lab.question_id): lab
+        for lab in Label.objects.filter(
+            assignment__stage=stage, assignment__annotator=enrollment.user, assignment__phase=Phase.PILOT
+        ).select_related("assignment")
+    }
+    threads = dict(
+        Thread.objects.filter(stage=stage, kind=Thread.Kind.NORMING, item__in=items).values_list("item_id", "id")
+    )
+    rows = []
+    for item in items:
+        answers = []
+        for question in questions:
+            label = mine.get((item.id, question.id))
+            gold_label = gold.get((item.id, question.id))
+            value = None if label is None or label.unsure else label.value
+            answers.append(
+                {
+                    "question": question.key,
+                    "prompt": question.prompt,
+                    "your_value": value,
+                    "your_label": "Unsure" if label and label.unsure else question.choice_label(value or ""),
+                    "unsure": bool(label and label.unsure),
+                    "gold_value": gold_label.value if gold_label else None,
+                    "gold_label": question.choice_label(gold_label.value) if gold_label else None,
+                    "rationale": gold_label.rationale if gold_label else "",
+                    "agrees": bool(label and not label.unsure and gold_label and label.value == gold_label.value),
+                }
+            )
+        rows.append({"item": item, "answers": answers, "thread_id": threads.get(item.id)})
+    return rows
+
+
+def norming_threads(stage: Stage):
+    return (
+        Thread.objects.filter(stage=stage, kind=Thread.Kind.NORMING)
+        .select_related("item")
+        .annotate(comment_count=Count("comments"))
+        .order_by("item_id")
+    )

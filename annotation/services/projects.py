@@ -1,0 +1,137 @@
+"""Writes for projects: creating one, applying a preset (SafeTutors' three stages in one click), label
+questions, stages, and gold labels."""
+
+from __future__ import annotations
+
+from django.db import transaction
+from django.db.models import Max
+
+from annotation import presets
+from annotation.models import AnnotationProject, GoldLabel, Item, LabelQuestion, Stage
+from annotation.services.training import SetupError, guideline_publish
+
+
+@transaction.atomic
+def project_create(
+    *,
+    name: str,
+    description: str = "",
+    kind: str = AnnotationProject.Kind.GENERIC,
+    categories: list[str] | None = None,
+    subjects: list[str] | None = None,
+    source_audit_id: int | None = None,
+    preset: str = "",
+    by=None,
+) -> AnnotationProject:
+    project = AnnotationProject.objects.create(
+        name=name,
+        description=description,
+        kind=kind,
+        categories=list(categories or []),
+        subjects=list(subjects or []),
+        source_audit_id=source_audit_id,
+        created_by=by,
+    )
+    if preset:
+        project_apply_preset(project=project, preset=preset, by=by)
+    return project
+
+
+def question_create(
+    *,
+    project: AnnotationProject,
+    key: str,
+    prompt: str,
+    choices: list[dict],
+    level: str = LabelQuestion.Level.NOMINAL,
+    allow_unsure: bool = False,
+    allow_not_applicable: bool = False,
+    justification_required_for: list[str] | None = None,
+    positive_values: list[str] | None = None,
+    help_text: str = "",
+) -> LabelQuestion:
+    if not choices:
+        raise SetupError("A question needs at least one choice.")
+    seen_values, seen_keys = set(), set()
+    cleaned = []
+    for index, choice in enumerate(choices, start=1):
+        value = str(choice.get("value", "")).strip()
+        if not value:
+            raise SetupError(f"Choice {index} has no value.")
+        keyboard_key = str(choice.get("key") or (index if index < 10 else "")).strip()
+        if value in seen_values or (keyboard_key and keyboard_key in seen_keys):
+            raise SetupError(f"Choice {index} repeats a value or a keyboard key.")
+        if keyboard_key in ("u", "n"):
+            raise SetupError("The keys u and n are kept for Unsure and Not applicable.")
+        seen_values.add(value)
+        seen_keys.add(keyboard_key)
+        cleaned.append({"value": value, "label": str(choice.get("label") or value), "key": keyboard_key})
+    position = (project.questions.aggregate(p=Max("position"))["p"] or 0) + 1
+    return LabelQuestion.objects.create(
+        project=project,
+        key=key,
+        prompt=prompt,
+        help_text=help_text,
+        level=level,
+        choices=cleaned,
+        allow_unsure=allow_unsure,
+        allow_not_applicable=allow_not_applicable,
+        justification_required_for=list(justification_required_for or []),
+        positive_values=list(positive_values or []),
+        position=position,
+    )
+
+
+def stage_create(*, project: AnnotationProject, name: str, questions: list[LabelQuestion], **fields) -> Stage:
+    order = fields.pop("order", None) or (project.stages.aggregate(o=Max("order"))["o"] or 0) + 1
+    stage = Stage.objects.create(project=project, name=name, order=order, **fields)
+    stage.questions.set(questions)
+    return stage
+
+
+@transaction.atomic
+def project_apply_preset(*, project: AnnotationProject, preset: str = presets.SAFETUTORS, by=None) -> list[Stage]:
+    """Build the preset's questions, stages (with their gate defaults) and a first guideline per stage."""
+    if preset != presets.SAFETUTORS:
+        raise SetupError(f"Unknown preset {preset!r}; known: {', '.join(presets.PRESETS)}.")
+    if project.stages.exists():
+        raise SetupError("This project already has stages; a preset builds them only on an empty project.")
+    project.categories = project.categories or list(presets.SAFETUTORS_RISK_CATEGORIES)
+    project.subjects = project.subjects or list(presets.SAFETUTORS_SUBJECTS)
+    project.preset = preset
+    project.save(update_fields=["categories", "subjects", "preset"])
+    questions = {}
+    for spec in presets.SAFETUTORS_QUESTIONS:
+        questions[spec["key"]] = LabelQuestion.objects.filter(project=project, key=spec["key"]).first() or (
+            question_create(project=project, **spec)
+        )
+    stages = []
+    for spec in presets.SAFETUTORS_STAGES:
+        fields = {k: v for k, v in spec.items() if k not in ("questions", "name")}
+        stage = stage_create(
+            project=project,
+            name=spec["name"],
+            questions=[questions[key] for key in spec["questions"]],
+            **fields,
+            **presets.SAFETUTORS_GATE,
+        )
+        guideline_publish(
+            stage=stage,
+            text=presets.preset_guideline_text(spec, project.categories),
+            change_note="First version, from the SafeTutors preset.",
+            by=by,
+        )
+        stages.append(stage)
+    return stages
+
+
+@transaction.atomic
+def gold_label_set(*, item: Item, question: LabelQuestion, value: str, rationale: str = "") -> GoldLabel:
+    if item.project_id != question.project_id:
+        raise SetupError("The item and the question belong to different projects.")
+    if value not in question.values:
+        raise SetupError(f"{value!r} is not one of the choices of {question.key}.")
+    gold, _ = GoldLabel.objects.update_or_create(
+        item=item, question=question, defaults={"value": value, "rationale": rationale}
+    )
+    return gold

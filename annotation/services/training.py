@@ -1,0 +1,287 @@
+"""Writes for training: guideline versions and confirmations, worked examples, choosing the pilot and
+qualification sets, finishing the pilot (score, norming threads), norming comments and pins, and the gate."""
+
+from __future__ import annotations
+
+from django.db import transaction
+from django.db.models import Max
+from django.utils import timezone
+
+from annotation.models import (
+    Comment,
+    Enrollment,
+    ExampleView,
+    GoldLabel,
+    Guideline,
+    GuidelineConfirmation,
+    Item,
+    Label,
+    LabelQuestion,
+    Phase,
+    Stage,
+    Thread,
+    TrainingItem,
+    WorkedExample,
+)
+from annotation.selectors.training import gold_comparisons, guideline_current, training_counts, training_progress
+from annotation.workflow.gate import GateParams, gate_decide, gold_score
+from annotation.workflow.pilot import PilotSample, PoolItem, sample_pilot
+from annotation.workflow.training import Action, StepRefused, check_action
+
+CLARIFICATIONS_HEADING = "## Clarifications from the norming discussion"
+
+
+class SetupError(ValueError):
+    """A researcher's request that the stage's data cannot support (the message says why)."""
+
+
+# --- Guidelines -------------------------------------------------------------------------------------
+
+
+@transaction.atomic
+def guideline_publish(
+    *, stage: Stage, text: str, change_note: str = "", by=None, include_pins: bool = True
+) -> Guideline:
+    """A new guideline version. Pinned norming clarifications not yet in a version are appended to it.
+    Every annotator of the stage must confirm the new version before their next step."""
+    if not text.strip():
+        raise SetupError("The guideline text is empty.")
+    pins = (
+        list(
+            Comment.objects.filter(thread__stage=stage, pinned=True, included_in_guideline__isnull=True).select_related(
+                "thread__item"
+            )
+        )
+        if include_pins
+        else []
+    )
+    if pins:
+        text = (
+            text.rstrip()
+            + "\n\n"
+            + CLARIFICATIONS_HEADING
+            + "\n\n"
+            + "\n".join(f"- (item {pin.thread.item.external_id}) {pin.body.strip()}" for pin in pins)
+        )
+    latest = stage.guidelines.select_for_update().aggregate(v=Max("version"))["v"] or 0
+    guideline = Guideline.objects.create(
+        stage=stage, version=latest + 1, text=text, change_note=change_note, created_by=by
+    )
+    Comment.objects.filter(pk__in=[pin.pk for pin in pins]).update(included_in_guideline=guideline)
+    return guideline
+
+
+def guideline_confirm(*, enrollment: Enrollment, version: int | None = None) -> GuidelineConfirmation:
+    """Confirm reading the current guideline. ``version``, when given, must be the current one (a page
+    opened before a new version was published cannot confirm the new text unread)."""
+    check_action(training_progress(enrollment), Action.CONFIRM_GUIDELINE)
+    guideline = guideline_current(enrollment.stage)
+    if version is not None and guideline.version != int(version):
+        raise StepRefused(f"Version {guideline.version} of the guideline is out; read it before confirming.")
+    confirmation, _ = GuidelineConfirmation.objects.get_or_create(enrollment=enrollment, guideline=guideline)
+    return confirmation
+
+
+# --- Worked examples --------------------------------------------------------------------------------
+
+
+@transaction.atomic
+def worked_example_add(
+    *, stage: Stage, item: Item, question: LabelQuestion, kind: str, value: str, rationale: str
+) -> WorkedExample:
+    if item.project_id != stage.project_id or question.project_id != stage.project_id:
+        raise SetupError("The item and the question must belong to the stage's project.")
+    if value not in question.values:
+        raise SetupError(f"{value!r} is not one of the question's choices.")
+    if TrainingItem.objects.filter(stage=stage, item=item).exists():
+        raise SetupError("This item is in the stage's pilot or qualification test; it cannot be an example.")
+    if kind not in WorkedExample.Kind.values:
+        raise SetupError(f"Unknown kind {kind!r}.")
+    position = (WorkedExample.objects.filter(stage=stage).aggregate(p=Max("position"))["p"] or 0) + 1
+    example, _ = WorkedExample.objects.update_or_create(
+        stage=stage,
+        item=item,
+        question=question,
+        defaults={"kind": kind, "value": value, "rationale": rationale, "position": position},
+    )
+    return example
+
+
+def example_mark_seen(*, enrollment: Enrollment, example: WorkedExample) -> None:
+    check_action(training_progress(enrollment), Action.VIEW_EXAMPLES)
+    if example.stage_id != enrollment.stage_id:
+        raise StepRefused("That example belongs to another stage.")
+    ExampleView.objects.get_or_create(enrollment=enrollment, example=example)
+    progress = training_progress(enrollment)
+    if progress.examples_done and enrollment.examples_completed_at is None:
+        Enrollment.objects.filter(pk=enrollment.pk).update(examples_completed_at=timezone.now())
+
+
+# --- Pilot and qualification sets -------------------------------------------------------------------
+
+
+def gold_pool(stage: Stage, *, exclude_phase: str | None = None) -> list[PoolItem]:
+    """Items with gold for every stage question, not worked examples, not already in a training set."""
+    question_ids = list(stage.questions.values_list("id", flat=True))
+    if not question_ids:
+        return []
+    items = Item.objects.filter(project=stage.project)
+    for question_id in question_ids:
+        items = items.filter(gold_labels__question_id=question_id)
+    items = items.exclude(worked_examples__stage=stage).exclude(training_uses__stage=stage).distinct()
+    return [PoolItem(id=i.id, category=i.category, subject=i.subject) for i in items]
+
+
+@transaction.atomic
+def training_set_choose(
+    *, stage: Stage, phase: str, size: int | None = None, seed: int = 0, accept_uneven: bool = False
+) -> PilotSample:
+    """Choose the stage's pilot (or qualification) items from its gold pool, spread evenly over the
+    project's categories × subjects. Refuses an uneven pilot unless ``accept_uneven`` (the qualification
+    test only needs distinct gold items, so an uneven spread is accepted there)."""
+    if phase not in TrainingItem.Phase.values:
+        raise SetupError(f"Unknown phase {phase!r}.")
+    if Label.objects.filter(assignment__stage=stage, phase=phase).exists():
+        raise SetupError(f"Annotators have already labelled this stage's {phase}; it cannot be redrawn.")
+    TrainingItem.objects.filter(stage=stage, phase=phase).delete()
+    size = size or (stage.pilot_size if phase == TrainingItem.Phase.PILOT else stage.qualification_size)
+    pool = gold_pool(stage)
+    if not pool:
+        raise SetupError("No item has gold labels for every question of this stage.")
+    project = stage.project
+    sample = sample_pilot(
+        pool, size, categories=project.categories or None, subjects=project.subjects or None, seed=seed
+    )
+    if phase == TrainingItem.Phase.QUALIFICATION:
+        if len(sample.item_ids) < size:
+            raise SetupError(f"Only {len(sample.item_ids)} gold items are left for a test of {size}.")
+    elif not sample.even and not accept_uneven:
+        raise SetupError("An even spread is impossible: " + "; ".join(sample.problems))
+    TrainingItem.objects.bulk_create(
+        [
+            TrainingItem(stage=stage, item_id=item_id, phase=phase, position=i)
+            for i, item_id in enumerate(sample.item_ids)
+        ]
+    )
+    return sample
+
+
+# --- Pilot completion and norming -------------------------------------------------------------------
+
+
+@transaction.atomic
+def pilot_complete_if_done(enrollment: Enrollment) -> bool:
+    """After the last pilot answer: store the pilot score and open norming threads on disagreements."""
+    done, total = training_counts(enrollment, Phase.PILOT)
+    if total == 0 or done < total:
+        return False
+    enrollment = Enrollment.objects.select_for_update().get(pk=enrollment.pk)
+    if enrollment.pilot_submitted_at is None:
+        score = gold_score(gold_comparisons(enrollment, Phase.PILOT), enrollment.stage.unsure_rule)
+        enrollment.pilot_submitted_at = timezone.now()
+        enrollment.pilot_score = score.agreement
+        enrollment.pilot_coverage = score.coverage
+        enrollment.save(update_fields=["pilot_submitted_at", "pilot_score", "pilot_coverage"])
+    norming_threads_open(enrollment.stage)
+    return True
+
+
+def norming_threads_open(stage: Stage) -> list[Thread]:
+    """A thread per pilot item where submitted annotators disagreed with each other or with gold."""
+    pilot_items = list(TrainingItem.objects.filter(stage=stage, phase=Phase.PILOT).values_list("item_id", flat=True))
+    gold = {(g.item_id, g.question_id): g.value for g in GoldLabel.objects.filter(item_id__in=pilot_items)}
+    answers: dict[tuple[int, int], set[str]] = {}
+    for item_id, question_id, value, unsure in Label.objects.filter(
+        assignment__stage=stage, phase=Phase.PILOT, assignment__submitted_at__isnull=False
+    ).values_list("assignment__item_id", "question_id", "value", "unsure"):
+        answers.setdefault((item_id, question_id), set()).add("unsure" if unsure else value)
+    reasons: dict[int, str] = {}
+    for (item_id, question_id), values in answers.items():
+        if len(values) > 1:
+            reasons[item_id] = "annotators disagreed"
+        elif (item_id, question_id) in gold and values != {gold[(item_id, question_id)]}:
+            reasons.setdefault(item_id, "disagreement with gold")
+    threads = []
+    for item_id, reason in reasons.items():
+        thread, created = Thread.objects.get_or_create(
+            stage=stage, item_id=item_id, kind=Thread.Kind.NORMING, defaults={"reason": reason}
+        )
+        if not created and thread.reason != reason and reason == "annotators disagreed":
+            Thread.objects.filter(pk=thread.pk).update(reason=reason)
+        threads.append(thread)
+    return threads
+
+
+def norming_acknowledge(*, enrollment: Enrollment) -> None:
+    check_action(training_progress(enrollment), Action.NORMING)
+    Enrollment.objects.filter(pk=enrollment.pk, norming_acknowledged_at__isnull=True).update(
+        norming_acknowledged_at=timezone.now()
+    )
+
+
+def comment_post(*, thread: Thread, author, body: str, moderator: bool) -> Comment:
+    """Annotators post in their stage's norming threads once their pilot is in; moderators anywhere."""
+    if not body.strip():
+        raise SetupError("The comment is empty.")
+    if not moderator:
+        enrollment = Enrollment.objects.filter(stage=thread.stage, user=author).first()
+        if enrollment is None:
+            raise StepRefused("You are not enrolled in this stage.")
+        check_action(training_progress(enrollment), Action.NORMING)
+    return Comment.objects.create(thread=thread, author=author, body=body.strip())
+
+
+def comment_pin(*, comment: Comment, pinned: bool = True) -> Comment:
+    """A moderator pins a clarification; the next guideline version carries it."""
+    Comment.objects.filter(pk=comment.pk).update(pinned=pinned)
+    comment.pinned = pinned
+    return comment
+
+
+# --- The gate ---------------------------------------------------------------------------------------
+
+
+def gate_params(stage: Stage) -> GateParams:
+    return GateParams(
+        pilot_threshold=stage.pilot_threshold,
+        qualification_threshold=stage.qualification_threshold,
+        unsure_rule=stage.unsure_rule,
+        min_coverage=stage.unsure_min_coverage,
+    )
+
+
+@transaction.atomic
+def qualification_complete_if_done(enrollment: Enrollment) -> bool:
+    done, total = training_counts(enrollment, Phase.QUALIFICATION)
+    if total == 0 or done < total:
+        return False
+    enrollment_gate(enrollment=enrollment)
+    return True
+
+
+@transaction.atomic
+def enrollment_gate(*, enrollment: Enrollment) -> Enrollment:
+    """Decide pass or fail from the stored pilot and qualification answers; store scores, rule and reasons."""
+    enrollment = Enrollment.objects.select_for_update().select_related("stage").get(pk=enrollment.pk)
+    if enrollment.gate_passed is not None:
+        return enrollment
+    decision = gate_decide(
+        gold_comparisons(enrollment, Phase.PILOT),
+        gold_comparisons(enrollment, Phase.QUALIFICATION),
+        gate_params(enrollment.stage),
+    )
+    now = timezone.now()
+    enrollment.qualification_submitted_at = enrollment.qualification_submitted_at or now
+    enrollment.pilot_score = decision.pilot.agreement
+    enrollment.pilot_coverage = decision.pilot.coverage
+    enrollment.qualification_score = decision.qualification.agreement
+    enrollment.qualification_correct = decision.qualification.correct
+    enrollment.qualification_total = decision.qualification.total
+    enrollment.qualification_coverage = decision.qualification.coverage
+    enrollment.gate_passed = decision.passed
+    enrollment.gate_rule = decision.rule
+    enrollment.gate_detail = decision.as_dict()
+    enrollment.decided_at = now
+    enrollment.status = Enrollment.Status.PASSED if decision.passed else Enrollment.Status.FAILED
+    enrollment.save()
+    return enrollment

@@ -1,0 +1,1 @@
+"""Pages of annotation: researcher pages (projects, stages), annotator training pages, norming threads."""

@@ -1,0 +1,123 @@
+"""What several pages share: safe Markdown, the labelling form's context and parsing (reused by main
+labelling), and turning a refused training step into a 403 page."""
+
+from __future__ import annotations
+
+import markdown
+import nh3
+from django.core.exceptions import PermissionDenied
+from django.shortcuts import get_object_or_404, render
+from django.utils.safestring import SafeString, mark_safe
+
+from annotation.models import NOT_APPLICABLE, Enrollment, Item, Stage
+from annotation.services.labels import Answer
+from annotation.workflow.training import StepRefused
+
+UNSURE_FIELD_VALUE = "__unsure__"
+ALLOWED_TAGS = {
+    "p",
+    "h1",
+    "h2",
+    "h3",
+    "h4",
+    "ul",
+    "ol",
+    "li",
+    "strong",
+    "em",
+    "code",
+    "pre",
+    "blockquote",
+    "a",
+    "hr",
+    "br",
+    "table",
+    "thead",
+    "tbody",
+    "tr",
+    "th",
+    "td",
+}  # noqa: E501
+
+
+def markdown_safe(text: str) -> SafeString:
+    """Markdown to HTML with anything outside a short list of tags removed (guidelines are user text)."""
+    html = markdown.markdown(text or "", extensions=["tables", "sane_lists"])
+    return mark_safe(nh3.clean(html, tags=ALLOWED_TAGS, attributes={"a": {"href", "title"}}))  # noqa: S308
+
+
+def label_form_questions(stage: Stage) -> list[dict]:
+    """The stage's questions as the label form renders them: choices with keys, Unsure, Not applicable."""
+    rows = []
+    for question in stage.questions.all():
+        choices = [dict(choice) for choice in question.choices]
+        if question.allow_not_applicable:
+            choices.append({"value": NOT_APPLICABLE, "label": "Not applicable", "key": "n"})
+        rows.append(
+            {
+                "key": question.key,
+                "prompt": question.prompt,
+                "help_text": question.help_text,
+                "choices": choices,
+                "allow_unsure": question.allow_unsure and stage.unsure_enabled,
+                "justify_values": ",".join(question.justification_required_for),
+            }
+        )
+    return rows
+
+
+def label_form_context(
+    *,
+    stage: Stage,
+    item: Item,
+    action: str,
+    errors: dict | None = None,
+    submitted: dict | None = None,
+    submit_label: str = "Submit",
+) -> dict:  # noqa: E501
+    """Context for templates/annotation/partials/label_form.html."""
+    questions = label_form_questions(stage)
+    submitted = submitted or {}
+    for question in questions:
+        question["error"] = (errors or {}).get(question["key"], "")
+        question["selected"] = submitted.get(f"answer-{question['key']}", "")
+        question["justification"] = submitted.get(f"justification-{question['key']}", "")
+    return {
+        "label_item": item,
+        "label_questions": questions,
+        "label_action": action,
+        "label_submit": submit_label,
+        "unsure_value": UNSURE_FIELD_VALUE,
+        "label_errors": errors or {},
+    }
+
+
+def answers_from_post(stage: Stage, data) -> tuple[dict[str, Answer], float]:
+    answers = {}
+    for question in stage.questions.all():
+        raw = (data.get(f"answer-{question.key}") or "").strip()
+        answers[question.key] = Answer(
+            value=None if raw in ("", UNSURE_FIELD_VALUE) else raw,
+            unsure=raw == UNSURE_FIELD_VALUE,
+            justification=data.get(f"justification-{question.key}", ""),
+        )
+    try:
+        seconds = float(data.get("seconds") or 0)
+    except ValueError:
+        seconds = 0.0
+    return answers, seconds
+
+
+def enrollment_or_403(request, stage_pk: int) -> Enrollment:
+    enrollment = (
+        Enrollment.objects.filter(stage_id=stage_pk, user=request.user).select_related("stage__project").first()
+    )
+    if enrollment is None:
+        get_object_or_404(Stage, pk=stage_pk)
+        raise PermissionDenied("You are not enrolled in this stage.")
+    return enrollment
+
+
+def refused_response(request, exc: StepRefused, stage: Stage | None = None):
+    """A 403 that says which step must come first, with a link back to the stage's next step."""
+    return render(request, "annotation/refused.html", {"reason": str(exc), "stage": stage}, status=403)

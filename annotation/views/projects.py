@@ -1,0 +1,262 @@
+"""Researcher pages: projects (create, with the SafeTutors preset in one click), item import, stages with
+every enrolment's progress and scores, guideline versions, worked examples, pilot and qualification sets,
+replacements, and the pass-rate table with its export."""
+
+from __future__ import annotations
+
+import csv
+import io
+
+from django.contrib import messages
+from django.http import HttpResponse, JsonResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views import View
+
+from annotation.forms import (
+    EnrollForm,
+    GuidelineForm,
+    ItemImportForm,
+    ProjectForm,
+    ReplacementForm,
+    TrainingSetForm,
+    WorkedExampleForm,
+)
+from annotation.importers import ImportFailed, items_import
+from annotation.models import AnnotationProject, Enrollment, Item, Stage, TrainingItem
+from annotation.selectors.projects import pass_rate_table, projects_list, stage_enrollments, stages_of
+from annotation.services.enrollment import enrollment_create, enrollment_mark_replacement
+from annotation.services.projects import project_create
+from annotation.services.training import SetupError, guideline_publish, training_set_choose, worked_example_add
+from edufair_web.accounts.permissions import ResearcherRequiredMixin
+
+from .common import markdown_safe
+
+PASS_RATE_COLUMNS = (
+    "stage_order",
+    "stage",
+    "recruited",
+    "passed",
+    "failed",
+    "replaced",
+    "in_training",
+    "pass_rate",
+    "pass_rate_text",
+)  # noqa: E501
+
+
+class ProjectListView(ResearcherRequiredMixin, View):
+    def get(self, request):
+        return render(request, "annotation/project_list.html", {"projects": projects_list()})
+
+
+class ProjectCreateView(ResearcherRequiredMixin, View):
+    def get(self, request):
+        return render(request, "annotation/project_form.html", {"form": ProjectForm()})
+
+    def post(self, request):
+        form = ProjectForm(request.POST)
+        if not form.is_valid():
+            return render(request, "annotation/project_form.html", {"form": form}, status=400)
+        try:
+            project = project_create(
+                name=form.cleaned_data["name"],
+                description=form.cleaned_data["description"],
+                categories=form.cleaned_data["categories"],
+                subjects=form.cleaned_data["subjects"],
+                preset=form.cleaned_data["preset"],
+                by=request.user,
+            )
+        except SetupError as exc:
+            form.add_error(None, str(exc))
+            return render(request, "annotation/project_form.html", {"form": form}, status=400)
+        messages.success(request, f"Project “{project.name}” created.")
+        return redirect("annotation:project", project.pk)
+
+
+class ProjectDetailView(ResearcherRequiredMixin, View):
+    def get(self, request, pk, import_form=None, status=200):
+        project = get_object_or_404(AnnotationProject, pk=pk)
+        context = {
+            "project": project,
+            "stages": stages_of(project),
+            "pass_rates": pass_rate_table(project),
+            "item_count": Item.objects.filter(project=project).count(),
+            "gold_item_count": Item.objects.filter(project=project, gold_labels__isnull=False).distinct().count(),
+            "questions": project.questions.all(),
+            "import_form": import_form or ItemImportForm(),
+        }
+        return render(request, "annotation/project_detail.html", context, status=status)
+
+
+class ItemImportView(ResearcherRequiredMixin, View):
+    def post(self, request, pk):
+        project = get_object_or_404(AnnotationProject, pk=pk)
+        form = ItemImportForm(request.POST, request.FILES)
+        if not form.is_valid():
+            return ProjectDetailView().get(request, pk, import_form=form, status=400)
+        try:
+            report = items_import(
+                project=project, content=form.cleaned_data["file"].read(), fmt=form.cleaned_data["format"]
+            )
+        except ImportFailed as exc:
+            for line, field, message in exc.errors[:20]:
+                form.add_error(None, f"line {line}, {field}: {message}")
+            form.add_error(None, "Nothing was imported.")
+            return ProjectDetailView().get(request, pk, import_form=form, status=400)
+        messages.success(
+            request,
+            f"Imported: {report.created} new, {report.updated} updated, {report.unchanged} unchanged, "
+            f"{report.gold_labels} gold labels.",
+        )
+        return redirect("annotation:project", pk)
+
+
+class PassRateExportView(ResearcherRequiredMixin, View):
+    def get(self, request, pk, fmt):
+        project = get_object_or_404(AnnotationProject, pk=pk)
+        rows = pass_rate_table(project)
+        if fmt == "json":
+            return JsonResponse({"project": project.pk, "name": project.name, "stages": rows})
+        buffer = io.StringIO()
+        writer = csv.DictWriter(buffer, fieldnames=PASS_RATE_COLUMNS, extrasaction="ignore")
+        writer.writeheader()
+        writer.writerows(rows)
+        response = HttpResponse(buffer.getvalue(), content_type="text/csv")
+        response["Content-Disposition"] = f'attachment; filename="project-{project.pk}-pass-rates.csv"'
+        return response
+
+
+class StageDetailView(ResearcherRequiredMixin, View):
+    def get(self, request, pk, forms=None, status=200):
+        stage = get_object_or_404(Stage.objects.select_related("project"), pk=pk)
+        forms = forms or {}
+        guideline = stage.guidelines.order_by("-version").first()
+        context = {
+            "stage": stage,
+            "project": stage.project,
+            "questions": stage.questions.all(),
+            "enrollments": stage_enrollments(stage),
+            "guidelines": stage.guidelines.all(),
+            "guideline_html": markdown_safe(guideline.text) if guideline else "",
+            "examples": stage.worked_examples.select_related("item", "question"),
+            "pilot_items": stage.training_items.filter(phase=TrainingItem.Phase.PILOT).select_related("item"),
+            "qualification_items": stage.training_items.filter(phase=TrainingItem.Phase.QUALIFICATION).select_related(
+                "item"
+            ),
+            "pins": [
+                c
+                for t in stage.threads.prefetch_related("comments")
+                for c in t.comments.all()
+                if c.pinned and not c.included_in_guideline_id
+            ],  # noqa: E501
+            "guideline_form": forms.get("guideline")
+            or GuidelineForm(initial={"text": guideline.text if guideline else ""}),
+            "enroll_form": forms.get("enroll") or EnrollForm(stage=stage),
+            "training_set_form": forms.get("training_set") or TrainingSetForm(),
+            "example_form": forms.get("example") or WorkedExampleForm(stage=stage),
+            "replacement_form": ReplacementForm(),
+        }
+        return render(request, "annotation/stage_detail.html", context, status=status)
+
+
+class StageActionView(ResearcherRequiredMixin, View):
+    """The stage page's forms post here: publish a guideline, enrol, choose a training set, add an example."""
+
+    def post(self, request, pk, action):
+        stage = get_object_or_404(Stage.objects.select_related("project"), pk=pk)
+        handlers = {
+            "guideline": self._guideline,
+            "enroll": self._enroll,
+            "training_set": self._training_set,
+            "example": self._example,
+        }
+        if action not in handlers:
+            return HttpResponse(status=404)
+        form = handlers[action](request, stage)
+        if form is not None:
+            return StageDetailView().get(request, pk, forms={action: form}, status=400)
+        return redirect("annotation:stage", pk)
+
+    def _guideline(self, request, stage):
+        form = GuidelineForm(request.POST)
+        if not form.is_valid():
+            return form
+        guideline = guideline_publish(
+            stage=stage, text=form.cleaned_data["text"], change_note=form.cleaned_data["change_note"], by=request.user
+        )
+        messages.success(request, f"Guideline v{guideline.version} published; annotators must confirm it again.")
+        return None
+
+    def _enroll(self, request, stage):
+        form = EnrollForm(request.POST, stage=stage)
+        if not form.is_valid():
+            return form
+        try:
+            enrollment_create(stage=stage, user=form.cleaned_data["user"], subject=form.cleaned_data["subject"])
+        except SetupError as exc:
+            form.add_error(None, str(exc))
+            return form
+        messages.success(request, f"{form.cleaned_data['user'].username} enrolled.")
+        return None
+
+    def _training_set(self, request, stage):
+        form = TrainingSetForm(request.POST)
+        if not form.is_valid():
+            return form
+        try:
+            sample = training_set_choose(
+                stage=stage,
+                phase=form.cleaned_data["phase"],
+                size=form.cleaned_data["size"],
+                seed=form.cleaned_data["seed"] or 0,
+                accept_uneven=form.cleaned_data["accept_uneven"],
+            )
+        except SetupError as exc:
+            form.add_error(None, str(exc))
+            return form
+        note = "" if sample.even else " The spread is not even: " + "; ".join(sample.problems)
+        messages.success(request, f"{len(sample.item_ids)} items chosen for the {form.cleaned_data['phase']}.{note}")
+        return None
+
+    def _example(self, request, stage):
+        form = WorkedExampleForm(request.POST, stage=stage)
+        if not form.is_valid():
+            return form
+        item = Item.objects.filter(project=stage.project, external_id=form.cleaned_data["item"]).first()
+        if item is None:
+            form.add_error("item", "No item with this id in the project.")
+            return form
+        try:
+            worked_example_add(
+                stage=stage,
+                item=item,
+                question=form.cleaned_data["question"],
+                kind=form.cleaned_data["kind"],
+                value=form.cleaned_data["value"],
+                rationale=form.cleaned_data["rationale"],
+            )
+        except SetupError as exc:
+            form.add_error(None, str(exc))
+            return form
+        messages.success(request, "Worked example added.")
+        return None
+
+
+class ReplacementView(ResearcherRequiredMixin, View):
+    def post(self, request, pk):
+        enrollment = get_object_or_404(Enrollment, pk=pk)
+        form = ReplacementForm(request.POST)
+        if form.is_valid():
+            try:
+                enrollment_mark_replacement(
+                    enrollment=enrollment,
+                    replacement_user=form.cleaned_data["replacement"],
+                    note=form.cleaned_data["note"],
+                    by=request.user,
+                )
+                messages.success(request, f"{enrollment.user.username} marked as replaced.")
+            except SetupError as exc:
+                messages.error(request, str(exc))
+        else:
+            messages.error(request, "The replacement form was not valid.")
+        return redirect("annotation:stage", enrollment.stage_id)

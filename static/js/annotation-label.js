@@ -1,0 +1,116 @@
+// Keyboard labelling for templates/annotation/partials/label_form.html (pilot, qualification and main
+// labelling share it). In the active question the key shown next to a choice selects it (number keys),
+// "u" picks Unsure and "n" Not applicable where offered; the next question becomes active, or the
+// justification box takes the focus when the chosen value needs one. Enter submits (Shift+Enter is a new
+// line in a justification; Escape leaves the box). It also measures active time on the item: the clock
+// stops while the tab is hidden, and the seconds are sent with the form.
+(function () {
+  "use strict";
+  const form = document.querySelector("[data-label-form]");
+  if (!form) return;
+  const questions = Array.from(form.querySelectorAll(".label-question"));
+  const secondsInput = form.querySelector("[data-seconds]");
+  let active = 0;
+  let activeMs = 0;
+  let visibleSince = document.visibilityState === "visible" ? performance.now() : null;
+  let submitting = false;
+
+  function pause() {
+    if (visibleSince !== null) {
+      activeMs += performance.now() - visibleSince;
+      visibleSince = null;
+    }
+  }
+  function resume() {
+    if (visibleSince === null) visibleSince = performance.now();
+  }
+  function activeSeconds() {
+    const running = visibleSince === null ? 0 : performance.now() - visibleSince;
+    return (activeMs + running) / 1000;
+  }
+  document.addEventListener("visibilitychange", function () {
+    if (document.visibilityState === "visible") resume();
+    else pause();
+  });
+
+  function setActive(index) {
+    active = Math.max(0, Math.min(index, questions.length - 1));
+    questions.forEach(function (q, j) { q.classList.toggle("active", j === active); });
+  }
+  function checkedValue(q) {
+    const checked = q.querySelector("input[type=radio]:checked");
+    return checked ? checked.value : null;
+  }
+  function needsJustification(q) {
+    const values = (q.dataset.justifyValues || "").split(",").filter(Boolean);
+    const value = checkedValue(q);
+    return value !== null && values.indexOf(value) !== -1;
+  }
+  function refreshJustification(q) {
+    const box = q.querySelector("[data-justification]");
+    const area = box ? box.querySelector("textarea") : null;
+    if (!area) return;
+    const needed = needsJustification(q);
+    area.required = needed;
+    box.classList.toggle("needed", needed);
+  }
+  function choose(q, key) {
+    const radio = q.querySelector('input[type=radio][data-key="' + key + '"]');
+    if (!radio) return false;
+    radio.checked = true;
+    refreshJustification(q);
+    if (needsJustification(q)) {
+      q.querySelector("[data-justification] textarea").focus();
+    } else if (active < questions.length - 1) {
+      setActive(active + 1);
+    }
+    return true;
+  }
+
+  questions.forEach(function (q, i) {
+    q.addEventListener("change", function () { setActive(i); refreshJustification(q); });
+    q.addEventListener("focusin", function () { setActive(i); });
+    refreshJustification(q);
+  });
+  const firstError = questions.findIndex(function (q) { return q.classList.contains("has-error"); });
+  setActive(firstError === -1 ? 0 : firstError);
+
+  document.addEventListener("keydown", function (event) {
+    if (event.ctrlKey || event.metaKey || event.altKey || event.isComposing) return;
+    const target = event.target;
+    const inForm = target === document.body || form.contains(target);
+    if (!inForm) return;
+    const typing = target.matches("textarea, input[type=text], input:not([type])");
+    if (event.key === "Enter") {
+      if (typing && event.shiftKey) return;
+      event.preventDefault();
+      form.requestSubmit();
+      return;
+    }
+    if (typing) {
+      if (event.key === "Escape") target.blur();
+      return;
+    }
+    if (event.key === "ArrowDown" && !target.matches("input[type=radio]")) {
+      setActive(active + 1);
+      event.preventDefault();
+      return;
+    }
+    if (event.key === "ArrowUp" && !target.matches("input[type=radio]")) {
+      setActive(active - 1);
+      event.preventDefault();
+      return;
+    }
+    const q = questions[active];
+    if (q && event.key.length === 1 && choose(q, event.key.toLowerCase())) event.preventDefault();
+  });
+
+  form.addEventListener("submit", function (event) {
+    if (submitting) {
+      event.preventDefault();
+      return;
+    }
+    submitting = true;
+    if (secondsInput) secondsInput.value = activeSeconds().toFixed(1);
+  });
+})();
