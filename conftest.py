@@ -169,9 +169,13 @@ def wait_for(predicate, *, timeout: float = 60.0, interval: float = 0.2, message
     raise AssertionError(f"timed out after {timeout:.0f}s waiting for {message}")
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def chromium_browser():
-    """Debian's Chromium driven by Playwright (never a downloaded browser)."""
+    """Debian's Chromium driven by Playwright (never a downloaded browser).
+
+    Module scope: Playwright's sync API keeps an event loop running in the main thread while it is
+    open, which would break `asyncio.run` in the (non-browser) tests of other modules.
+    """
     if not Path(CHROMIUM).exists() or shutil.which("chromium") is None and not Path(CHROMIUM).exists():
         service_missing("Debian's chromium is not installed (apt-get install -y chromium)")
     try:

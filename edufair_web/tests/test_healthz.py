@@ -33,6 +33,7 @@ def test_healthz_answers_503_when_the_broker_is_unreachable(client, settings, mo
     from edufair_web.celery import app
 
     monkeypatch.setattr(app.conf, "broker_url", "redis://127.0.0.1:1/0")
+    monkeypatch.setattr(app.conf, "broker_write_url", "redis://127.0.0.1:1/0")
     response = client.get("/healthz")
     assert response.status_code == 503
     assert response.json()["broker"]["ok"] is False

@@ -17,7 +17,15 @@ PRODUCTION = {
 
 
 def run_python(code: str, **env) -> subprocess.CompletedProcess:
-    clean = {k: v for k, v in os.environ.items() if k not in {"DEBUG", "SECRET_KEY", "DATABASE_URL"}}
+    ignored = {
+        "DEBUG",
+        "SECRET_KEY",
+        "DATABASE_URL",
+        "CELERY_BROKER_URL",
+        "EDUFAIR_DATA_DIR",
+        "DJANGO_ALLOW_ASYNC_UNSAFE",
+    }
+    clean = {k: v for k, v in os.environ.items() if k not in ignored}
     clean.update(env)
     clean["DJANGO_SETTINGS_MODULE"] = "edufair_web.settings"
     return subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=clean, capture_output=True, text=True, timeout=60)
