@@ -1,0 +1,210 @@
+"""Serializers for researchers scripting projects: projects, questions, items, gold, stages, guidelines,
+worked examples, enrolments and the pass-rate table. Annotators never see these (gold is here)."""
+
+from rest_framework import serializers
+
+from annotation.models import (
+    AnnotationProject,
+    Enrollment,
+    GoldLabel,
+    Guideline,
+    Item,
+    LabelQuestion,
+    Stage,
+    TrainingItem,
+    WorkedExample,
+)
+
+
+class ProjectSerializer(serializers.ModelSerializer):
+    preset = serializers.CharField(required=False, allow_blank=True, write_only=True)
+    applied_preset = serializers.CharField(source="preset", read_only=True)
+
+    class Meta:
+        model = AnnotationProject
+        fields = [
+            "id",
+            "name",
+            "description",
+            "kind",
+            "source_audit_id",
+            "categories",
+            "subjects",
+            "options",
+            "preset",
+            "applied_preset",
+            "created_at",
+        ]
+        read_only_fields = ["created_at"]
+
+
+class LabelQuestionSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = LabelQuestion
+        fields = [
+            "id",
+            "project",
+            "key",
+            "prompt",
+            "help_text",
+            "level",
+            "choices",
+            "allow_unsure",
+            "allow_not_applicable",
+            "justification_required_for",
+            "positive_values",
+            "position",
+        ]
+
+
+class ItemSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Item
+        fields = [
+            "id",
+            "project",
+            "external_id",
+            "payload",
+            "subject",
+            "category",
+            "modality",
+            "source_turn_id",
+            "metadata",
+            "created_at",
+        ]
+        read_only_fields = ["created_at"]
+
+
+class GoldLabelSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = GoldLabel
+        fields = ["id", "item", "question", "value", "rationale"]
+
+    def validate(self, attrs):
+        question, item = attrs.get("question"), attrs.get("item")
+        if question and item and question.project_id != item.project_id:
+            raise serializers.ValidationError("The item and the question belong to different projects.")
+        if question and attrs.get("value") not in question.values:
+            raise serializers.ValidationError({"value": f"Not one of the choices ({', '.join(question.values)})."})
+        return attrs
+
+
+class StageSerializer(serializers.ModelSerializer):
+    qualification_threshold = serializers.FloatField(read_only=True)
+
+    class Meta:
+        model = Stage
+        fields = [
+            "id",
+            "project",
+            "order",
+            "name",
+            "task",
+            "pool",
+            "recruits_per_subject",
+            "questions",
+            "overlap",
+            "resolution_policy",
+            "pay_rate_per_hour",
+            "currency",
+            "pilot_size",
+            "pilot_threshold",
+            "qualification_size",
+            "qualification_min_correct",
+            "qualification_threshold",
+            "unsure_enabled",
+            "unsure_rule",
+            "unsure_min_coverage",
+        ]
+
+    def validate(self, attrs):
+        project = attrs.get("project") or getattr(self.instance, "project", None)
+        for question in attrs.get("questions", []):
+            if project and question.project_id != project.id:
+                raise serializers.ValidationError({"questions": f"{question.key} belongs to another project."})
+        return attrs
+
+
+class GuidelineSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Guideline
+        fields = ["id", "stage", "version", "text", "change_note", "created_at"]
+        read_only_fields = ["version", "created_at"]
+
+
+class WorkedExampleSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = WorkedExample
+        fields = ["id", "stage", "item", "question", "kind", "value", "rationale", "position"]
+        read_only_fields = ["position"]
+
+
+class TrainingItemSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = TrainingItem
+        fields = ["id", "stage", "item", "phase", "position"]
+
+
+class TrainingSetChooseSerializer(serializers.Serializer):
+    phase = serializers.ChoiceField(choices=TrainingItem.Phase.choices)
+    size = serializers.IntegerField(min_value=1, required=False)
+    seed = serializers.IntegerField(default=0)
+    accept_uneven = serializers.BooleanField(default=False)
+
+
+class EnrollmentSerializer(serializers.ModelSerializer):
+    username = serializers.CharField(source="user.username", read_only=True)
+
+    class Meta:
+        model = Enrollment
+        fields = [
+            "id",
+            "stage",
+            "user",
+            "username",
+            "subject",
+            "status",
+            "enrolled_at",
+            "examples_completed_at",
+            "pilot_submitted_at",
+            "norming_acknowledged_at",
+            "qualification_submitted_at",
+            "pilot_score",
+            "pilot_coverage",
+            "qualification_score",
+            "qualification_correct",
+            "qualification_total",
+            "qualification_coverage",
+            "gate_passed",
+            "gate_rule",
+            "gate_detail",
+            "decided_at",
+            "replaced_by",
+            "replaced_at",
+            "replacement_note",
+        ]
+        read_only_fields = [f for f in fields if f not in ("stage", "user", "subject")]
+
+
+class ReplacementSerializer(serializers.Serializer):
+    replacement_user = serializers.IntegerField(required=False, allow_null=True)
+    note = serializers.CharField(required=False, allow_blank=True, default="")
+
+
+class ItemImportSerializer(serializers.Serializer):
+    format = serializers.ChoiceField(choices=["jsonl", "csv"])
+    content = serializers.CharField(required=False, help_text="The file's text (or upload it as `file`).")
+    file = serializers.FileField(required=False)
+
+
+class PassRateSerializer(serializers.Serializer):
+    stage_id = serializers.IntegerField()
+    stage_order = serializers.IntegerField()
+    stage = serializers.CharField()
+    recruited = serializers.IntegerField()
+    passed = serializers.IntegerField()
+    failed = serializers.IntegerField()
+    replaced = serializers.IntegerField()
+    in_training = serializers.IntegerField()
+    pass_rate = serializers.FloatField(allow_null=True)
+    pass_rate_text = serializers.CharField()

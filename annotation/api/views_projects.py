@@ -1,0 +1,266 @@
+"""Researcher API: script a whole project (questions, items and gold, stages, guidelines, examples,
+training sets, enrolments, replacements) and read the pass-rate table. Enrolments are also readable by
+annotators, who only ever get their own."""
+
+from django.contrib.auth.models import User
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import extend_schema
+from rest_framework import mixins, status, viewsets
+from rest_framework.decorators import action
+from rest_framework.exceptions import ValidationError
+from rest_framework.response import Response
+
+from annotation.importers import ImportFailed, items_import
+from annotation.models import (
+    AnnotationProject,
+    Enrollment,
+    GoldLabel,
+    Guideline,
+    Item,
+    LabelQuestion,
+    Stage,
+    TrainingItem,
+    WorkedExample,
+)
+from annotation.selectors.projects import pass_rate_table
+from annotation.services.enrollment import enrollment_create, enrollment_mark_replacement
+from annotation.services.projects import project_apply_preset, project_create
+from annotation.services.training import SetupError, guideline_publish, training_set_choose, worked_example_add
+from edufair_web.accounts.permissions import IsAnnotator, IsResearcher
+from edufair_web.accounts.roles import RESEARCHER, has_role
+
+from .serializers_projects import (
+    EnrollmentSerializer,
+    GoldLabelSerializer,
+    GuidelineSerializer,
+    ItemImportSerializer,
+    ItemSerializer,
+    LabelQuestionSerializer,
+    PassRateSerializer,
+    ProjectSerializer,
+    ReplacementSerializer,
+    StageSerializer,
+    TrainingItemSerializer,
+    TrainingSetChooseSerializer,
+    WorkedExampleSerializer,
+)
+
+
+def _setup_error(exc: Exception) -> ValidationError:
+    return ValidationError({"detail": str(exc)})
+
+
+class ProjectViewSet(viewsets.ModelViewSet):
+    queryset = AnnotationProject.objects.all().order_by("-created_at", "-id")
+    serializer_class = ProjectSerializer
+    permission_classes = [IsResearcher]
+
+    def perform_create(self, serializer):
+        data = dict(serializer.validated_data)
+        preset = data.pop("preset", "")
+        options = data.pop("options", None)
+        try:
+            project = project_create(**data, preset=preset, by=self.request.user)
+        except SetupError as exc:
+            raise _setup_error(exc) from exc
+        if options:
+            project.options = options
+            project.save(update_fields=["options"])
+        serializer.instance = project
+
+    @extend_schema(request=None, responses=StageSerializer(many=True))
+    @action(detail=True, methods=["post"], url_path="apply-preset")
+    def apply_preset(self, request, pk=None):
+        """Build SafeTutors' three stages (or another preset named by `preset`) on an empty project."""
+        project = self.get_object()
+        try:
+            stages = project_apply_preset(
+                project=project, preset=request.data.get("preset", "safetutors"), by=request.user
+            )
+        except SetupError as exc:
+            raise _setup_error(exc) from exc
+        return Response(StageSerializer(stages, many=True).data, status=status.HTTP_201_CREATED)
+
+    @extend_schema(responses=PassRateSerializer(many=True))
+    @action(detail=True, methods=["get"], url_path="pass-rates")
+    def pass_rates(self, request, pk=None):
+        return Response(pass_rate_table(self.get_object()))
+
+    @extend_schema(request=ItemImportSerializer, responses=None)
+    @action(detail=True, methods=["post"], url_path="import-items")
+    def import_items(self, request, pk=None):
+        """Import items (and gold labels) from JSONL or CSV; atomic and idempotent. 400 lists line and field."""
+        project = self.get_object()
+        serializer = ItemImportSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        upload = serializer.validated_data.get("file")
+        content = upload.read() if upload else serializer.validated_data.get("content", "")
+        try:
+            report = items_import(project=project, content=content, fmt=serializer.validated_data["format"])
+        except ImportFailed as exc:
+            return Response(
+                {
+                    "detail": "Nothing was imported.",
+                    "errors": [{"line": line, "field": f, "message": m} for line, f, m in exc.errors],
+                },
+                status=status.HTTP_400_BAD_REQUEST,
+            )
+        return Response(report.as_dict(), status=status.HTTP_201_CREATED)
+
+
+class LabelQuestionViewSet(viewsets.ModelViewSet):
+    queryset = LabelQuestion.objects.all()
+    serializer_class = LabelQuestionSerializer
+    permission_classes = [IsResearcher]
+
+    def get_queryset(self):
+        qs = super().get_queryset()
+        project = self.request.query_params.get("project")
+        return qs.filter(project_id=project) if project else qs
+
+
+class ItemViewSet(viewsets.ModelViewSet):
+    queryset = Item.objects.all()
+    serializer_class = ItemSerializer
+    permission_classes = [IsResearcher]
+
+    def get_queryset(self):
+        qs = super().get_queryset()
+        project = self.request.query_params.get("project")
+        return qs.filter(project_id=project) if project else qs
+
+
+class GoldLabelViewSet(viewsets.ModelViewSet):
+    queryset = GoldLabel.objects.select_related("question")
+    serializer_class = GoldLabelSerializer
+    permission_classes = [IsResearcher]
+
+    def get_queryset(self):
+        qs = super().get_queryset()
+        project = self.request.query_params.get("project")
+        return qs.filter(item__project_id=project) if project else qs
+
+
+class StageViewSet(viewsets.ModelViewSet):
+    queryset = Stage.objects.prefetch_related("questions")
+    serializer_class = StageSerializer
+    permission_classes = [IsResearcher]
+
+    def get_queryset(self):
+        qs = super().get_queryset()
+        project = self.request.query_params.get("project")
+        return qs.filter(project_id=project) if project else qs
+
+    @extend_schema(request=TrainingSetChooseSerializer, responses=None)
+    @action(detail=True, methods=["post"], url_path="choose-training-set")
+    def choose_training_set(self, request, pk=None):
+        """Draw the pilot (spread evenly across categories × subjects) or the qualification test from gold."""
+        stage = self.get_object()
+        serializer = TrainingSetChooseSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        try:
+            sample = training_set_choose(stage=stage, **serializer.validated_data)
+        except SetupError as exc:
+            raise _setup_error(exc) from exc
+        return Response(sample.as_dict(), status=status.HTTP_201_CREATED)
+
+    @extend_schema(responses=TrainingItemSerializer(many=True))
+    @action(detail=True, methods=["get"], url_path="training-items")
+    def training_items(self, request, pk=None):
+        items = TrainingItem.objects.filter(stage=self.get_object())
+        return Response(TrainingItemSerializer(items, many=True).data)
+
+
+class GuidelineViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
+    """Guidelines are versioned: creating one publishes the stage's next version (never edits an old one)."""
+
+    queryset = Guideline.objects.all()
+    serializer_class = GuidelineSerializer
+    permission_classes = [IsResearcher]
+
+    def get_queryset(self):
+        qs = super().get_queryset()
+        stage = self.request.query_params.get("stage")
+        return qs.filter(stage_id=stage) if stage else qs
+
+    def perform_create(self, serializer):
+        data = serializer.validated_data
+        try:
+            serializer.instance = guideline_publish(
+                stage=data["stage"], text=data["text"], change_note=data.get("change_note", ""), by=self.request.user
+            )
+        except SetupError as exc:
+            raise _setup_error(exc) from exc
+
+
+class WorkedExampleViewSet(viewsets.ModelViewSet):
+    queryset = WorkedExample.objects.all()
+    serializer_class = WorkedExampleSerializer
+    permission_classes = [IsResearcher]
+
+    def get_queryset(self):
+        qs = super().get_queryset()
+        stage = self.request.query_params.get("stage")
+        return qs.filter(stage_id=stage) if stage else qs
+
+    def perform_create(self, serializer):
+        data = serializer.validated_data
+        try:
+            serializer.instance = worked_example_add(
+                stage=data["stage"],
+                item=data["item"],
+                question=data["question"],
+                kind=data["kind"],
+                value=data["value"],
+                rationale=data["rationale"],
+            )
+        except SetupError as exc:
+            raise _setup_error(exc) from exc
+
+
+class EnrollmentViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
+    """Researchers see and create every enrolment; anyone else sees only their own."""
+
+    serializer_class = EnrollmentSerializer
+    permission_classes = [IsAnnotator]
+
+    def get_queryset(self):
+        qs = Enrollment.objects.select_related("user").order_by("stage_id", "id")
+        if not has_role(self.request.user, RESEARCHER):
+            qs = qs.filter(user=self.request.user)
+        stage = self.request.query_params.get("stage")
+        return qs.filter(stage_id=stage) if stage else qs
+
+    def create(self, request, *args, **kwargs):
+        if not has_role(request.user, RESEARCHER):
+            return Response({"detail": "Researchers enrol annotators."}, status=status.HTTP_403_FORBIDDEN)
+        return super().create(request, *args, **kwargs)
+
+    def perform_create(self, serializer):
+        data = serializer.validated_data
+        try:
+            serializer.instance = enrollment_create(
+                stage=data["stage"], user=data["user"], subject=data.get("subject", "")
+            )
+        except SetupError as exc:
+            raise _setup_error(exc) from exc
+
+    @extend_schema(request=ReplacementSerializer, responses=EnrollmentSerializer)
+    @action(detail=True, methods=["post"], permission_classes=[IsResearcher])
+    def replace(self, request, pk=None):
+        """Mark this recruit as replaced, optionally enrolling `replacement_user` in their place."""
+        enrollment = self.get_object()
+        serializer = ReplacementSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        user_id = serializer.validated_data.get("replacement_user")
+        replacement = get_object_or_404(User, pk=user_id) if user_id else None
+        try:
+            enrollment = enrollment_mark_replacement(
+                enrollment=enrollment,
+                replacement_user=replacement,
+                note=serializer.validated_data["note"],
+                by=request.user,
+            )
+        except SetupError as exc:
+            raise _setup_error(exc) from exc
+        return Response(EnrollmentSerializer(enrollment).data)

@@ -1,0 +1,323 @@
+"""Annotator API for training and labelling: the same steps as the pages, the same step machine, so a
+step out of order is 403 here too. Responses carry only the caller's own data: items without gold until
+the pilot is submitted, never another annotator's labels."""
+
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import extend_schema
+from rest_framework import status
+from rest_framework.exceptions import NotFound, PermissionDenied
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from annotation.models import Comment, Enrollment, Item, Stage, Thread
+from annotation.selectors.training import (
+    examples_seen_ids,
+    guideline_current,
+    norming_threads,
+    pilot_feedback,
+    training_counts,
+    training_item_next,
+    training_progress,
+    worked_examples,
+)
+from annotation.services.labels import Answer, LabelInvalid, NoAssignment, labels_submit
+from annotation.services.training import (
+    SetupError,
+    comment_pin,
+    comment_post,
+    example_mark_seen,
+    guideline_confirm,
+    norming_acknowledge,
+)
+from annotation.views.common import label_form_questions
+from annotation.workflow.training import STEP_TITLES, Action, StepRefused, check_action, next_step
+from edufair_web.accounts.permissions import IsAdjudicator, IsAnnotator
+from edufair_web.accounts.roles import ADJUDICATOR, RESEARCHER, has_role
+
+from .serializers_training import (
+    AnnotatorItemSerializer,
+    CommentSerializer,
+    GuidelineConfirmSerializer,
+    LabelSubmitSerializer,
+    ThreadSerializer,
+)
+
+
+def _enrollment(request, stage_pk) -> Enrollment:
+    enrollment = Enrollment.objects.filter(stage_id=stage_pk, user=request.user).select_related("stage").first()
+    if enrollment is None:
+        get_object_or_404(Stage, pk=stage_pk)
+        raise PermissionDenied("You are not enrolled in this stage.")
+    return enrollment
+
+
+def _check(enrollment: Enrollment, action: Action):
+    try:
+        check_action(training_progress(enrollment), action)
+    except StepRefused as exc:
+        raise PermissionDenied(str(exc)) from exc
+
+
+def _state(enrollment: Enrollment) -> dict:
+    progress = training_progress(enrollment)
+    step = next_step(progress)
+    enrollment.refresh_from_db()
+    return {
+        "stage": enrollment.stage_id,
+        "step": step.value,
+        "step_title": STEP_TITLES[step],
+        "guideline_version": progress.current_guideline_version,
+        "guideline_confirmed": progress.confirmed_current_guideline,
+        "examples": {"seen": progress.examples_seen, "total": progress.examples_total},
+        "pilot": {"labelled": progress.pilot_labelled, "total": progress.pilot_total},
+        "norming_done": progress.norming_done,
+        "qualification": {"labelled": progress.qualification_labelled, "total": progress.qualification_total},
+        "gate": {
+            "passed": enrollment.gate_passed,
+            "pilot_score": enrollment.pilot_score,
+            "qualification_correct": enrollment.qualification_correct,
+            "qualification_total": enrollment.qualification_total,
+            "qualification_score": enrollment.qualification_score,
+            "rule": enrollment.gate_rule or None,
+            "reasons": enrollment.gate_detail.get("reasons", []) if enrollment.gate_passed is not None else [],
+        },
+    }
+
+
+class TrainingStateView(APIView):
+    permission_classes = [IsAnnotator]
+
+    @extend_schema(responses=None)
+    def get(self, request, stage_pk):
+        """Where the caller is in the stage's training, and their gate result once decided."""
+        return Response(_state(_enrollment(request, stage_pk)))
+
+
+class GuidelineAPIView(APIView):
+    permission_classes = [IsAnnotator]
+
+    @extend_schema(responses=None)
+    def get(self, request, stage_pk):
+        enrollment = _enrollment(request, stage_pk)
+        guideline = guideline_current(enrollment.stage)
+        if guideline is None:
+            raise NotFound("The stage has no guideline yet.")
+        return Response({"version": guideline.version, "text": guideline.text, "change_note": guideline.change_note})
+
+    @extend_schema(request=GuidelineConfirmSerializer, responses=None)
+    def post(self, request, stage_pk):
+        """Confirm having read the current version (send `version` to make sure it is the one you read)."""
+        enrollment = _enrollment(request, stage_pk)
+        serializer = GuidelineConfirmSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        try:
+            guideline_confirm(enrollment=enrollment, version=serializer.validated_data.get("version"))
+        except StepRefused as exc:
+            raise PermissionDenied(str(exc)) from exc
+        return Response(_state(enrollment))
+
+
+class ExamplesAPIView(APIView):
+    permission_classes = [IsAnnotator]
+
+    @extend_schema(responses=None)
+    def get(self, request, stage_pk):
+        enrollment = _enrollment(request, stage_pk)
+        _check(enrollment, Action.VIEW_EXAMPLES)
+        seen = examples_seen_ids(enrollment)
+        return Response(
+            [
+                {
+                    "id": example.id,
+                    "kind": example.kind,
+                    "item": AnnotatorItemSerializer(example.item).data,
+                    "question": example.question.key,
+                    "value": example.value,
+                    "label": example.question.choice_label(example.value),
+                    "rationale": example.rationale,
+                    "seen": example.id in seen,
+                }
+                for example in worked_examples(enrollment.stage)
+            ]
+        )
+
+
+class ExampleSeenAPIView(APIView):
+    permission_classes = [IsAnnotator]
+
+    @extend_schema(request=None, responses=None)
+    def post(self, request, stage_pk, example_pk):
+        enrollment = _enrollment(request, stage_pk)
+        example = next((e for e in worked_examples(enrollment.stage) if e.id == example_pk), None)
+        if example is None:
+            raise NotFound("No such example in this stage.")
+        try:
+            example_mark_seen(enrollment=enrollment, example=example)
+        except StepRefused as exc:
+            raise PermissionDenied(str(exc)) from exc
+        return Response(_state(enrollment))
+
+
+class TrainingNextItemAPIView(APIView):
+    """The next pilot or qualification item: the payload and the questions, never gold."""
+
+    permission_classes = [IsAnnotator]
+    actions = {"pilot": Action.LABEL_PILOT, "qualification": Action.LABEL_QUALIFICATION}
+
+    @extend_schema(responses=None)
+    def get(self, request, stage_pk, phase):
+        if phase not in self.actions:
+            raise NotFound("The phase is pilot or qualification.")
+        enrollment = _enrollment(request, stage_pk)
+        _check(enrollment, self.actions[phase])
+        item = training_item_next(enrollment, phase)
+        done, total = training_counts(enrollment, phase)
+        return Response(
+            {
+                "phase": phase,
+                "labelled": done,
+                "total": total,
+                "item": AnnotatorItemSerializer(item).data if item else None,
+                "questions": label_form_questions(enrollment.stage),
+            }
+        )
+
+
+class LabelSubmitAPIView(APIView):
+    """Submit one item's answers in a phase (pilot, qualification, main). Out of training order → 403;
+    a repeated submit changes nothing (200 instead of 201)."""
+
+    permission_classes = [IsAnnotator]
+
+    @extend_schema(request=LabelSubmitSerializer, responses=None)
+    def post(self, request, stage_pk):
+        stage = get_object_or_404(Stage, pk=stage_pk)
+        serializer = LabelSubmitSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        item = Item.objects.filter(pk=data["item"], project_id=stage.project_id).first()
+        if item is None:
+            raise NotFound("No such item in this project.")
+        answers = {
+            key: Answer(
+                value=a.get("value") or None, unsure=a.get("unsure", False), justification=a.get("justification", "")
+            )
+            for key, a in data["answers"].items()
+        }
+        try:
+            result = labels_submit(
+                annotator=request.user,
+                stage=stage,
+                item=item,
+                phase=data["phase"],
+                answers=answers,
+                seconds=data["seconds"],
+            )
+        except StepRefused as exc:
+            raise PermissionDenied(str(exc)) from exc
+        except NoAssignment as exc:
+            raise NotFound(str(exc)) from exc
+        except LabelInvalid as exc:
+            return Response({"answers": exc.errors}, status=status.HTTP_400_BAD_REQUEST)
+        enrollment = Enrollment.objects.get(stage=stage, user=request.user)
+        return Response(
+            {"assignment": result.assignment.id, "created": result.created, "state": _state(enrollment)},
+            status=status.HTTP_201_CREATED if result.created else status.HTTP_200_OK,
+        )
+
+
+class PilotFeedbackAPIView(APIView):
+    permission_classes = [IsAnnotator]
+
+    @extend_schema(responses=None)
+    def get(self, request, stage_pk):
+        """After the whole pilot: agreement with gold and, per item, gold and rationale beside your answer."""
+        enrollment = _enrollment(request, stage_pk)
+        _check(enrollment, Action.VIEW_PILOT_FEEDBACK)
+        enrollment.refresh_from_db()
+        rows = pilot_feedback(enrollment)
+        return Response(
+            {
+                "pilot_score": enrollment.pilot_score,
+                "pilot_coverage": enrollment.pilot_coverage,
+                "threshold": enrollment.stage.pilot_threshold,
+                "unsure_rule": enrollment.stage.unsure_rule,
+                "items": [
+                    {
+                        "item": AnnotatorItemSerializer(row["item"]).data,
+                        "answers": row["answers"],
+                        "thread": row["thread_id"],
+                    }
+                    for row in rows
+                ],
+            }
+        )
+
+
+class NormingAPIView(APIView):
+    permission_classes = [IsAnnotator]
+
+    @extend_schema(responses=ThreadSerializer(many=True))
+    def get(self, request, stage_pk):
+        enrollment = _enrollment(request, stage_pk)
+        _check(enrollment, Action.NORMING)
+        return Response(ThreadSerializer(norming_threads(enrollment.stage), many=True).data)
+
+    @extend_schema(request=None, responses=None)
+    def post(self, request, stage_pk):
+        """Finish the norming step (the discussion itself goes on)."""
+        enrollment = _enrollment(request, stage_pk)
+        try:
+            norming_acknowledge(enrollment=enrollment)
+        except StepRefused as exc:
+            raise PermissionDenied(str(exc)) from exc
+        return Response(_state(enrollment))
+
+
+def _is_moderator(user) -> bool:
+    return has_role(user, ADJUDICATOR, RESEARCHER)
+
+
+def _thread_for(request, thread_pk) -> Thread:
+    thread = get_object_or_404(Thread.objects.select_related("stage", "item"), pk=thread_pk)
+    if not _is_moderator(request.user):
+        _check(_enrollment(request, thread.stage_id), Action.NORMING)
+    return thread
+
+
+class ThreadCommentsAPIView(APIView):
+    permission_classes = [IsAnnotator]
+
+    @extend_schema(responses=CommentSerializer(many=True))
+    def get(self, request, thread_pk):
+        thread = _thread_for(request, thread_pk)
+        return Response(CommentSerializer(thread.comments.select_related("author"), many=True).data)
+
+    @extend_schema(request=CommentSerializer, responses=CommentSerializer)
+    def post(self, request, thread_pk):
+        thread = _thread_for(request, thread_pk)
+        serializer = CommentSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        try:
+            comment = comment_post(
+                thread=thread,
+                author=request.user,
+                body=serializer.validated_data["body"],
+                moderator=_is_moderator(request.user),
+            )
+        except StepRefused as exc:
+            raise PermissionDenied(str(exc)) from exc
+        except SetupError as exc:
+            return Response({"body": [str(exc)]}, status=status.HTTP_400_BAD_REQUEST)
+        return Response(CommentSerializer(comment).data, status=status.HTTP_201_CREATED)
+
+
+class CommentPinAPIView(APIView):
+    permission_classes = [IsAdjudicator]
+
+    @extend_schema(request=None, responses=CommentSerializer)
+    def post(self, request, comment_pk):
+        """Pin (or, with {"pinned": false}, unpin) a clarification for the next guideline version."""
+        comment = get_object_or_404(Comment, pk=comment_pk)
+        comment = comment_pin(comment=comment, pinned=bool(request.data.get("pinned", True)))
+        return Response(CommentSerializer(comment).data)
