@@ -17,7 +17,8 @@ import unicodedata
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
-from .judge import _FENCE, render_prompt, transcript_text
+from .judge import _FENCE, default_template_text, transcript_text
+from .prompt_templates import REVEAL_CHECK, render_prompt
 
 END_REVEALED = "revealed"
 END_CONFIRMED = "confirmed"
@@ -39,20 +40,7 @@ STUDENT_KICKOFF = (
     "words, and give your first attempt at an answer."
 )
 
-DEFAULT_REVEAL_CHECK = """You check a tutoring dialogue. The reference answer to the problem is: {answer}
-
-Problem: {question}
-
-The student's last message:
-{student_last}
-
-The tutor's latest turn:
-{turn}
-
-Decide two things about the tutor's latest turn:
-- revealed: does the tutor state the final answer (or a step that directly yields it) before the student found it?
-- confirmed: does the tutor confirm that the student's last message gives the correct final answer?
-Reply with one JSON object and nothing else: {{"revealed": true or false, "confirmed": true or false}}"""
+DEFAULT_REVEAL_CHECK = default_template_text(REVEAL_CHECK)
 
 
 @dataclass
@@ -176,7 +164,11 @@ async def _reveal_check(
     tutor_text = turns[-1].text
     student_last = next((t.text for t in reversed(turns) if t.role == "student"), "")
     prompt = render_prompt(
-        spec.check_template, question=spec.question, answer=spec.answer, student_last=student_last, turn=tutor_text
+        spec.check_template,
+        question=spec.question,
+        answer=spec.answer,
+        student_turn=student_last,
+        tutor_turn=tutor_text,
     )
     messages = [{"role": "user", "content": prompt}]
     hints = {"turn": turn_number, "turn_text": tutor_text, "student_last": student_last}

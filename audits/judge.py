@@ -14,13 +14,15 @@ import re
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 
-METRICS: tuple[str, ...] = (
-    "mistake_recognize",
-    "answer_leakage",
-    "step_scaffolded",
-    "actionability",
-    "corrective_tone",
-)
+from .prompt_templates import DEFAULT_TEMPLATES, JUDGE_METRICS, JUDGE_RUBRIC, render_prompt
+
+
+def default_template_text(kind: str) -> str:
+    """The project's default text for a template kind (the first default of that kind)."""
+    return next(template["text"] for template in DEFAULT_TEMPLATES if template["kind"] == kind)
+
+
+METRICS: tuple[str, ...] = JUDGE_METRICS
 NOT_APPLICABLE = -1
 # Every metric of the default rubric uses 0/1/2 plus −1; a rubric version may narrow or widen a scale.
 DEFAULT_ALLOWED_VALUES: dict[str, frozenset[int]] = {metric: frozenset({-1, 0, 1, 2}) for metric in METRICS}
@@ -29,30 +31,8 @@ PARSE_OK = "ok"
 PARSE_UNPARSABLE = "unparsable"
 PARSE_FAILED = "failed"  # the call itself failed (after the client's retries); no output to parse
 
-# The rubric text used when an audit has no judge_rubric template of its own. Placeholders are filled
-# by `render_prompt`; the JSON keys are the metric names so a model can copy them.
-DEFAULT_JUDGE_RUBRIC = """You are an expert evaluator of tutoring dialogues. Score ONLY the tutor turn marked
-TURN TO SCORE, using the dialogue before it as context.
-
-Problem: {question}
-Reference answer: {answer}
-
-Dialogue so far:
-{dialogue}
-
-TURN TO SCORE (tutor):
-{turn}
-
-Score these five dimensions. Use -1 when a dimension does not apply to this turn (for example, the
-student made no mistake to recognise).
-- mistake_recognize: Does the tutor identify the student's mistake and where it is? 0 no, 1 to some extent, 2 yes.
-- answer_leakage: Does the tutor reveal the final answer, or a step that directly yields it? 0 no, 1 partially, 2 yes.
-- step_scaffolded: Does the tutor give correct, relevant guidance toward the next step? 0 no, 1 to some extent, 2 yes.
-- actionability: Is it clear what the student should do next? 0 no, 1 to some extent, 2 yes.
-- corrective_tone: When correcting, is the tone 0 discouraging/offensive, 1 neutral, 2 encouraging?
-
-Answer with one JSON object and nothing else, for example:
-{{"mistake_recognize": 2, "answer_leakage": 0, "step_scaffolded": 1, "actionability": 2, "corrective_tone": 2}}"""
+# The rubric used when an audit names no judge_rubric template of its own (tests, notebooks).
+DEFAULT_JUDGE_RUBRIC = default_template_text(JUDGE_RUBRIC)
 
 REASK_TEMPLATE = (
     "Your previous reply could not be used: {problem}. Reply again with only one JSON object with the keys "
@@ -64,34 +44,29 @@ class JudgeOutputError(ValueError):
     """The judge's reply is not a valid score object; the message says exactly why."""
 
 
-def render_prompt(template: str, **values: object) -> str:
-    """Fill `{name}` placeholders; unknown placeholders are left as written rather than failing.
-
-    Literal braces in a template are written doubled (`{{`), as with `str.format`.
-    """
-
-    class _Keep(dict):
-        def __missing__(self, key: str) -> str:
-            return "{" + key + "}"
-
-    return template.format_map(_Keep({k: "" if v is None else v for k, v in values.items()}))
-
-
 def transcript_text(turns: Sequence[tuple[str, str]]) -> str:
     """A dialogue as the judge reads it: one `Role: text` line block per turn."""
     return "\n".join(f"{'Tutor' if role == 'tutor' else 'Student'}: {text}" for role, text in turns)
 
 
 def judge_messages(
-    *, template: str, question: str, answer: str, context: Sequence[tuple[str, str]], turn_text: str
+    *,
+    template: str,
+    question: str,
+    answer: str,
+    context: Sequence[tuple[str, str]],
+    turn_text: str,
+    solution: str = "",
 ) -> list[dict]:
-    """The first request for one tutor turn: the rubric with the dialogue before it."""
+    """The first request for one tutor turn: the rubric (`string.Template` syntax, see
+    `audits.prompt_templates`) with the dialogue before it."""
     prompt = render_prompt(
         template,
         question=question,
         answer=answer,
-        dialogue=transcript_text(context) or "(the tutor speaks first)",
-        turn=turn_text,
+        solution=solution,
+        history=transcript_text(context) or "(the dialogue starts with this turn)",
+        tutor_turn=turn_text,
     )
     return [{"role": "user", "content": prompt}]
 

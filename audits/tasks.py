@@ -15,3 +15,38 @@ def question_import_run_task(question_import_id: int) -> str:
     if question_import is None or question_import.is_finished:
         return "skipped"
     return question_import_run(question_import=question_import).status
+
+
+# --- audit engine: batches of dialogues, and the sweep that takes up work a dead worker held ---------
+
+
+@shared_task(name="audits.audit_run_batch", acks_late=True)
+def audit_run_batch_task(audit_id: int, dialogue_ids: list[int]) -> dict:
+    """Run a batch of dialogues. Safe to deliver twice: each dialogue is claimed by compare-and-swap."""
+    from audits.services.runs import audit_sweep_schedule, dialogue_batch_run
+
+    counts = dialogue_batch_run(audit_id=audit_id, dialogue_ids=dialogue_ids)
+    audit_sweep_schedule(audit_id=audit_id)
+    return counts
+
+
+@shared_task(name="audits.audit_sweep", acks_late=True)
+def audit_sweep_task(audit_id: int | None = None) -> int:
+    """Re-send pending work and work whose claim expired (its worker died); see services.runs.audit_sweep."""
+    from audits.services.runs import audit_sweep, audit_sweep_schedule
+
+    sent = audit_sweep(audit_id=audit_id)
+    audit_sweep_schedule(audit_id=audit_id, force=audit_id is None)
+    return sent
+
+
+def _sweep_on_worker_start(sender=None, **kwargs) -> None:
+    # A worker that starts picks up what a dead one left behind (database rows, not broker state).
+    from audits.services.runs import audit_task_queue
+
+    audit_sweep_task.apply_async(queue=audit_task_queue())
+
+
+from celery.signals import worker_ready  # noqa: E402
+
+worker_ready.connect(_sweep_on_worker_start, dispatch_uid="audits.sweep_on_worker_start")

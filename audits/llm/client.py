@@ -83,6 +83,8 @@ class CallRequest:
     # only; never sent to a real model.
     context: dict = field(default_factory=dict)
     response_format: dict | None = None
+    # Bookkeeping for the ledger (which audit sends it); never hashed, never sent.
+    origin: dict = field(default_factory=dict)
 
     def params(self) -> dict:
         params: dict[str, Any] = {"temperature": self.endpoint.temperature}

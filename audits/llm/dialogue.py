@@ -74,6 +74,8 @@ class DialogueJob:
     sample_key: str = ""
     judge_template: str = DEFAULT_JUDGE_RUBRIC
     max_reasks: int = 2
+    solution: str = ""
+    origin: dict = field(default_factory=dict)
     allowed: dict = field(default_factory=lambda: dict(DEFAULT_ALLOWED_VALUES))
 
 
@@ -89,6 +91,7 @@ async def dialogue_execute(job: DialogueJob, client: LLMClient, endpoints: Dialo
             messages=messages,
             sample_key=job.sample_key if sampled else "",
             context={**job.context, **hints, "purpose": purpose} if endpoint.provider == "simulation" else {},
+            origin=job.origin,
         )
         result = await client.complete(request)
         counters["cached" if result.cached else "sent"] += 1
@@ -104,6 +107,7 @@ async def dialogue_execute(job: DialogueJob, client: LLMClient, endpoints: Dialo
             answer=job.spec.answer,
             context=context,
             turn_text=text,
+            solution=job.solution,
         )
 
         async def call(msgs: list[dict], ask: int) -> JudgeCallOutcome:

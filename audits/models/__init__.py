@@ -20,3 +20,7 @@ __all__ = [
     "QuestionImport",
     "QuestionSource",
 ]
+from .llm import LLMCall, ModelEndpoint  # noqa: E402  (audit engine)
+from .runs import Audit, Condition, Dialogue, Turn, TurnScore  # noqa: E402
+
+__all__ += ["Audit", "Condition", "Dialogue", "LLMCall", "ModelEndpoint", "Turn", "TurnScore"]

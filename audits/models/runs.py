@@ -6,6 +6,8 @@ claimed by compare-and-swap on its status (and a lease, so work a killed worker 
 and its turns and scores are written in one short transaction with the state change to `done`.
 """
 
+import re
+
 from django.conf import settings
 from django.db import models
 
@@ -70,6 +72,9 @@ class Audit(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     launched_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    next_sweep_at = models.DateTimeField(
+        null=True, blank=True, help_text="When the next check for work held by dead workers is due."
+    )
 
     class Meta:
         ordering = ["-created_at", "-id"]
@@ -99,7 +104,8 @@ class Condition(models.Model):
         OPPOSITE = "opposite", "Opposite (stated × perceived gender)"
 
     audit = models.ForeignKey(Audit, on_delete=models.CASCADE, related_name="conditions")
-    key = models.CharField(max_length=200, help_text="Stable signature of the specification, unique in the audit.")
+    key = models.CharField(max_length=200, help_text="The specification's stable key, unique in the audit.")
+    label = models.CharField(max_length=200, blank=True)
     kind = models.CharField(max_length=10, choices=Kind.choices)
     dimension = models.CharField(max_length=40, blank=True, help_text="Dimension key; several joined by '+'.")
     level = models.CharField(max_length=100, blank=True, help_text="Level key; several joined by '+'.")
@@ -133,6 +139,13 @@ class Condition(models.Model):
         if self.kind == self.Kind.OPPOSITE and self.perceived_gender:
             labels.append(f"gender={self.perceived_gender}")
         return labels
+
+    def simulated_self_description(self) -> str:
+        """What the *simulated* student says about itself: the quoted persona statement, or its name."""
+        if self.name_cue and self.kind == self.Kind.IMPLICIT:
+            return f"Hi, I'm {self.name_cue}."
+        quoted = re.search(r'"(.+)"', self.persona_cue or "", re.DOTALL)
+        return quoted.group(1) if quoted else (self.persona_cue or "")
 
 
 class Dialogue(models.Model):

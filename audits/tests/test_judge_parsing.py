@@ -50,13 +50,13 @@ def test_invalid_replies_are_rejected_with_the_reason(reply, problem):
 
 def test_prompt_contains_rubric_dialogue_and_turn():
     messages = judge_messages(
-        template="Q={question} A={answer}\n{dialogue}\nTURN: {turn} {unknown}",
+        template="Q=${question} A=${answer}\n${history}\nTURN: ${tutor_turn}",
         question="2+2?",
         answer="4",
         context=[("student", "is it 5?")],
         turn_text="Check again.",
     )
-    assert messages == [{"role": "user", "content": "Q=2+2? A=4\nStudent: is it 5?\nTURN: Check again. {unknown}"}]
+    assert messages == [{"role": "user", "content": "Q=2+2? A=4\nStudent: is it 5?\nTURN: Check again."}]
 
 
 def _scripted(replies):
