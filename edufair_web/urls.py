@@ -3,7 +3,7 @@
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 from rest_framework.routers import DefaultRouter
 
 from annotation.api.urls import router as annotation_router
@@ -28,7 +28,7 @@ urlpatterns = [
     path("api/me/", me, name="api-me"),
     path("api/auth/token/", LockoutAwareObtainAuthToken.as_view(), name="api-token"),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
-    path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="swagger-ui"),
+    path("api/docs/", SpectacularSwaggerSplitView.as_view(url_name="schema"), name="swagger-ui"),
     path("api/", include("audits.api.urls_extra")),
     path("api/", include("annotation.api.urls_extra")),
     path("api/", include(router.urls)),
