@@ -843,3 +843,44 @@ __all__ = [
     "dialogue_batch_run",
     "endpoint_connection_test",
 ]
+
+
+def audit_create_from_design(
+    *,
+    name: str,
+    tutors: Sequence[ModelEndpoint],
+    student_endpoint: ModelEndpoint,
+    judge_endpoint: ModelEndpoint,
+    selection: dict,
+    choice: dict,
+    **options,
+) -> Audit:
+    """An audit from a question selection (`audits.design.QuestionSelection` fields) and a condition
+    choice (`audits.conditions.ConditionChoice` fields), over the design tables (or the defaults)."""
+    from audits.conditions import ConditionChoice, build_conditions, default_levels, default_names
+    from audits.design import QuestionSelection, select_questions
+    from audits.selectors.design import levels_info, names_info, question_ids_by_domain
+
+    selection = {k: v for k, v in selection.items() if v not in (None, "")}
+    domains = tuple(selection.pop("domains", ()) or ())
+    ids_by_domain = question_ids_by_domain(domains=list(domains) or None)
+    picked = select_questions(ids_by_domain, QuestionSelection(domains=domains or tuple(ids_by_domain), **selection))
+    question_ids = [pk for ids in picked.values() for pk in ids]
+    if not question_ids:
+        raise ValueError("the selection holds no questions; import some first")
+    tuple_fields = ("explicit_dimensions", "intersectional_dimensions", "implicit_rows", "opposite_levels")
+    choice = {k: tuple(v) if k in tuple_fields else v for k, v in choice.items()}
+    specs = build_conditions(
+        ConditionChoice(**choice), levels_info() or default_levels(), names_info() or default_names()
+    )
+    return audit_create(
+        name=name,
+        tutors=tutors,
+        student_endpoint=student_endpoint,
+        judge_endpoint=judge_endpoint,
+        questions=Question.objects.filter(pk__in=question_ids),
+        conditions=specs,
+        question_selection={"domains": list(domains), **selection},
+        design={k: list(v) if isinstance(v, tuple) else v for k, v in choice.items()},
+        **options,
+    )

@@ -1,0 +1,201 @@
+"""Serializers of the audit engine's API. No field ever carries an API key: endpoints hold only the
+name of the environment variable, and ledger rows hold what was sent (never headers)."""
+
+from rest_framework import serializers
+
+from audits.models import Audit, Condition, Dialogue, LLMCall, ModelEndpoint, Turn, TurnScore
+from audits.models.llm import validate_env_var_name
+
+
+class ModelEndpointSerializer(serializers.ModelSerializer):
+    is_simulation = serializers.BooleanField(read_only=True)
+
+    class Meta:
+        model = ModelEndpoint
+        fields = [
+            "id",
+            "name",
+            "provider",
+            "is_simulation",
+            "base_url",
+            "model",
+            "api_key_env",
+            "temperature",
+            "max_tokens",
+            "timeout",
+            "max_concurrency",
+            "extra_params",
+            "simulation_config",
+            "price_input_per_million",
+            "price_output_per_million",
+            "description",
+            "created_at",
+        ]
+        read_only_fields = ["created_at"]
+
+    def validate_api_key_env(self, value: str) -> str:
+        try:
+            validate_env_var_name(value)
+        except Exception as exc:  # Django's ValidationError → DRF's
+            raise serializers.ValidationError(list(getattr(exc, "messages", [str(exc)]))) from None
+        return value
+
+
+class ConditionSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Condition
+        fields = [
+            "id",
+            "key",
+            "label",
+            "kind",
+            "dimension",
+            "level",
+            "name_cue",
+            "name_gender",
+            "name_ethnicity",
+            "stated_gender",
+            "perceived_gender",
+            "persona_cue",
+            "tutor_cue",
+        ]
+
+
+class AuditSerializer(serializers.ModelSerializer):
+    uses_simulation = serializers.BooleanField(read_only=True)
+    conditions = ConditionSerializer(many=True, read_only=True)
+    question_count = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Audit
+        fields = [
+            "id",
+            "name",
+            "description",
+            "status",
+            "uses_simulation",
+            "tutors",
+            "student_endpoint",
+            "judge_endpoint",
+            "check_endpoint",
+            "seed",
+            "t_max",
+            "answer_precheck",
+            "max_reasks",
+            "batch_size",
+            "question_selection",
+            "design",
+            "question_count",
+            "conditions",
+            "tutor_template",
+            "tutor_informed_template",
+            "student_template",
+            "judge_template",
+            "check_template",
+            "cloned_from",
+            "clone_change",
+            "created_at",
+            "launched_at",
+            "finished_at",
+        ]
+        read_only_fields = fields
+
+    def get_question_count(self, audit: Audit) -> int:
+        return audit.questions.count()
+
+
+class AuditCreateSerializer(serializers.Serializer):
+    name = serializers.CharField(max_length=200)
+    description = serializers.CharField(required=False, allow_blank=True, default="")
+    tutors = serializers.PrimaryKeyRelatedField(queryset=ModelEndpoint.objects.all(), many=True)
+    student_endpoint = serializers.PrimaryKeyRelatedField(queryset=ModelEndpoint.objects.all())
+    judge_endpoint = serializers.PrimaryKeyRelatedField(queryset=ModelEndpoint.objects.all())
+    check_endpoint = serializers.PrimaryKeyRelatedField(
+        queryset=ModelEndpoint.objects.all(), required=False, allow_null=True
+    )
+    selection = serializers.DictField(
+        help_text='Question selection: {"domains": [...], "fraction": 0.3 | "count": 20, "seed": 0}'
+    )
+    conditions = serializers.DictField(
+        help_text='Condition choice: {"control": true, "explicit_dimensions": ["gender"], "implicit": false, '
+        '"opposite": false, ...} (audits.conditions.ConditionChoice)'
+    )
+    seed = serializers.IntegerField(default=0)
+    t_max = serializers.IntegerField(default=10, min_value=1, max_value=50)
+    answer_precheck = serializers.BooleanField(default=False)
+    max_reasks = serializers.IntegerField(default=2, min_value=0, max_value=10)
+    launch = serializers.BooleanField(default=False, help_text="Launch right away.")
+
+
+class CloneSerializer(serializers.Serializer):
+    factor = serializers.ChoiceField(
+        choices=["student_endpoint", "judge_endpoint", "check_endpoint", "judge_template", "seed", "tutors"]
+    )
+    value = serializers.JSONField(help_text="An endpoint id, a template id, a seed, or a list of tutor ids.")
+    name = serializers.CharField(required=False, allow_blank=True, default="")
+
+
+class TurnScoreSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = TurnScore
+        fields = ["metric", "value", "status", "problem", "raw", "rubric"]
+
+
+class TurnSerializer(serializers.ModelSerializer):
+    scores = TurnScoreSerializer(many=True, read_only=True)
+
+    class Meta:
+        model = Turn
+        fields = ["index", "role", "text", "judge_status", "llm_call", "scores"]
+
+
+class LLMCallSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = LLMCall
+        fields = [
+            "id",
+            "purpose",
+            "model",
+            "endpoint",
+            "status",
+            "attempts",
+            "attempt_log",
+            "error",
+            "prompt_tokens",
+            "completion_tokens",
+            "latency_ms",
+            "request",
+            "response_text",
+            "created_at",
+        ]
+
+
+class DialogueSerializer(serializers.ModelSerializer):
+    condition = ConditionSerializer(read_only=True)
+
+    class Meta:
+        model = Dialogue
+        fields = [
+            "id",
+            "audit",
+            "tutor",
+            "question",
+            "condition",
+            "status",
+            "end_reason",
+            "error",
+            "runs",
+            "metrics",
+            "calls_sent",
+            "calls_cached",
+            "started_at",
+            "finished_at",
+        ]
+
+
+class DialogueDetailSerializer(DialogueSerializer):
+    turns = TurnSerializer(many=True, read_only=True)
+    calls = LLMCallSerializer(many=True, read_only=True)
+
+    class Meta(DialogueSerializer.Meta):
+        fields = [*DialogueSerializer.Meta.fields, "turns", "calls"]

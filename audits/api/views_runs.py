@@ -1,0 +1,167 @@
+"""API of the audit engine: model endpoints (with a connection test), audits (create, launch, pause,
+resume, cancel, clone, progress) and dialogues with their transcripts. Researchers only."""
+
+from django.db import transaction
+from drf_spectacular.utils import extend_schema
+from rest_framework import mixins, status, viewsets
+from rest_framework.decorators import action
+from rest_framework.response import Response
+
+from audits.api.serializers_runs import (
+    AuditCreateSerializer,
+    AuditSerializer,
+    CloneSerializer,
+    DialogueDetailSerializer,
+    DialogueSerializer,
+    ModelEndpointSerializer,
+)
+from audits.models import Audit, Dialogue, ModelEndpoint, PromptTemplate
+from audits.selectors.runs import audit_progress
+from audits.services import runs as run_services
+from edufair_web.accounts.permissions import IsResearcher
+
+
+class ModelEndpointViewSet(viewsets.ModelViewSet):
+    queryset = ModelEndpoint.objects.all()
+    serializer_class = ModelEndpointSerializer
+    permission_classes = [IsResearcher]
+
+    @extend_schema(request=None, responses={200: dict})
+    @action(detail=True, methods=["post"], url_path="test-connection")
+    def test_connection(self, request, pk=None):
+        ok, message = run_services.endpoint_connection_test(endpoint=self.get_object())
+        return Response({"ok": ok, "message": message})
+
+
+class AuditViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.CreateModelMixin, viewsets.GenericViewSet):
+    queryset = Audit.objects.prefetch_related("conditions", "tutors").order_by("-created_at", "-id")
+    serializer_class = AuditSerializer
+    permission_classes = [IsResearcher]
+
+    def get_serializer_class(self):
+        if self.action == "create":
+            return AuditCreateSerializer
+        if self.action == "clone":
+            return CloneSerializer
+        return AuditSerializer
+
+    @extend_schema(request=AuditCreateSerializer, responses={201: AuditSerializer})
+    def create(self, request, *args, **kwargs):
+        serializer = AuditCreateSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = dict(serializer.validated_data)
+        launch = data.pop("launch")
+        try:
+            with transaction.atomic():
+                audit = run_services.audit_create_from_design(
+                    name=data.pop("name"),
+                    tutors=data.pop("tutors"),
+                    student_endpoint=data.pop("student_endpoint"),
+                    judge_endpoint=data.pop("judge_endpoint"),
+                    selection=data.pop("selection"),
+                    choice=data.pop("conditions"),
+                    created_by=request.user,
+                    **data,
+                )
+                if launch:
+                    run_services.audit_launch(audit=audit)
+        except (ValueError, TypeError) as exc:
+            return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
+        audit.refresh_from_db()
+        return Response(AuditSerializer(audit).data, status=status.HTTP_201_CREATED)
+
+    def _state_change(self, change) -> Response:
+        audit = self.get_object()
+        try:
+            result = change(audit=audit)
+        except ValueError as exc:
+            return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
+        audit.refresh_from_db()
+        return Response({"status": audit.status, "result": result, "progress": audit_progress(audit=audit)})
+
+    @extend_schema(request=None, responses={200: dict})
+    @action(detail=True, methods=["post"])
+    def launch(self, request, pk=None):
+        return self._state_change(run_services.audit_launch)
+
+    @extend_schema(request=None, responses={200: dict})
+    @action(detail=True, methods=["post"])
+    def pause(self, request, pk=None):
+        return self._state_change(run_services.audit_pause)
+
+    @extend_schema(request=None, responses={200: dict})
+    @action(detail=True, methods=["post"])
+    def resume(self, request, pk=None):
+        return self._state_change(run_services.audit_resume)
+
+    @extend_schema(request=None, responses={200: dict})
+    @action(detail=True, methods=["post"])
+    def cancel(self, request, pk=None):
+        return self._state_change(run_services.audit_cancel)
+
+    @extend_schema(request=None, responses={200: dict})
+    @action(detail=True, methods=["post"], url_path="retry-failed")
+    def retry_failed(self, request, pk=None):
+        return self._state_change(run_services.audit_retry_failed)
+
+    @extend_schema(responses={200: dict})
+    @action(detail=True, methods=["get"])
+    def progress(self, request, pk=None):
+        return Response(audit_progress(audit=self.get_object()))
+
+    @extend_schema(request=CloneSerializer, responses={201: AuditSerializer})
+    @action(detail=True, methods=["post"])
+    def clone(self, request, pk=None):
+        audit = self.get_object()
+        serializer = CloneSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        factor, value = serializer.validated_data["factor"], serializer.validated_data["value"]
+        try:
+            change = {factor: clone_value(factor, value)}
+            clone = run_services.audit_clone(
+                audit=audit, change=change, created_by=request.user, name=serializer.validated_data["name"]
+            )
+        except (ValueError, TypeError, ModelEndpoint.DoesNotExist, PromptTemplate.DoesNotExist) as exc:
+            return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
+        return Response(AuditSerializer(clone).data, status=status.HTTP_201_CREATED)
+
+
+def clone_value(factor: str, value):
+    """The object a clone factor names, from the id (or seed) a form or the API sends."""
+    if factor == "seed":
+        return int(value)
+    if factor == "tutors":
+        ids = [int(v) for v in (value if isinstance(value, list) else [value])]
+        tutors = list(ModelEndpoint.objects.filter(pk__in=ids))
+        if len(tutors) != len(set(ids)):
+            raise ValueError("unknown tutor endpoint id")
+        return tutors
+    if factor == "judge_template":
+        template = PromptTemplate.objects.get(pk=int(value))
+        if template.kind != "judge_rubric":
+            raise ValueError("the judge template must be a judge_rubric template")
+        return template
+    if factor == "check_endpoint" and value in (None, ""):
+        return None
+    return ModelEndpoint.objects.get(pk=int(value))
+
+
+class DialogueViewSet(viewsets.ReadOnlyModelViewSet):
+    """Dialogues (filter with ?audit=ID&status=done); a dialogue's page holds its turns, scores and calls."""
+
+    permission_classes = [IsResearcher]
+
+    def get_queryset(self):
+        dialogues = Dialogue.objects.select_related("condition").order_by("pk")
+        audit = self.request.query_params.get("audit")
+        if audit:
+            dialogues = dialogues.filter(audit_id=audit)
+        wanted = self.request.query_params.get("status")
+        if wanted:
+            dialogues = dialogues.filter(status=wanted)
+        if self.action == "retrieve":
+            dialogues = dialogues.prefetch_related("turns__scores", "calls")
+        return dialogues
+
+    def get_serializer_class(self):
+        return DialogueDetailSerializer if self.action == "retrieve" else DialogueSerializer

@@ -1,0 +1,227 @@
+"""Reads of running audits: progress (row counts), cost, transcripts, and the long frame of scores
+that `audits.fairness` analyses."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+import numpy as np
+from django.db.models import Avg, Count, Q, Sum
+from django.utils import timezone
+
+from audits.judge import CONVERSATION_METRICS, METRICS
+from audits.models import Audit, Condition, Dialogue, LLMCall, ModelEndpoint, Turn, TurnScore
+
+
+def audit_progress(*, audit: Audit) -> dict:
+    """Everything the audit page's live panel shows, computed from rows (never from the broker)."""
+    by_status = dict(audit.dialogues.values_list("status").annotate(n=Count("pk")).values_list("status", "n"))
+    total = sum(by_status.values())
+    done = by_status.get(Dialogue.Status.DONE, 0)
+    failed = by_status.get(Dialogue.Status.FAILED, 0)
+    finished = done + failed + by_status.get(Dialogue.Status.CANCELLED, 0)
+    paid = LLMCall.objects.filter(first_audit=audit)
+    paid_totals = paid.aggregate(
+        calls=Count("pk"),
+        ok=Count("pk", filter=Q(status=LLMCall.Status.OK)),
+        attempts=Sum("attempts"),
+        prompt_tokens=Sum("prompt_tokens"),
+        completion_tokens=Sum("completion_tokens"),
+    )
+    used_calls = LLMCall.objects.filter(dialogues__audit=audit).distinct().count()
+    cost_rows = []
+    for row in paid.values("endpoint").annotate(
+        calls=Count("pk"), prompt_tokens=Sum("prompt_tokens"), completion_tokens=Sum("completion_tokens")
+    ):
+        endpoint = ModelEndpoint.objects.filter(pk=row["endpoint"]).first()
+        cost_rows.append(
+            {
+                "endpoint": str(endpoint) if endpoint else "(deleted endpoint)",
+                "simulation": bool(endpoint and endpoint.is_simulation),
+                "calls": row["calls"],
+                "prompt_tokens": row["prompt_tokens"] or 0,
+                "completion_tokens": row["completion_tokens"] or 0,
+                "cost": endpoint.cost(row["prompt_tokens"] or 0, row["completion_tokens"] or 0) if endpoint else 0.0,
+            }
+        )
+    judged = Turn.objects.filter(dialogue__audit=audit).exclude(judge_status="")
+    judge_counts = dict(judged.values_list("judge_status").annotate(n=Count("pk")).values_list("judge_status", "n"))
+    elapsed = None
+    if audit.launched_at:
+        end = audit.finished_at or timezone.now()
+        elapsed = max(0.0, (end - audit.launched_at).total_seconds())
+    failures = list(
+        audit.dialogues.filter(status=Dialogue.Status.FAILED)
+        .order_by("-finished_at", "-pk")
+        .values("pk", "error", "end_reason")[:10]
+    )
+    calls = paid_totals["calls"] or 0
+    return {
+        "status": audit.status,
+        "total": total,
+        "pending": by_status.get(Dialogue.Status.PENDING, 0),
+        "running": by_status.get(Dialogue.Status.RUNNING, 0),
+        "done": done,
+        "failed": failed,
+        "cancelled": by_status.get(Dialogue.Status.CANCELLED, 0),
+        "percent": int(100 * finished / total) if total else 0,
+        "calls_sent": calls,
+        "calls_failed": calls - (paid_totals["ok"] or 0),
+        "calls_reused": max(0, used_calls - calls),
+        "retries": (paid_totals["attempts"] or 0) - calls,
+        "prompt_tokens": paid_totals["prompt_tokens"] or 0,
+        "completion_tokens": paid_totals["completion_tokens"] or 0,
+        "cost": sum(row["cost"] for row in cost_rows),
+        "cost_by_endpoint": cost_rows,
+        "turns_scored": judge_counts.get(Turn.JudgeStatus.OK, 0),
+        "turns_unparsable": judge_counts.get(Turn.JudgeStatus.UNPARSABLE, 0),
+        "turns_judge_failed": judge_counts.get(Turn.JudgeStatus.FAILED, 0),
+        "failures": failures,
+        "elapsed_seconds": elapsed,
+        "dialogues_per_minute": (60 * finished / elapsed) if elapsed else None,
+        "calls_per_second": (calls / elapsed) if elapsed else None,
+        "simulation": audit.uses_simulation,
+    }
+
+
+def audit_list(*, user=None):
+    return Audit.objects.annotate(
+        n_dialogues=Count("dialogues"),
+        n_done=Count("dialogues", filter=Q(dialogues__status=Dialogue.Status.DONE)),
+    ).select_related("student_endpoint", "judge_endpoint")
+
+
+def dialogue_transcript(*, dialogue: Dialogue) -> dict:
+    """A dialogue with its turns, each tutor turn's scores, and the raw calls it used."""
+    turns = list(dialogue.turns.select_related("llm_call").order_by("index"))
+    scores: dict[int, list[TurnScore]] = defaultdict(list)
+    for score in TurnScore.objects.filter(turn__dialogue=dialogue).select_related("rubric").order_by("metric"):
+        scores[score.turn_id].append(score)
+    return {
+        "dialogue": dialogue,
+        "condition": dialogue.condition,
+        "turns": [{"turn": turn, "scores": sorted(scores[turn.pk], key=_metric_order)} for turn in turns],
+        "calls": list(dialogue.calls.order_by("pk")),
+    }
+
+
+def _metric_order(score: TurnScore) -> int:
+    return METRICS.index(score.metric) if score.metric in METRICS else len(METRICS)
+
+
+FRAME_COLUMNS = (
+    "dialogue",
+    "tutor",
+    "tutor_name",
+    "domain",
+    "question",
+    "condition",
+    "condition_key",
+    "kind",
+    "dimension",
+    "level",
+    "name_cue",
+    "name_gender",
+    "name_ethnicity",
+    "stated_gender",
+    "perceived_gender",
+    "metric",
+    "value",
+)
+
+
+def audit_scores_frame(audit: Audit, *, include_conversation_metrics: bool = True) -> dict[str, np.ndarray]:
+    """The audit's dialogue scores as a long frame of numpy columns (`FRAME_COLUMNS`), one row per
+    (dialogue, metric), for `audits.fairness`.
+
+    A turn-level metric's dialogue score is the mean of the judge's values over the dialogue's tutor
+    turns, ignoring −1 (not applicable) and turns without a value (unparsable or failed judgements); a
+    dialogue with no applicable turn has no row for that metric. Conversation-level metrics come from
+    the transcript. Only finished (`done`) dialogues are included.
+    """
+    dialogues = {
+        row["pk"]: row
+        for row in Dialogue.objects.filter(audit=audit, status=Dialogue.Status.DONE).values(
+            "pk",
+            "tutor_id",
+            "tutor__name",
+            "question_id",
+            "question__domain",
+            "condition_id",
+            "condition__key",
+            "condition__kind",
+            "condition__dimension",
+            "condition__level",
+            "condition__name_cue",
+            "condition__name_gender",
+            "condition__name_ethnicity",
+            "condition__stated_gender",
+            "condition__perceived_gender",
+            "metrics",
+        )
+    }
+    scored = (
+        TurnScore.objects.filter(
+            turn__dialogue__audit=audit,
+            turn__dialogue__status=Dialogue.Status.DONE,
+            rubric_id=audit.judge_template_id,
+            status=TurnScore.Status.OK,
+            value__gte=0,
+        )
+        .values("turn__dialogue_id", "metric")
+        .annotate(mean=Avg("value"))
+        .order_by("turn__dialogue_id", "metric")
+    )
+    rows: list[tuple] = [(row["turn__dialogue_id"], row["metric"], float(row["mean"])) for row in scored]
+    if include_conversation_metrics:
+        for pk, row in dialogues.items():
+            for metric in CONVERSATION_METRICS:
+                value = (row["metrics"] or {}).get(metric)
+                if value is not None:
+                    rows.append((pk, metric, float(value)))
+    columns: dict[str, list] = {name: [] for name in FRAME_COLUMNS}
+    for dialogue_id, metric, value in rows:
+        d = dialogues[dialogue_id]
+        columns["dialogue"].append(dialogue_id)
+        columns["tutor"].append(d["tutor_id"])
+        columns["tutor_name"].append(d["tutor__name"])
+        columns["domain"].append(d["question__domain"])
+        columns["question"].append(d["question_id"])
+        columns["condition"].append(d["condition_id"])
+        columns["condition_key"].append(d["condition__key"])
+        columns["kind"].append(d["condition__kind"])
+        columns["dimension"].append(d["condition__dimension"])
+        columns["level"].append(d["condition__level"])
+        columns["name_cue"].append(d["condition__name_cue"])
+        columns["name_gender"].append(d["condition__name_gender"])
+        columns["name_ethnicity"].append(d["condition__name_ethnicity"])
+        columns["stated_gender"].append(d["condition__stated_gender"])
+        columns["perceived_gender"].append(d["condition__perceived_gender"])
+        columns["metric"].append(metric)
+        columns["value"].append(value)
+    frame = {name: np.asarray(values, dtype=object) for name, values in columns.items()}
+    for name in ("dialogue", "tutor", "question", "condition"):
+        frame[name] = np.asarray(columns[name], dtype=np.int64)
+    frame["value"] = np.asarray(columns["value"], dtype=np.float64)
+    return frame
+
+
+def audit_condition_design(audit: Audit) -> dict:
+    """{condition id: audits.fairness.ConditionSpec} for the audit's conditions (the design mapping)."""
+    from audits.fairness import ConditionSpec
+
+    design = {}
+    for condition in Condition.objects.filter(audit=audit):
+        kind = condition.kind
+        if kind == Condition.Kind.IMPLICIT and not (condition.name_gender or condition.name_ethnicity):
+            continue
+        design[condition.pk] = ConditionSpec(
+            kind=kind,
+            dimension=condition.dimension if kind == Condition.Kind.EXPLICIT else "",
+            level=condition.level if kind == Condition.Kind.EXPLICIT else condition.name_cue,
+            name_gender=condition.name_gender,
+            name_ethnicity=condition.name_ethnicity,
+            stated_gender=condition.stated_gender,
+            perceived_gender=condition.perceived_gender,
+        )
+    return design
