@@ -174,9 +174,12 @@ def main() -> None:
     args = parser.parse_args()
 
     print(machine())
+    print("load average before (1, 5, 15 min): {:.2f} {:.2f} {:.2f}".format(*os.getloadavg()))
     design = paper_design()
     frame = synthetic_scores(design)
     print(f"frame: {len(frame):,} dialogue scores, {len(design)} conditions")
+    rss_after_data = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(f"process max RSS after generating the synthetic data: {rss_after_data:.0f} MiB")
 
     walls = []
     for run in range(args.runs):
@@ -184,6 +187,7 @@ def main() -> None:
         table, _ = full_analysis(frame, design, args.n_boot, args.jobs)
         walls.append(time.perf_counter() - start)
         print(f"run {run + 1}: {walls[-1]:.2f} s")
+    print("load average after the timed runs (1, 5, 15 min): {:.2f} {:.2f} {:.2f}".format(*os.getloadavg()))
     n_cells = len(table)
     print(
         f"cells: {n_cells} ({len(table.contrasts)} contrasts × {len(TUTORS)} tutors"
