@@ -1,4 +1,60 @@
-"""Pages of audits."""
+"""Pages of audits, mounted at /audits/. Each area keeps its own block; append a new area as a new block."""
+
+from django.urls import path
+
+from audits.views import design, questionbank
 
 app_name = "audits"
-urlpatterns: list = []
+
+questionbank_urls = [
+    path("questionbank/", questionbank.QuestionBankView.as_view(), name="questionbank"),
+    path("questionbank/imports/new/", questionbank.QuestionImportCreateView.as_view(), name="question-import-new"),
+    path(
+        "questionbank/imports/<int:pk>/", questionbank.QuestionImportDetailView.as_view(), name="question-import-detail"
+    ),
+    path(
+        "questionbank/imports/<int:pk>/status/",
+        questionbank.QuestionImportStatusView.as_view(),
+        name="question-import-status",
+    ),
+    path("questionbank/questions/<int:pk>/", questionbank.QuestionDetailView.as_view(), name="question-detail"),
+]
+
+design_urls = [
+    path("design/", design.DesignOverviewView.as_view(), name="design"),
+    path("design/preview/", design.DesignPreviewView.as_view(), name="design-preview"),
+    path("design/dimensions/new/", design.DimensionCreateView.as_view(), name="dimension-new"),
+    path("design/dimensions/<int:pk>/edit/", design.DimensionUpdateView.as_view(), name="dimension-edit"),
+    path("design/levels/new/", design.LevelCreateView.as_view(), name="level-new"),
+    path("design/levels/<int:pk>/edit/", design.LevelUpdateView.as_view(), name="level-edit"),
+    path("design/names/new/", design.NameCueCreateView.as_view(), name="name-new"),
+    path("design/names/<int:pk>/edit/", design.NameCueUpdateView.as_view(), name="name-edit"),
+    path("design/names/<int:pk>/delete/", design.NameCueDeleteView.as_view(), name="name-delete"),
+    path("design/templates/new/", design.PromptTemplateCreateView.as_view(), name="prompt-template-new"),
+    path("design/templates/<int:pk>/", design.PromptTemplateDetailView.as_view(), name="prompt-template-detail"),
+    path("design/templates/<int:pk>/revise/", design.PromptTemplateReviseView.as_view(), name="prompt-template-revise"),
+    path("design/templates/<int:pk>/delete/", design.PromptTemplateDeleteView.as_view(), name="prompt-template-delete"),
+]
+
+urlpatterns = [
+    *questionbank_urls,
+    *design_urls,
+]
+
+# Audit engine: model endpoints, audits with live progress and controls, transcripts.
+from audits.views import runs  # noqa: E402
+
+runs_urls = [
+    path("endpoints/", runs.EndpointListView.as_view(), name="endpoints"),
+    path("endpoints/new/", runs.EndpointCreateView.as_view(), name="endpoint-new"),
+    path("endpoints/<int:pk>/edit/", runs.EndpointUpdateView.as_view(), name="endpoint-edit"),
+    path("endpoints/<int:pk>/test/", runs.EndpointTestView.as_view(), name="endpoint-test"),
+    path("runs/", runs.AuditListView.as_view(), name="audits"),
+    path("runs/new/", runs.AuditCreateView.as_view(), name="audit-new"),
+    path("runs/<int:pk>/", runs.AuditDetailView.as_view(), name="audit-detail"),
+    path("runs/<int:pk>/progress/", runs.AuditProgressView.as_view(), name="audit-progress"),
+    path("runs/<int:pk>/clone/", runs.AuditCloneView.as_view(), name="audit-clone"),
+    path("runs/<int:pk>/<slug:action>/", runs.AuditActionView.as_view(), name="audit-action"),
+    path("dialogues/<int:pk>/", runs.DialogueDetailView.as_view(), name="dialogue-detail"),
+]
+urlpatterns += runs_urls

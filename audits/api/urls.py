@@ -10,3 +10,20 @@ from audits.api.views_runs import AuditViewSet, DialogueViewSet, ModelEndpointVi
 router.register("model-endpoints", ModelEndpointViewSet, basename="model-endpoint")
 router.register("audits", AuditViewSet, basename="audit")
 router.register("dialogues", DialogueViewSet, basename="dialogue")
+
+# Question bank and demographic design: questions, imports (upload + funnel), dimensions, levels, names, templates.
+from audits.api.views_questionbank import (  # noqa: E402
+    DemographicDimensionViewSet,
+    DemographicLevelViewSet,
+    NameCueViewSet,
+    PromptTemplateViewSet,
+    QuestionImportViewSet,
+    QuestionViewSet,
+)
+
+router.register("questions", QuestionViewSet, basename="question")
+router.register("question-imports", QuestionImportViewSet, basename="question-import")
+router.register("demographic-dimensions", DemographicDimensionViewSet, basename="demographic-dimension")
+router.register("demographic-levels", DemographicLevelViewSet, basename="demographic-level")
+router.register("name-cues", NameCueViewSet, basename="name-cue")
+router.register("prompt-templates", PromptTemplateViewSet, basename="prompt-template")

@@ -192,7 +192,7 @@ def generic_scan(
     def questions():
         # Second pass: the file was fully validated above, so this cannot fail half-way on bad data.
         written: set[str] = set()
-        for item in _records(opener, file_format, progress, "writing"):
+        for item in _records(opener, file_format, no_progress, "writing"):
             if item.source_id not in written:
                 written.add(item.source_id)
                 yield item

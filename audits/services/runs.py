@@ -751,6 +751,7 @@ async def batch_run_async(runtime: LoopRuntime, audit_id: int, dialogue_ids: lis
     if plan is None or plan.status != Audit.Status.RUNNING:
         return {"claimed": 0, "skipped": len(dialogue_ids), "reason": "audit not running"}
     client = engine_client(runtime)
+    client.retry = _retry_policy()
     endpoints_by_tutor = {}
     check = plan.endpoints.get(plan.check_id) if plan.check_id else None
     for item in plan.dialogues:

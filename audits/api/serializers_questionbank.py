@@ -1,0 +1,104 @@
+"""Serializers of the question bank and demographic design API."""
+
+import json
+
+from rest_framework import serializers
+
+from audits.forms import IMPORT_SOURCE_CHOICES
+from audits.models import DemographicDimension, DemographicLevel, NameCue, PromptTemplate, Question, QuestionImport
+from audits.prompt_templates import template_placeholder_errors
+
+
+class QuestionSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Question
+        fields = [
+            "id", "domain", "source", "source_id", "content_hash", "text", "answer", "solution", "choices", "support",
+            "classifier_confidence", "reference_dialogue", "metadata", "first_import", "created_at",
+        ]  # fmt: skip
+        read_only_fields = fields
+
+
+class QuestionImportSerializer(serializers.ModelSerializer):
+    progress_percent = serializers.IntegerField(read_only=True)
+
+    class Meta:
+        model = QuestionImport
+        fields = [
+            "id", "source", "original_filename", "file_size", "file_sha256", "parameters", "status", "phase",
+            "progress_done", "progress_total", "progress_percent", "funnel", "questions_created",
+            "questions_existing", "error", "created_at", "started_at", "finished_at",
+        ]  # fmt: skip
+        read_only_fields = fields
+
+
+class QuestionImportUploadSerializer(serializers.Serializer):
+    source = serializers.ChoiceField(choices=[value for value, _ in IMPORT_SOURCE_CHOICES])
+    file = serializers.FileField()
+    parameters = serializers.JSONField(
+        required=False,
+        default=dict,
+        help_text='Thresholds and seed, e.g. {"min_exchanges": 4} or {"threshold": 0.65, "per_domain_max": 500, '
+        '"seed": 0}. In a multipart upload, a JSON text.',
+    )
+
+    def validate_parameters(self, value):
+        if isinstance(value, str):
+            try:
+                value = json.loads(value or "{}")
+            except json.JSONDecodeError as error:
+                raise serializers.ValidationError(f"not valid JSON: {error.msg}") from None
+        if not isinstance(value, dict):
+            raise serializers.ValidationError("expected a JSON object")
+        return value
+
+
+class DemographicLevelSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = DemographicLevel
+        fields = ["id", "dimension", "key", "label", "persona_statement", "tutor_statement", "order"]
+
+
+class DemographicDimensionSerializer(serializers.ModelSerializer):
+    levels = DemographicLevelSerializer(many=True, read_only=True)
+
+    class Meta:
+        model = DemographicDimension
+        fields = ["id", "key", "name", "description", "order", "levels"]
+
+
+class NameCueSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = NameCue
+        fields = ["id", "name", "gender", "ethnicity", "active"]
+
+
+class PromptTemplateSerializer(serializers.ModelSerializer):
+    is_used = serializers.BooleanField(read_only=True)
+
+    class Meta:
+        model = PromptTemplate
+        fields = [
+            "id",
+            "kind",
+            "name",
+            "version",
+            "text",
+            "description",
+            "previous",
+            "created_at",
+            "used_at",
+            "is_used",
+        ]
+        read_only_fields = ["version", "previous", "created_at", "used_at", "is_used"]
+
+    def validate(self, attrs):
+        problems = template_placeholder_errors(attrs.get("kind", ""), attrs.get("text", ""))
+        if problems:
+            raise serializers.ValidationError({"text": problems})
+        return attrs
+
+
+class PromptTemplateReviseSerializer(serializers.Serializer):
+    text = serializers.CharField()
+    description = serializers.CharField(required=False, allow_blank=True)

@@ -1,0 +1,160 @@
+"""API of the question bank and the demographic design.
+
+Reads are open to every role; writes (uploads, edits) are for researchers. Prompt templates are never
+updated in place: POST /prompt-templates/{id}/revise/ writes the next version, and a used version cannot
+be deleted (409).
+"""
+
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import mixins, status, viewsets
+from rest_framework.decorators import action
+from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
+from rest_framework.permissions import SAFE_METHODS
+from rest_framework.response import Response
+
+from audits.api.serializers_questionbank import (
+    DemographicDimensionSerializer,
+    DemographicLevelSerializer,
+    NameCueSerializer,
+    PromptTemplateReviseSerializer,
+    PromptTemplateSerializer,
+    QuestionImportSerializer,
+    QuestionImportUploadSerializer,
+    QuestionSerializer,
+)
+from audits.models import DemographicDimension, DemographicLevel, NameCue, PromptTemplate, QuestionImport
+from audits.questionbank.records import ImportFileError
+from audits.selectors.questionbank import questions_filter
+from audits.services.design import TemplateTextError, prompt_template_create, prompt_template_revise
+from audits.services.questionbank import question_import_submit
+from edufair_web.accounts.permissions import IsAnnotator, IsResearcher
+
+
+class ReadAnyRoleWriteResearcherMixin:
+    def get_permissions(self):
+        if self.request.method in SAFE_METHODS:
+            return [IsAnnotator()]
+        return [IsResearcher()]
+
+
+@extend_schema(
+    parameters=[
+        OpenApiParameter("domain", str, description="mathematics, physics, chemistry, …"),
+        OpenApiParameter("source", str, description="socrateach, sciq or generic"),
+        OpenApiParameter("import", int, description="only questions an import brought (or found already there)"),
+        OpenApiParameter("q", str, description="text contains"),
+    ]
+)
+class QuestionViewSet(ReadAnyRoleWriteResearcherMixin, viewsets.ReadOnlyModelViewSet):
+    serializer_class = QuestionSerializer
+
+    def get_queryset(self):
+        params = self.request.query_params
+        import_id = params.get("import", "")
+        return questions_filter(
+            domain=params.get("domain") or None,
+            source=params.get("source") or None,
+            import_id=int(import_id) if import_id.isdigit() else None,
+            search=params.get("q") or None,
+        )
+
+
+class QuestionImportViewSet(
+    ReadAnyRoleWriteResearcherMixin,
+    mixins.ListModelMixin,
+    mixins.RetrieveModelMixin,
+    mixins.CreateModelMixin,
+    viewsets.GenericViewSet,
+):
+    queryset = QuestionImport.objects.order_by("-created_at", "-id")
+    serializer_class = QuestionImportSerializer
+    parser_classes = [MultiPartParser, FormParser, JSONParser]
+
+    @extend_schema(
+        request={"multipart/form-data": QuestionImportUploadSerializer},
+        responses={201: QuestionImportSerializer, 202: QuestionImportSerializer, 400: QuestionImportSerializer},
+        description="Upload and import a file. Small files are imported at once (201, or 400 with the import's "
+        "error when the file is rejected); large ones are queued (202) — poll the import for progress.",
+    )
+    def create(self, request, *args, **kwargs):
+        upload = QuestionImportUploadSerializer(data=request.data)
+        upload.is_valid(raise_exception=True)
+        try:
+            question_import = question_import_submit(
+                source=upload.validated_data["source"],
+                uploaded_file=upload.validated_data["file"],
+                parameters=upload.validated_data["parameters"],
+                user=request.user,
+            )
+        except ImportFileError as error:
+            return Response({"detail": str(error)}, status=status.HTTP_400_BAD_REQUEST)
+        code = {
+            QuestionImport.Status.DONE: status.HTTP_201_CREATED,
+            QuestionImport.Status.FAILED: status.HTTP_400_BAD_REQUEST,
+        }.get(question_import.status, status.HTTP_202_ACCEPTED)
+        return Response(QuestionImportSerializer(question_import).data, status=code)
+
+
+class DemographicDimensionViewSet(ReadAnyRoleWriteResearcherMixin, viewsets.ModelViewSet):
+    queryset = DemographicDimension.objects.prefetch_related("levels")
+    serializer_class = DemographicDimensionSerializer
+
+
+class DemographicLevelViewSet(ReadAnyRoleWriteResearcherMixin, viewsets.ModelViewSet):
+    queryset = DemographicLevel.objects.select_related("dimension")
+    serializer_class = DemographicLevelSerializer
+
+
+class NameCueViewSet(ReadAnyRoleWriteResearcherMixin, viewsets.ModelViewSet):
+    queryset = NameCue.objects.all()
+    serializer_class = NameCueSerializer
+
+
+class PromptTemplateViewSet(
+    ReadAnyRoleWriteResearcherMixin,
+    mixins.ListModelMixin,
+    mixins.RetrieveModelMixin,
+    mixins.CreateModelMixin,
+    mixins.DestroyModelMixin,
+    viewsets.GenericViewSet,
+):
+    """No PUT/PATCH: a template version is edited by POSTing to its `revise` action, which saves a new version."""
+
+    queryset = PromptTemplate.objects.all()
+    serializer_class = PromptTemplateSerializer
+
+    def get_queryset(self):
+        templates = super().get_queryset()
+        for name in ("kind", "name"):
+            if self.request.query_params.get(name):
+                templates = templates.filter(**{name: self.request.query_params[name]})
+        return templates
+
+    def perform_create(self, serializer):
+        data = serializer.validated_data
+        serializer.instance = prompt_template_create(
+            kind=data["kind"], name=data["name"], text=data["text"], description=data.get("description", ""),
+            user=self.request.user,
+        )  # fmt: skip
+
+    @extend_schema(request=PromptTemplateReviseSerializer, responses={201: PromptTemplateSerializer})
+    @action(detail=True, methods=["post"])
+    def revise(self, request, pk=None):
+        revision = PromptTemplateReviseSerializer(data=request.data)
+        revision.is_valid(raise_exception=True)
+        try:
+            template = prompt_template_revise(template=self.get_object(), user=request.user, **revision.validated_data)
+        except TemplateTextError as error:
+            return Response({"text": [str(error)]}, status=status.HTTP_400_BAD_REQUEST)
+        return Response(PromptTemplateSerializer(template).data, status=status.HTTP_201_CREATED)
+
+    def destroy(self, request, *args, **kwargs):
+        template = self.get_object()
+        if template.is_used:
+            return Response(
+                {"detail": f"{template} has been used by an audit and cannot be deleted."},
+                status=status.HTTP_409_CONFLICT,
+            )
+        if template.next_versions.exists():
+            return Response({"detail": f"{template} has later versions."}, status=status.HTTP_409_CONFLICT)
+        return super().destroy(request, *args, **kwargs)

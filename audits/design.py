@@ -1,0 +1,219 @@
+"""Audit design preview: how many dialogues, model calls and pairs per contrast a design yields.
+
+Pure: no Django. Question selection is stratified by domain: per domain, all questions, a fraction, or at
+most a count, drawn with a seeded generator from the ids sorted — so the same bank and seed give the same
+subsample. A tutor may run on a further subsample of that selection (the paper ran GPT-5-mini on a fixed
+stratified 30% per domain: 272 / 150 / 150 of 907 / 500 / 500).
+
+Upper bound of model calls (the engine may stop a dialogue earlier; it never makes more calls than this):
+
+    per dialogue  ≤ T_max tutor calls
+                  + T_max student calls   (a student reply or opening per tutor turn)
+                  + T_max × judge_attempts judge calls   (one JSON rubric call per tutor turn, re-asked at most
+                                                          judge_attempts − 1 times when unparsable)
+                  + T_max × reveal_checks reveal/confirm checks   (one model check per tutor turn)
+                  = T_max × (2 + judge_attempts + reveal_checks)
+    total         = that × dialogues, dialogues = Σ_tutors Σ_domains questions(tutor, domain) × conditions
+
+Pairs per contrast: every condition runs on every selected question, so a contrast (tutor, domain, A vs B)
+has as many pairs as the tutor has questions in that domain — fewer in the final analysis if dialogues fail
+or a metric never applies. A contrast below `min_pairs` (15, EduFair-Bench) is flagged as insufficient.
+"""
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from zlib import crc32
+
+import numpy as np
+
+from .conditions import ConditionSpec, ContrastSpec, design_contrasts
+
+MIN_PAIRS = 15
+
+
+@dataclass(frozen=True)
+class QuestionSelection:
+    """Which questions: per domain all of them, a fraction (0 < f ≤ 1), or at most `count`."""
+
+    domains: tuple[str, ...]
+    fraction: float | None = None
+    count: int | None = None
+    per_domain: Mapping[str, float | int] = field(
+        default_factory=dict
+    )  # overrides: a float ≤ 1 is a fraction, an int a count
+    seed: int = 0
+
+    def __post_init__(self):
+        if self.fraction is not None and self.count is not None:
+            raise ValueError("choose a fraction or a count per domain, not both")
+        if self.fraction is not None and not 0 < self.fraction <= 1:
+            raise ValueError("the fraction must lie in (0, 1]")
+        if self.count is not None and self.count < 0:
+            raise ValueError("the count must not be negative")
+
+
+@dataclass(frozen=True)
+class TutorPlan:
+    label: str
+    fraction: float | None = None  # a further stratified subsample of the selection for this tutor
+
+
+@dataclass(frozen=True)
+class CallBudget:
+    t_max: int = 10
+    judge_attempts: int = 1
+    reveal_checks: int = 1
+
+    @property
+    def per_dialogue(self) -> int:
+        return self.t_max * (2 + self.judge_attempts + self.reveal_checks)
+
+
+def subsample_size(available: int, *, fraction: float | None = None, count: int | None = None) -> int:
+    """Round half up, as a person would: 30% of 907 is 272."""
+    if fraction is not None:
+        return min(available, int(np.floor(fraction * available + 0.5)))
+    if count is not None:
+        return min(available, count)
+    return available
+
+
+def _domain_rng(seed: int, domain: str, salt: str = "") -> np.random.Generator:
+    # One generator per domain (and tutor), so adding a domain does not change another domain's sample.
+    return np.random.default_rng([seed, crc32(f"{domain}|{salt}".encode())])
+
+
+def stratified_subsample(
+    ids_by_domain: Mapping[str, Sequence[int]],
+    *,
+    fraction: float | None = None,
+    count: int | None = None,
+    per_domain: Mapping[str, float | int] | None = None,
+    seed: int = 0,
+    salt: str = "",
+) -> dict[str, list[int]]:
+    chosen = {}
+    for domain, ids in ids_by_domain.items():
+        ordered = sorted(ids)
+        override = (per_domain or {}).get(domain)
+        if override is not None:
+            size = (
+                subsample_size(len(ordered), fraction=float(override))
+                if isinstance(override, float) and override <= 1
+                else subsample_size(len(ordered), count=int(override))
+            )
+        else:
+            size = subsample_size(len(ordered), fraction=fraction, count=count)
+        if size == len(ordered):
+            chosen[domain] = ordered
+            continue
+        picks = _domain_rng(seed, domain, salt).choice(len(ordered), size=size, replace=False)
+        chosen[domain] = [ordered[i] for i in sorted(picks)]
+    return chosen
+
+
+def select_questions(ids_by_domain: Mapping[str, Sequence[int]], selection: QuestionSelection) -> dict[str, list[int]]:
+    wanted = {domain: ids_by_domain.get(domain, []) for domain in selection.domains}
+    return stratified_subsample(
+        wanted, fraction=selection.fraction, count=selection.count, per_domain=selection.per_domain, seed=selection.seed
+    )
+
+
+@dataclass
+class TutorRow:
+    label: str
+    questions: dict[str, int]  # per domain
+    dialogues: int
+    calls_upper_bound: int
+
+
+@dataclass
+class ContrastRow:
+    tutor: str
+    domain: str
+    contrast: ContrastSpec
+    pairs: int
+
+    @property
+    def insufficient(self) -> bool:
+        return self.pairs < MIN_PAIRS
+
+
+@dataclass
+class DesignPreview:
+    selected: dict[str, int]  # questions per domain in the selection
+    available: dict[str, int]
+    conditions: int
+    tutors: list[TutorRow]
+    dialogues: int
+    calls: dict[str, int]  # tutor, student, judge, reveal_check, total (upper bounds)
+    budget: CallBudget
+    contrasts: list[ContrastRow]
+    warnings: list[str]
+    question_ids: dict[str, dict[str, list[int]]]  # tutor label → domain → ids
+
+    @property
+    def insufficient_contrasts(self) -> list[ContrastRow]:
+        return [row for row in self.contrasts if row.insufficient]
+
+
+def preview_design(
+    ids_by_domain: Mapping[str, Sequence[int]],
+    selection: QuestionSelection,
+    tutors: Sequence[TutorPlan],
+    conditions: Sequence[ConditionSpec],
+    *,
+    budget: CallBudget | None = None,
+    min_pairs: int = MIN_PAIRS,
+    contrasts: Sequence[ContrastSpec] | None = None,
+) -> DesignPreview:
+    budget = budget or CallBudget()
+    selected = select_questions(ids_by_domain, selection)
+    contrasts = list(design_contrasts(conditions) if contrasts is None else contrasts)
+    tutor_rows, contrast_rows, question_ids = [], [], {}
+    warnings = []
+    for tutor in tutors:
+        if tutor.fraction is None:
+            mine = selected
+        else:
+            mine = stratified_subsample(selected, fraction=tutor.fraction, seed=selection.seed, salt=tutor.label)
+        question_ids[tutor.label] = mine
+        counts = {domain: len(ids) for domain, ids in mine.items()}
+        dialogues = sum(counts.values()) * len(conditions)
+        tutor_rows.append(TutorRow(tutor.label, counts, dialogues, dialogues * budget.per_dialogue))
+        for domain, pairs in counts.items():
+            for contrast in contrasts:
+                contrast_rows.append(ContrastRow(tutor.label, domain, contrast, pairs))
+            if contrasts and pairs < min_pairs:
+                warnings.append(
+                    f"{tutor.label} · {domain}: {pairs} pairs per contrast, fewer than {min_pairs} — "
+                    f"all {len(contrasts)} contrasts will be reported as insufficient"
+                )
+    dialogues = sum(row.dialogues for row in tutor_rows)
+    tutor_turns = dialogues * budget.t_max
+    calls = {
+        "tutor": tutor_turns,
+        "student": tutor_turns,
+        "judge": tutor_turns * budget.judge_attempts,
+        "reveal_check": tutor_turns * budget.reveal_checks,
+    }
+    calls["total"] = sum(calls.values())
+    if not conditions:
+        warnings.append("no condition chosen: the design has no dialogues")
+    if not contrasts and conditions:
+        warnings.append("the chosen conditions support no contrast (add a second level, or the control)")
+    for domain in selection.domains:
+        if not ids_by_domain.get(domain):
+            warnings.append(f"{domain}: the question bank has no questions in this domain")
+    return DesignPreview(
+        selected={domain: len(ids) for domain, ids in selected.items()},
+        available={domain: len(ids_by_domain.get(domain, [])) for domain in selection.domains},
+        conditions=len(conditions),
+        tutors=tutor_rows,
+        dialogues=dialogues,
+        calls=calls,
+        budget=budget,
+        contrasts=contrast_rows,
+        warnings=warnings,
+        question_ids=question_ids,
+    )

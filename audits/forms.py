@@ -1,0 +1,195 @@
+"""Forms of the audits pages: question import upload, demographic design edits, templates, design preview."""
+
+from django import forms
+
+from audits.conditions import IMPLICIT_ROWS, ConditionChoice
+from audits.design import CallBudget, QuestionSelection, TutorPlan
+from audits.models import DemographicDimension, DemographicLevel, NameCue, PromptTemplate
+from audits.prompt_templates import TEMPLATE_KIND_CHOICES, template_placeholder_errors
+from audits.questionbank.socrateach import SocraTeachFilter
+
+IMPORT_SOURCE_CHOICES = [
+    ("socrateach", "SocraTeach (SocraTeach_multi.json)"),
+    ("sciq", "SciQ (JSON list or JSON lines)"),
+    ("jsonl", "Generic JSON lines"),
+    ("csv", "Generic CSV"),
+]
+SOCRATEACH_FIELDS = ("min_exchanges", "min_student_errors", "min_correct_after_last_error", "forbid_disclosure",
+                     "reply_labels")  # fmt: skip
+SCIQ_FIELDS = ("threshold", "per_domain_max", "min_keyword_hits", "seed")
+
+
+class QuestionImportForm(forms.Form):
+    source = forms.ChoiceField(choices=IMPORT_SOURCE_CHOICES)
+    file = forms.FileField(help_text="UTF-8 text. A file that fails validation is rejected whole.")
+    # SocraTeach filter (EduFair-Bench's four rules; thresholds are parameters).
+    min_exchanges = forms.IntegerField(min_value=0, initial=SocraTeachFilter.min_exchanges, required=False)
+    min_student_errors = forms.IntegerField(min_value=0, initial=SocraTeachFilter.min_student_errors, required=False)
+    min_correct_after_last_error = forms.IntegerField(
+        min_value=0, initial=SocraTeachFilter.min_correct_after_last_error, required=False
+    )
+    forbid_disclosure = forms.BooleanField(
+        initial=True, required=False, label="Drop dialogues that disclose the answer"
+    )
+    reply_labels = forms.ChoiceField(
+        choices=[
+            ("auto", "user_type label when present, else the tutor's feedback"),
+            ("user_type", "user_type labels only"),
+            ("tutor_feedback", "the tutor's feedback in the next round only"),
+        ],
+        initial="auto",
+        required=False,
+        label="How a student error is read",
+    )
+    # SciQ classifier and sampling.
+    threshold = forms.FloatField(min_value=0, max_value=1, initial=0.65, required=False, label="Probability threshold")
+    per_domain_max = forms.IntegerField(min_value=1, initial=500, required=False, label="At most per domain")
+    min_keyword_hits = forms.IntegerField(min_value=1, initial=2, required=False, label="Keyword hits for a seed label")
+    seed = forms.IntegerField(min_value=0, initial=0, required=False, label="Sampling seed")
+
+    def parameters(self) -> dict:
+        data = self.cleaned_data
+        names = {"socrateach": SOCRATEACH_FIELDS, "sciq": SCIQ_FIELDS}.get(data["source"], ())
+        return {name: data[name] for name in names if data.get(name) not in (None, "")}
+
+
+class DemographicDimensionForm(forms.ModelForm):
+    class Meta:
+        model = DemographicDimension
+        fields = ["key", "name", "description", "order"]
+
+
+class DemographicLevelForm(forms.ModelForm):
+    class Meta:
+        model = DemographicLevel
+        fields = ["dimension", "key", "label", "persona_statement", "tutor_statement", "order"]
+        widgets = {
+            "persona_statement": forms.Textarea(attrs={"rows": 2}),
+            "tutor_statement": forms.Textarea(attrs={"rows": 2}),
+        }
+
+
+class NameCueForm(forms.ModelForm):
+    class Meta:
+        model = NameCue
+        fields = ["name", "gender", "ethnicity", "active"]
+
+
+class PromptTemplateCreateForm(forms.Form):
+    kind = forms.ChoiceField(choices=TEMPLATE_KIND_CHOICES)
+    name = forms.SlugField(max_length=60, help_text="Variant name, e.g. tutor-informed.")
+    description = forms.CharField(widget=forms.Textarea(attrs={"rows": 2}), required=False)
+    text = forms.CharField(widget=forms.Textarea(attrs={"rows": 16}))
+
+    def clean(self):
+        cleaned = super().clean()
+        if cleaned.get("kind") and cleaned.get("text"):
+            for problem in template_placeholder_errors(cleaned["kind"], cleaned["text"]):
+                self.add_error("text", problem)
+        return cleaned
+
+
+class PromptTemplateReviseForm(forms.Form):
+    """Editing a template always saves a new version; the edited version is left as it was."""
+
+    description = forms.CharField(widget=forms.Textarea(attrs={"rows": 2}), required=False)
+    text = forms.CharField(widget=forms.Textarea(attrs={"rows": 18}))
+
+    def __init__(self, *args, template: PromptTemplate, **kwargs):
+        self.template = template
+        super().__init__(*args, **kwargs)
+
+    def clean_text(self):
+        text = self.cleaned_data["text"]
+        problems = template_placeholder_errors(self.template.kind, text)
+        if problems:
+            raise forms.ValidationError(problems)
+        if text == self.template.text and self.data.get("description", "") == self.template.description:
+            raise forms.ValidationError("Nothing changed; a new version would be identical.")
+        return text
+
+
+class DesignPreviewForm(forms.Form):
+    domains = forms.MultipleChoiceField(widget=forms.CheckboxSelectMultiple)
+    mode = forms.ChoiceField(
+        choices=[("all", "all questions"), ("fraction", "a fraction per domain"), ("count", "at most N per domain")],
+        initial="all",
+    )
+    fraction = forms.FloatField(min_value=0.001, max_value=1, initial=0.3, required=False)
+    count = forms.IntegerField(min_value=0, initial=20, required=False)
+    seed = forms.IntegerField(min_value=0, initial=0)
+    tutors = forms.IntegerField(min_value=0, initial=2, label="Tutors on the full selection")
+    subsampled_tutors = forms.IntegerField(min_value=0, initial=0, label="Tutors on a subsample (expensive ones)")
+    subsample_fraction = forms.FloatField(min_value=0.001, max_value=1, initial=0.3, required=False)
+    control = forms.BooleanField(initial=True, required=False, label="Control (no cue)")
+    explicit_dimensions = forms.MultipleChoiceField(
+        widget=forms.CheckboxSelectMultiple, required=False, label="Explicit: dimensions"
+    )
+    intersectional_dimensions = forms.MultipleChoiceField(
+        widget=forms.CheckboxSelectMultiple, required=False, label="Intersectional: cross these dimensions"
+    )
+    implicit = forms.BooleanField(required=False, label="Implicit (names)")
+    implicit_rows = forms.MultipleChoiceField(
+        choices=[(row, row) for row in IMPLICIT_ROWS], initial=list(IMPLICIT_ROWS), required=False,
+        widget=forms.CheckboxSelectMultiple, label="Implicit rows",
+    )  # fmt: skip
+    names_per_cell = forms.IntegerField(min_value=1, required=False, label="Names per gender × ethnicity (blank: all)")
+    tell_tutor_name = forms.BooleanField(required=False, label="Also tell the tutor the name")
+    opposite = forms.BooleanField(required=False, label="Opposite 2 × 2 (stated × perceived gender)")
+    t_max = forms.IntegerField(min_value=1, max_value=100, initial=10, label="T_max (tutor turns)")
+    judge_attempts = forms.IntegerField(min_value=1, max_value=10, initial=1, label="Judge attempts per turn (bound)")
+
+    def __init__(self, *args, domains: list[str], dimensions: list[tuple[str, str]], **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["domains"].choices = [(domain, domain) for domain in domains]
+        self.fields["domains"].initial = domains
+        self.fields["explicit_dimensions"].choices = dimensions
+        self.fields["explicit_dimensions"].initial = [key for key, _ in dimensions]
+        self.fields["intersectional_dimensions"].choices = dimensions
+
+    def clean(self):
+        cleaned = super().clean()
+        if cleaned.get("mode") == "fraction" and not cleaned.get("fraction"):
+            self.add_error("fraction", "Give the fraction of each domain to use.")
+        if cleaned.get("mode") == "count" and cleaned.get("count") is None:
+            self.add_error("count", "Give the number of questions per domain.")
+        if cleaned.get("subsampled_tutors") and not cleaned.get("subsample_fraction"):
+            self.add_error("subsample_fraction", "Give the subsample fraction for the expensive tutors.")
+        if len(cleaned.get("intersectional_dimensions") or []) == 1:
+            self.add_error("intersectional_dimensions", "Cross at least two dimensions, or none.")
+        return cleaned
+
+    def selection(self) -> QuestionSelection:
+        data = self.cleaned_data
+        return QuestionSelection(
+            domains=tuple(data["domains"]),
+            fraction=data["fraction"] if data["mode"] == "fraction" else None,
+            count=data["count"] if data["mode"] == "count" else None,
+            seed=data["seed"],
+        )
+
+    def tutor_plans(self) -> list[TutorPlan]:
+        data = self.cleaned_data
+        plans = [TutorPlan(f"tutor {n}") for n in range(1, data["tutors"] + 1)]
+        plans += [
+            TutorPlan(f"subsampled tutor {n}", fraction=data["subsample_fraction"])
+            for n in range(1, data["subsampled_tutors"] + 1)
+        ]
+        return plans
+
+    def condition_choice(self) -> ConditionChoice:
+        data = self.cleaned_data
+        return ConditionChoice(
+            control=data["control"],
+            explicit_dimensions=tuple(data["explicit_dimensions"]),
+            intersectional_dimensions=tuple(data["intersectional_dimensions"]),
+            implicit=data["implicit"],
+            implicit_rows=tuple(data["implicit_rows"]),
+            names_per_cell=data["names_per_cell"],
+            tell_tutor_name=data["tell_tutor_name"],
+            opposite=data["opposite"],
+            seed=data["seed"],
+        )
+
+    def budget(self) -> CallBudget:
+        return CallBudget(t_max=self.cleaned_data["t_max"], judge_attempts=self.cleaned_data["judge_attempts"])

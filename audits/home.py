@@ -1,0 +1,35 @@
+"""What researchers can do next in audits (home page cards) and the audits links in the navigation."""
+
+from django.contrib.auth.models import User
+from django.urls import reverse
+
+from audits.models import Question
+from edufair_web.accounts.roles import RESEARCHER, has_role
+
+NAV_LINKS = [
+    (RESEARCHER, "Question bank", "audits:questionbank"),
+    (RESEARCHER, "Design", "audits:design"),
+]
+
+
+def home_steps(user: User) -> list[dict]:
+    if not has_role(user, RESEARCHER):
+        return []
+    questions = Question.objects.count()
+    return [
+        {
+            "title": "Build the question bank" if not questions else f"Question bank ({questions} questions)",
+            "text": "Import SocraTeach, SciQ or your own JSONL/CSV; every import shows where its items went.",
+            "url": reverse("audits:questionbank"),
+        },
+        {
+            "title": "Design the conditions",
+            "text": "Persona statements, names by gender × ethnicity, the opposite 2 × 2, and prompt templates.",
+            "url": reverse("audits:design"),
+        },
+        {
+            "title": "Preview an audit design",
+            "text": "Dialogues, model calls and pairs per contrast before you spend anything.",
+            "url": reverse("audits:design-preview"),
+        },
+    ]

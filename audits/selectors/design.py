@@ -1,0 +1,64 @@
+"""Reads of the demographic design and templates, as plain data for `audits.conditions` and the pages."""
+
+from django.db.models import Max, QuerySet
+
+from audits.conditions import LevelInfo, NameInfo
+from audits.models import DemographicDimension, DemographicLevel, NameCue, PromptTemplate, Question
+
+
+def levels_info() -> list[LevelInfo]:
+    return [
+        LevelInfo(
+            dimension=level.dimension.key,
+            key=level.key,
+            label=level.label,
+            persona_statement=level.persona_statement,
+            tutor_statement=level.tutor_statement,
+            dimension_name=level.dimension.name,
+        )
+        for level in DemographicLevel.objects.select_related("dimension")
+    ]
+
+
+def names_info(*, active_only: bool = True) -> list[NameInfo]:
+    names = NameCue.objects.all()
+    if active_only:
+        names = names.filter(active=True)
+    return [NameInfo(name.name, name.gender, name.ethnicity) for name in names]
+
+
+def dimensions_with_levels() -> QuerySet[DemographicDimension]:
+    return DemographicDimension.objects.prefetch_related("levels")
+
+
+def name_grid() -> dict[str, dict[str, list[NameCue]]]:
+    """Names by ethnicity, then gender, for the design page."""
+    grid: dict[str, dict[str, list[NameCue]]] = {}
+    for name in NameCue.objects.all():
+        grid.setdefault(name.ethnicity, {}).setdefault(name.gender, []).append(name)
+    return grid
+
+
+def prompt_templates_latest() -> list[PromptTemplate]:
+    """The newest version of each (kind, name) family."""
+    newest = PromptTemplate.objects.values("kind", "name").annotate(top=Max("version"))
+    wanted = {(row["kind"], row["name"], row["top"]) for row in newest}
+    return [t for t in PromptTemplate.objects.all() if (t.kind, t.name, t.version) in wanted]
+
+
+def prompt_template_latest(*, kind: str, name: str) -> PromptTemplate | None:
+    return PromptTemplate.objects.filter(kind=kind, name=name).order_by("-version").first()
+
+
+def question_ids_by_domain(
+    *, domains: list[str] | None = None, sources: list[str] | None = None
+) -> dict[str, list[int]]:
+    questions = Question.objects.all()
+    if domains:
+        questions = questions.filter(domain__in=domains)
+    if sources:
+        questions = questions.filter(source__in=sources)
+    grouped: dict[str, list[int]] = {domain: [] for domain in domains or []}
+    for question_id, domain in questions.values_list("id", "domain").order_by("id"):
+        grouped.setdefault(domain, []).append(question_id)
+    return grouped

@@ -1,0 +1,63 @@
+"""Reads of the question bank: filtered questions, counts per domain, imports with their funnels."""
+
+from django.db.models import Count, QuerySet
+
+from audits.models import Question, QuestionImport
+
+
+def questions_filter(
+    *, domain: str | None = None, source: str | None = None, import_id: int | None = None, search: str | None = None
+) -> QuerySet[Question]:
+    questions = Question.objects.all()
+    if domain:
+        questions = questions.filter(domain=domain)
+    if source:
+        questions = questions.filter(source=source)
+    if import_id:
+        questions = questions.filter(imports__id=import_id)
+    if search:
+        questions = questions.filter(text__icontains=search)
+    return questions.order_by("domain", "source", "id")
+
+
+def question_counts_by_domain(questions: QuerySet[Question] | None = None) -> list[dict]:
+    """[{"domain": ..., "count": ...}] sorted by domain."""
+    questions = Question.objects.all() if questions is None else questions
+    return list(questions.order_by().values("domain").annotate(count=Count("id", distinct=True)).order_by("domain"))
+
+
+def question_domains() -> list[str]:
+    return list(Question.objects.order_by("domain").values_list("domain", flat=True).distinct())
+
+
+def question_imports_recent(limit: int = 50) -> QuerySet[QuestionImport]:
+    return QuestionImport.objects.select_related("created_by").order_by("-created_at", "-id")[:limit]
+
+
+def funnel_rows(question_import: QuestionImport) -> list[dict]:
+    """The funnel with the drop from the previous step, for display."""
+    rows, previous = [], None
+    for step in question_import.funnel or []:
+        count = step.get("count", 0)
+        is_outcome = step.get("step") in ("new in bank", "already in bank")
+        dropped = None if previous is None or is_outcome else previous - count
+        rows.append(
+            {**step, "dropped": dropped, "outcome": is_outcome, "detail_text": _detail_text(step.get("detail"))}
+        )
+        if not is_outcome:
+            previous = count
+    return rows
+
+
+def _detail_text(detail) -> str:
+    """{"a": 1, "b": {"c": 2}} → "a: 1 · b: c 2"."""
+    if not detail:
+        return ""
+    if not isinstance(detail, dict):
+        return str(detail)
+    parts = []
+    for key, value in detail.items():
+        if isinstance(value, dict):
+            value = ", ".join(f"{inner} {count}" for inner, count in value.items()) or "none"
+        parts.append(f"{key}: {value}")
+    return " · ".join(parts)

@@ -1,0 +1,94 @@
+"""Writes of the demographic design and the prompt templates: default seeding, template versions.
+
+Template versions are immutable once used: `prompt_template_mark_used` is the one door an audit calls when
+it starts using a version, and `prompt_template_revise` is the one door for editing — it always writes a
+new version, whatever the state of the old one.
+"""
+
+from django.db import transaction
+from django.db.models import Max
+from django.utils import timezone
+
+from audits.conditions import DEFAULT_DIMENSIONS, DEFAULT_NAMES
+from audits.models import DemographicDimension, DemographicLevel, NameCue, PromptTemplate
+from audits.prompt_templates import DEFAULT_TEMPLATES, template_placeholder_errors
+
+
+class TemplateTextError(ValueError):
+    """The template text uses unknown placeholders or lacks required ones."""
+
+
+@transaction.atomic
+def design_defaults_seed() -> dict[str, int]:
+    """Create the default dimensions, levels, names and templates that are missing. Never overwrites edits."""
+    created = {"dimensions": 0, "levels": 0, "names": 0, "templates": 0}
+    for order, spec in enumerate(DEFAULT_DIMENSIONS):
+        dimension, made = DemographicDimension.objects.get_or_create(
+            key=spec["key"], defaults={"name": spec["name"], "order": order}
+        )
+        created["dimensions"] += made
+        for level_order, (key, label, persona, tutor) in enumerate(spec["levels"]):
+            _, made = DemographicLevel.objects.get_or_create(
+                dimension=dimension,
+                key=key,
+                defaults={"label": label, "persona_statement": persona, "tutor_statement": tutor, "order": level_order},
+            )
+            created["levels"] += made
+    for ethnicity, by_gender in DEFAULT_NAMES.items():
+        for gender, names in by_gender.items():
+            for name in names:
+                _, made = NameCue.objects.get_or_create(name=name, defaults={"gender": gender, "ethnicity": ethnicity})
+                created["names"] += made
+    for spec in DEFAULT_TEMPLATES:
+        if not PromptTemplate.objects.filter(kind=spec["kind"], name=spec["name"]).exists():
+            PromptTemplate.objects.create(version=1, **spec)
+            created["templates"] += 1
+    return created
+
+
+def _check_text(kind: str, text: str) -> None:
+    problems = template_placeholder_errors(kind, text)
+    if problems:
+        raise TemplateTextError("; ".join(problems))
+
+
+@transaction.atomic
+def prompt_template_create(*, kind: str, name: str, text: str, description: str = "", user=None) -> PromptTemplate:
+    """A new template family (version 1), or the next version if the family exists."""
+    _check_text(kind, text)
+    latest = PromptTemplate.objects.filter(kind=kind, name=name).order_by("-version").first()
+    return PromptTemplate.objects.create(
+        kind=kind,
+        name=name,
+        text=text,
+        description=description,
+        version=(latest.version + 1) if latest else 1,
+        previous=latest,
+        created_by=user if user is not None and user.is_authenticated else None,
+    )
+
+
+@transaction.atomic
+def prompt_template_revise(
+    *, template: PromptTemplate, text: str, description: str | None = None, user=None
+) -> PromptTemplate:
+    """Editing a template: write version max+1 of its family with the new text; the old version stays."""
+    _check_text(template.kind, text)
+    family = PromptTemplate.objects.select_for_update().filter(kind=template.kind, name=template.name)
+    next_version = (family.aggregate(top=Max("version"))["top"] or 0) + 1
+    return PromptTemplate.objects.create(
+        kind=template.kind,
+        name=template.name,
+        text=text,
+        description=template.description if description is None else description,
+        version=next_version,
+        previous=template,
+        created_by=user if user is not None and user.is_authenticated else None,
+    )
+
+
+def prompt_template_mark_used(template: PromptTemplate) -> PromptTemplate:
+    """Freeze a version for good (called by whatever first uses it, e.g. an audit launch). Idempotent."""
+    PromptTemplate.objects.filter(pk=template.pk, used_at__isnull=True).update(used_at=timezone.now())
+    template.refresh_from_db(fields=["used_at"])
+    return template

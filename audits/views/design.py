@@ -1,0 +1,229 @@
+"""Demographic design pages: dimensions, levels, names, prompt templates (versioned), and the design preview."""
+
+from django.contrib import messages
+from django.db.models import ProtectedError
+from django.http import HttpResponseRedirect
+from django.shortcuts import get_object_or_404, redirect
+from django.urls import reverse, reverse_lazy
+from django.views.generic import CreateView, DeleteView, DetailView, FormView, TemplateView, UpdateView
+
+from audits.conditions import build_conditions, design_contrasts
+from audits.design import preview_design
+from audits.forms import (
+    DemographicDimensionForm,
+    DemographicLevelForm,
+    DesignPreviewForm,
+    NameCueForm,
+    PromptTemplateCreateForm,
+    PromptTemplateReviseForm,
+)
+from audits.models import DemographicDimension, DemographicLevel, Domain, NameCue, PromptTemplate
+from audits.selectors.design import (
+    dimensions_with_levels,
+    levels_info,
+    name_grid,
+    names_info,
+    prompt_templates_latest,
+    question_ids_by_domain,
+)
+from audits.selectors.questionbank import question_domains
+from audits.services.design import prompt_template_create, prompt_template_revise
+from edufair_web.accounts.permissions import ResearcherRequiredMixin
+
+DESIGN_URL = reverse_lazy("audits:design")
+
+
+class DesignOverviewView(ResearcherRequiredMixin, TemplateView):
+    template_name = "audits/design.html"
+
+    def get_context_data(self, **kwargs):
+        context = super().get_context_data(**kwargs)
+        context.update(
+            dimensions=dimensions_with_levels(),
+            name_grid=name_grid(),
+            templates=prompt_templates_latest(),
+        )
+        return context
+
+
+class _DesignFormMixin(ResearcherRequiredMixin):
+    template_name = "audits/design_form.html"
+    success_url = DESIGN_URL
+    heading = ""
+
+    def get_context_data(self, **kwargs):
+        context = super().get_context_data(**kwargs)
+        context["heading"] = self.heading
+        return context
+
+
+class DimensionCreateView(_DesignFormMixin, CreateView):
+    model = DemographicDimension
+    form_class = DemographicDimensionForm
+    heading = "New dimension"
+
+
+class DimensionUpdateView(_DesignFormMixin, UpdateView):
+    model = DemographicDimension
+    form_class = DemographicDimensionForm
+    heading = "Edit dimension"
+
+
+class LevelCreateView(_DesignFormMixin, CreateView):
+    model = DemographicLevel
+    form_class = DemographicLevelForm
+    heading = "New level"
+
+    def get_initial(self):
+        initial = super().get_initial()
+        if self.request.GET.get("dimension", "").isdigit():
+            initial["dimension"] = int(self.request.GET["dimension"])
+        return initial
+
+
+class LevelUpdateView(_DesignFormMixin, UpdateView):
+    model = DemographicLevel
+    form_class = DemographicLevelForm
+    heading = "Edit level"
+
+
+class NameCueCreateView(_DesignFormMixin, CreateView):
+    model = NameCue
+    form_class = NameCueForm
+    heading = "New name"
+
+
+class NameCueUpdateView(_DesignFormMixin, UpdateView):
+    model = NameCue
+    form_class = NameCueForm
+    heading = "Edit name"
+
+
+class NameCueDeleteView(ResearcherRequiredMixin, DeleteView):
+    model = NameCue
+    success_url = DESIGN_URL
+    template_name = "audits/design_confirm_delete.html"
+
+
+class PromptTemplateDetailView(ResearcherRequiredMixin, DetailView):
+    model = PromptTemplate
+    template_name = "audits/prompt_template_detail.html"
+    context_object_name = "template_version"
+
+    def get_context_data(self, **kwargs):
+        context = super().get_context_data(**kwargs)
+        context["versions"] = PromptTemplate.objects.filter(kind=self.object.kind, name=self.object.name)
+        return context
+
+
+class PromptTemplateCreateView(ResearcherRequiredMixin, FormView):
+    form_class = PromptTemplateCreateForm
+    template_name = "audits/design_form.html"
+    extra_context = {"heading": "New prompt template"}
+
+    def form_valid(self, form):
+        template = prompt_template_create(user=self.request.user, **form.cleaned_data)
+        messages.success(self.request, f"Saved {template}.")
+        return redirect(reverse("audits:prompt-template-detail", args=[template.pk]))
+
+
+class PromptTemplateReviseView(ResearcherRequiredMixin, FormView):
+    """The only way to edit a template on a page: it saves a new version."""
+
+    form_class = PromptTemplateReviseForm
+    template_name = "audits/design_form.html"
+
+    def dispatch(self, request, *args, **kwargs):
+        self.template_version = get_object_or_404(PromptTemplate, pk=kwargs["pk"])
+        return super().dispatch(request, *args, **kwargs)
+
+    def get_form_kwargs(self):
+        kwargs = super().get_form_kwargs()
+        kwargs["template"] = self.template_version
+        return kwargs
+
+    def get_initial(self):
+        return {"text": self.template_version.text, "description": self.template_version.description}
+
+    def get_context_data(self, **kwargs):
+        context = super().get_context_data(**kwargs)
+        context["heading"] = f"Edit {self.template_version} — saves a new version"
+        context["note"] = (
+            f"{self.template_version} has been used by an audit and will never change."
+            if self.template_version.is_used
+            else f"{self.template_version} stays as it is; your edit becomes the next version."
+        )
+        return context
+
+    def form_valid(self, form):
+        template = prompt_template_revise(
+            template=self.template_version,
+            text=form.cleaned_data["text"],
+            description=form.cleaned_data["description"],
+            user=self.request.user,
+        )
+        messages.success(self.request, f"Saved {template}.")
+        return redirect(reverse("audits:prompt-template-detail", args=[template.pk]))
+
+
+class PromptTemplateDeleteView(ResearcherRequiredMixin, DeleteView):
+    model = PromptTemplate
+    success_url = DESIGN_URL
+    template_name = "audits/design_confirm_delete.html"
+
+    def form_valid(self, form):
+        if self.object.is_used:
+            messages.error(self.request, f"{self.object} has been used by an audit and cannot be deleted.")
+            return HttpResponseRedirect(reverse("audits:prompt-template-detail", args=[self.object.pk]))
+        try:
+            return super().form_valid(form)
+        except ProtectedError:
+            messages.error(self.request, f"{self.object} has later versions; delete those first.")
+            return HttpResponseRedirect(reverse("audits:prompt-template-detail", args=[self.object.pk]))
+
+
+class DesignPreviewView(ResearcherRequiredMixin, TemplateView):
+    """GET form: the preview is computed from the query string, so a preview can be bookmarked and shared."""
+
+    template_name = "audits/design_preview.html"
+
+    def get_context_data(self, **kwargs):
+        context = super().get_context_data(**kwargs)
+        domains = question_domains() or [choice for choice, _ in Domain.choices]
+        dimensions = [(d.key, d.name) for d in dimensions_with_levels()]
+        submitted = "domains" in self.request.GET
+        form = DesignPreviewForm(self.request.GET if submitted else None, domains=domains, dimensions=dimensions)
+        context["form"] = form
+        if submitted and form.is_valid():
+            choice = form.condition_choice()
+            try:
+                conditions = build_conditions(choice, levels_info(), names_info())
+            except ValueError as error:
+                form.add_error(None, str(error))
+                return context
+            contrasts = design_contrasts(conditions, implicit_rows=choice.implicit_rows)
+            preview = preview_design(
+                question_ids_by_domain(domains=list(form.cleaned_data["domains"])),
+                form.selection(),
+                form.tutor_plans(),
+                conditions,
+                budget=form.budget(),
+                contrasts=contrasts,
+            )
+            context.update(
+                preview=preview, conditions=conditions, contrasts=contrasts, summary=_contrast_summary(preview)
+            )
+        return context
+
+
+def _contrast_summary(preview) -> list[dict]:
+    """One row per (tutor, domain): pairs per contrast, number of contrasts, and how many are insufficient."""
+    rows: dict[tuple[str, str], dict] = {}
+    for row in preview.contrasts:
+        entry = rows.setdefault(
+            (row.tutor, row.domain),
+            {"tutor": row.tutor, "domain": row.domain, "pairs": row.pairs, "contrasts": 0, "insufficient": 0},
+        )
+        entry["contrasts"] += 1
+        entry["insufficient"] += row.insufficient
+    return list(rows.values())
