@@ -5,6 +5,8 @@ ledger (`LLMCall`) is keyed by the request hash computed in `audits.llm.client`;
 cache and the resume record at once, so no call is paid for twice.
 """
 
+import hashlib
+import json
 import re
 
 from django.core.exceptions import ValidationError
@@ -88,8 +90,13 @@ class ModelEndpoint(models.Model):
             raise ValidationError({"temperature": "between 0 and 2"})
 
     def to_config(self) -> EndpointConfig:
+        # The handle changes with anything that shapes the HTTP client, so an edited endpoint gets a new one.
+        shape = json.dumps(
+            [self.provider, self.base_url, self.model, self.api_key_env, self.timeout, self.max_concurrency],
+            default=str,
+        )
         return EndpointConfig(
-            key=f"endpoint:{self.pk}",
+            key=f"endpoint:{self.pk}:{hashlib.sha1(shape.encode()).hexdigest()[:10]}",
             endpoint_id=self.pk,
             provider=self.provider,
             model=self.model,

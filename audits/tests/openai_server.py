@@ -41,6 +41,8 @@ class Fault:
     kind: str  # "429" | "500" | "timeout" | "truncated" | "empty" | "prose"
     retry_after: float = 1.0
     hang: float = 5.0
+    # Only for requests whose message texts contain every one of these strings (empty: any request).
+    match: tuple[str, ...] = ()
 
 
 def _purpose(request: web.Request, body: dict) -> str:
@@ -102,12 +104,14 @@ class ServerState:
     served: list[ServedRequest] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
-    def next_fault(self, purpose: str) -> Fault | None:
+    def next_fault(self, purpose: str, text: str) -> Fault | None:
         with self.lock:
             for key in (purpose, "*"):
-                queue = self.faults.get(key)
-                if queue:
-                    return queue.popleft()
+                queue = self.faults.get(key) or deque()
+                for fault in queue:
+                    if all(part in text for part in fault.match):
+                        queue.remove(fault)
+                        return fault
         return None
 
 
@@ -117,7 +121,7 @@ def build_app(state: ServerState) -> web.Application:
         body = json.loads(raw)
         purpose = _purpose(request, body)
         body_hash = hashlib.sha256(raw).hexdigest()
-        fault = state.next_fault(purpose)
+        fault = state.next_fault(purpose, "\n".join(str(m.get("content", "")) for m in body.get("messages", [])))
         if state.delay:
             await asyncio.sleep(state.delay)
 

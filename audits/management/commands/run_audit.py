@@ -1,0 +1,135 @@
+"""`manage.py run_audit AUDIT_ID | --config FILE [--wait] [--inline]`: launch (or resume) an audit.
+
+`--config` creates the audit from a YAML/JSON file first:
+
+    name: Demo audit
+    tutors: [sim-fair-tutor, sim-biased-tutor]     # endpoint names (or ids)
+    student: sim-student
+    judge: sim-judge
+    selection: {domains: [mathematics], count: 20, seed: 0}
+    conditions: {control: true, explicit_dimensions: [first_language, gender]}
+    seed: 0
+    t_max: 10
+
+By default the audit goes to the Celery workers; `--wait` shows a progress bar until it is done.
+`--inline` runs it in this process instead (no worker needed) — what `make demo` does for its audit.
+"""
+
+import json
+import time
+from pathlib import Path
+
+import yaml
+from django.core.management.base import BaseCommand, CommandError
+from django.db.models import Q
+from tqdm import tqdm
+
+from audits.models import Audit, ModelEndpoint
+from audits.selectors.runs import audit_progress
+from audits.services import runs as run_services
+
+FINAL = {Audit.Status.FINISHED, Audit.Status.CANCELLED}
+
+
+def _endpoint(ref) -> ModelEndpoint:
+    found = ModelEndpoint.objects.filter(Q(name=str(ref)) | Q(pk=int(ref) if str(ref).isdigit() else None)).first()
+    if found is None:
+        raise CommandError(f"no model endpoint named {ref!r}")
+    return found
+
+
+def audit_from_config(path: Path, user=None) -> Audit:
+    try:
+        text = path.read_text(encoding="utf-8")
+        config = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
+    except (OSError, ValueError, yaml.YAMLError) as exc:
+        raise CommandError(f"cannot read {path}: {exc}") from None
+    required = {"name", "tutors", "student", "judge", "selection", "conditions"}
+    missing = sorted(required - set(config or {}))
+    if missing:
+        raise CommandError(f"{path}: missing {', '.join(missing)}")
+    options = {k: config[k] for k in ("seed", "t_max", "answer_precheck", "max_reasks", "batch_size") if k in config}
+    if config.get("check"):
+        options["check_endpoint"] = _endpoint(config["check"])
+    try:
+        return run_services.audit_create_from_design(
+            name=config["name"],
+            description=config.get("description", ""),
+            tutors=[_endpoint(t) for t in config["tutors"]],
+            student_endpoint=_endpoint(config["student"]),
+            judge_endpoint=_endpoint(config["judge"]),
+            selection=config["selection"],
+            choice=config["conditions"],
+            created_by=user,
+            **options,
+        )
+    except (ValueError, TypeError) as exc:
+        raise CommandError(str(exc)) from None
+
+
+class Command(BaseCommand):
+    help = "Launch or resume an audit (by id, or created from --config FILE); --wait shows progress until done."
+
+    def add_arguments(self, parser):
+        parser.add_argument("audit_id", nargs="?", type=int)
+        parser.add_argument("--config", type=Path, help="YAML or JSON file describing a new audit.")
+        parser.add_argument("--wait", action="store_true", help="Block with a progress bar until the audit ends.")
+        parser.add_argument("--inline", action="store_true", help="Run in this process instead of on the workers.")
+        parser.add_argument("--poll", type=float, default=1.0, help="Seconds between progress checks.")
+
+    def handle(self, *args, audit_id, config, wait, inline, poll, **options):
+        if bool(audit_id) == bool(config):
+            raise CommandError("give an AUDIT_ID or --config FILE (one of them)")
+        audit = audit_from_config(config) if config else Audit.objects.filter(pk=audit_id).first()
+        if audit is None:
+            raise CommandError(f"no audit {audit_id}")
+        self.stdout.write(f"Audit {audit.pk}: {audit.name}" + (" [simulation]" if audit.uses_simulation else ""))
+        if inline:
+            run_services.audit_dialogues_create(audit=audit)
+            total = audit.dialogues.count()
+            with tqdm(total=total, desc="dialogues", unit="dlg", file=self.stderr._out) as bar:
+
+                def tick():
+                    progress = audit_progress(audit=audit)
+                    bar.n = progress["done"] + progress["failed"] + progress["cancelled"]
+                    bar.refresh()
+
+                if audit.status == Audit.Status.PAUSED:
+                    Audit.objects.filter(pk=audit.pk).update(status=Audit.Status.RUNNING)
+                    audit.refresh_from_db()
+                status = run_services.audit_run_inline(audit=audit, progress=tick)
+                tick()
+            self._summary(audit, status)
+            return
+        if audit.status in (Audit.Status.DRAFT, Audit.Status.FINISHED):
+            batches = run_services.audit_launch(audit=audit)
+        elif audit.status == Audit.Status.PAUSED:
+            batches = run_services.audit_resume(audit=audit)
+        elif audit.status == Audit.Status.RUNNING:
+            batches = run_services.audit_sweep(audit_id=audit.pk)
+        else:
+            raise CommandError(f"audit {audit.pk} is {audit.status}")
+        self.stdout.write(f"{batches} batch(es) sent to the workers.")
+        if not wait:
+            return
+        audit.refresh_from_db()
+        progress = audit_progress(audit=audit)
+        with tqdm(total=progress["total"], desc="dialogues", unit="dlg", file=self.stderr._out) as bar:
+            while True:
+                audit.refresh_from_db()
+                progress = audit_progress(audit=audit)
+                bar.n = progress["done"] + progress["failed"] + progress["cancelled"]
+                bar.set_postfix(calls=progress["calls_sent"], failed=progress["failed"])
+                bar.refresh()
+                if audit.status in FINAL or audit.status == Audit.Status.PAUSED:
+                    break
+                time.sleep(poll)
+        self._summary(audit, audit.status)
+
+    def _summary(self, audit: Audit, status: str) -> None:
+        progress = audit_progress(audit=audit)
+        self.stdout.write(
+            f"Audit {audit.pk} {status}: {progress['done']} done, {progress['failed']} failed, "
+            f"{progress['calls_sent']} calls sent, {progress['calls_reused']} reused from the ledger, "
+            f"{progress['turns_unparsable']} unparsable judgements, cost {progress['cost']:.4f}."
+        )
