@@ -22,7 +22,7 @@ from collections.abc import Iterable, Sequence
 from datetime import timedelta
 
 from django.conf import settings
-from django.db import IntegrityError, close_old_connections, transaction
+from django.db import IntegrityError, close_old_connections, connections, transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
@@ -804,7 +804,11 @@ def dialogue_batch_run(*, audit_id: int, dialogue_ids: list[int], worker: str = 
     """Run a batch (blocking): claim, run and write each dialogue; then update the audit's status."""
     runtime = process_runtime()
     worker = worker or socket.gethostname()
-    counts = runtime.run(lambda: batch_run_async(runtime, audit_id, list(dialogue_ids), worker))
+    try:
+        counts = runtime.run(lambda: batch_run_async(runtime, audit_id, list(dialogue_ids), worker))
+    finally:
+        # The database thread outlives the batch; its connection should not (stale or held-open sessions).
+        runtime.blocking.submit(connections.close_all).result()
     audit_refresh_status(audit_id=audit_id)
     return counts
 

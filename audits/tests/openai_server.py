@@ -34,6 +34,13 @@ class ServedRequest:
     body_hash: str
     status: int
     fault: str = ""
+    messages_key: str = ""  # `messages_key(purpose, messages)`: matches a ledger row's request
+
+
+def messages_key(purpose: str, messages: list[dict]) -> str:
+    """Identify a request by what a ledger row stores of it (purpose and messages)."""
+    canonical = json.dumps([purpose, messages], sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
 @dataclass
@@ -127,7 +134,15 @@ def build_app(state: ServerState) -> web.Application:
 
         def served(status: int) -> None:
             with state.lock:
-                state.served.append(ServedRequest(purpose, body_hash, status, fault.kind if fault else ""))
+                state.served.append(
+                    ServedRequest(
+                        purpose,
+                        body_hash,
+                        status,
+                        fault.kind if fault else "",
+                        messages_key(purpose, body.get("messages", [])),
+                    )
+                )
 
         if fault and fault.kind == "429":
             served(429)
