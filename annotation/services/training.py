@@ -217,6 +217,7 @@ def norming_acknowledge(*, enrollment: Enrollment) -> None:
     Enrollment.objects.filter(pk=enrollment.pk, norming_acknowledged_at__isnull=True).update(
         norming_acknowledged_at=timezone.now()
     )
+    enrollment.refresh_from_db(fields=["norming_acknowledged_at"])
 
 
 def comment_post(*, thread: Thread, author, body: str, moderator: bool) -> Comment:

@@ -78,8 +78,9 @@
   document.addEventListener("keydown", function (event) {
     if (event.ctrlKey || event.metaKey || event.altKey || event.isComposing) return;
     const target = event.target;
-    const inForm = target === document.body || form.contains(target);
-    if (!inForm) return;
+    // Keys belong to the label form unless the focus is in some other form (the log-out button, a search).
+    const otherForm = target.closest && target.closest("form");
+    if (otherForm && otherForm !== form) return;
     const typing = target.matches("textarea, input[type=text], input:not([type])");
     if (event.key === "Enter") {
       if (typing && event.shiftKey) return;
@@ -104,6 +105,8 @@
     const q = questions[active];
     if (q && event.key.length === 1 && choose(q, event.key.toLowerCase())) event.preventDefault();
   });
+
+  form.dataset.keyboardReady = "1"; // browser tests wait for this before typing
 
   form.addEventListener("submit", function (event) {
     if (submitting) {
