@@ -109,6 +109,7 @@ class ServerState:
     delay: float = 0.0
     faults: dict[str, deque] = field(default_factory=dict)
     served: list[ServedRequest] = field(default_factory=list)
+    authorizations: set[str] = field(default_factory=set)  # Authorization headers seen
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def next_fault(self, purpose: str, text: str) -> Fault | None:
@@ -125,6 +126,8 @@ class ServerState:
 def build_app(state: ServerState) -> web.Application:
     async def completions(request: web.Request) -> web.StreamResponse:
         raw = await request.read()
+        with state.lock:
+            state.authorizations.add(request.headers.get("Authorization", ""))
         body = json.loads(raw)
         purpose = _purpose(request, body)
         body_hash = hashlib.sha256(raw).hexdigest()
