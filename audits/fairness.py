@@ -21,7 +21,7 @@ Exactness. The signed-rank sums are computed from counts, but with the same floa
 half-integers), so |Z| and p are bit-identical to scipy's on the same rounded differences. The bootstrap
 draws its index matrix exactly as ``scipy.stats.bootstrap(..., paired=True, rng=seed)`` does and takes
 percentiles with ``scipy.stats.quantile``, so the CI is bit-identical to scipy's bootstrap with the same
-seed and statistic (tests/test_fairness_reference.py and benchmarks/fairness_scale.py check this).
+seed and statistic (audits/tests/test_fairness_reference.py and benchmarks/fairness_scale.py check this).
 """
 
 from __future__ import annotations
