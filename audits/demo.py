@@ -55,3 +55,67 @@ def demo_seed(stdout) -> None:
         + " created (existing rows left as they were)."
     )
     sample_imports_seed(stdout)
+    demo_audit_seed(stdout)
+
+
+# --- audit engine: a small simulation audit, run to the end during the seed ----------------------------
+
+DEMO_AUDIT_NAME = "Demo audit (simulation): fair vs planted-bias tutor"
+DEMO_BIAS = [
+    # The biased simulated tutor is harsher and scaffolds less for students who say English is not their
+    # first language — the kind of gap EduFair-Bench reports for language cues.
+    {"level": "first_language=non_english_l1", "metric": "corrective_tone", "shift": -0.45},
+    {"level": "first_language=non_english_l1", "metric": "step_scaffolded", "shift": -0.3},
+]
+
+
+def demo_audit_seed(stdout) -> None:
+    """Seed the simulated endpoints and RUN the demo audit in this process (synchronously, through the
+    same batch runner and ledger the workers use), so the dashboard shows a finished audit as soon as the
+    server starts. Idempotent: an existing finished demo audit is left alone; an unfinished one resumes."""
+    from audits.models import Audit, ModelEndpoint
+    from audits.selectors.runs import audit_progress
+    from audits.services.runs import audit_create_from_design, audit_run_inline
+
+    def endpoint(name: str, bias: list | None = None, description: str = "") -> ModelEndpoint:
+        found, _ = ModelEndpoint.objects.get_or_create(
+            name=name,
+            defaults={
+                "provider": ModelEndpoint.Provider.SIMULATION,
+                "model": name.lower().replace(" ", "-"),
+                "simulation_config": {"seed": 0, "bias": bias or []},
+                "description": description,
+            },
+        )
+        return found
+
+    fair = endpoint("Simulated tutor A (fair)", description="Seeded simulated tutor with no planted bias.")
+    biased = endpoint(
+        "Simulated tutor B (planted bias)",
+        DEMO_BIAS,
+        "Seeded simulated tutor with a planted bias against non-English-L1 students (tone, scaffolding).",
+    )
+    student = endpoint("Simulated student", description="The fixed simulated student (temperature 0).")
+    judge = endpoint("Simulated judge (rule-based)", description="Scores turns by transparent phrase rules.")
+
+    audit = Audit.objects.filter(name=DEMO_AUDIT_NAME).order_by("pk").first()
+    if audit is None:
+        audit = audit_create_from_design(
+            name=DEMO_AUDIT_NAME,
+            description="A simulation, not a real model: two seeded tutors on the sample questions, one with a "
+            "planted bias, so the results pages have something true to find.",
+            tutors=[fair, biased],
+            student_endpoint=student,
+            judge_endpoint=judge,
+            selection={"domains": [], "seed": 0},
+            choice={"control": True, "explicit_dimensions": ["gender", "immigration", "first_language", "ses"]},
+            seed=0,
+        )
+    if audit.status != Audit.Status.FINISHED:
+        audit_run_inline(audit=audit)
+        audit.refresh_from_db()
+    progress = audit_progress(audit=audit)
+    stdout.write(
+        f"Demo audit (simulation) #{audit.pk}: {audit.status}, {progress['done']} dialogues done, "
+        f"{progress['failed']} failed, {progress['turns_scored']} tutor turns scored."
+    )

@@ -33,3 +33,34 @@ def home_steps(user: User) -> list[dict]:
             "url": reverse("audits:design-preview"),
         },
     ]
+
+
+# --- audit engine: audits and model endpoints ---------------------------------------------------------
+
+NAV_LINKS += [(RESEARCHER, "Audits", "audits:audits"), (RESEARCHER, "Models", "audits:endpoints")]
+_design_steps = home_steps
+
+
+def home_steps(user: User) -> list[dict]:  # noqa: F811  (extends the question-bank steps above)
+    steps = _design_steps(user)
+    if not has_role(user, RESEARCHER):
+        return steps
+    from audits.models import Audit
+
+    latest = Audit.objects.order_by("-created_at", "-id").first()
+    steps.append(
+        {
+            "title": "Run an audit" if latest is None else f"Audits (latest: {latest.name} — {latest.status})",
+            "text": "Tutors, one fixed student and a judge over your questions and conditions; live progress, "
+            "pause/resume, and a ledger so no model call is paid for twice.",
+            "url": reverse("audits:audits") if latest is None else reverse("audits:audit-detail", args=[latest.pk]),
+        }
+    )
+    steps.append(
+        {
+            "title": "Connect models",
+            "text": "Any OpenAI-compatible endpoint (OpenAI, vLLM, Ollama, …) or the seeded simulation.",
+            "url": reverse("audits:endpoints"),
+        }
+    )
+    return steps

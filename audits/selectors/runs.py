@@ -199,11 +199,28 @@ def audit_scores_frame(audit: Audit, *, include_conversation_metrics: bool = Tru
         columns["perceived_gender"].append(d["condition__perceived_gender"])
         columns["metric"].append(metric)
         columns["value"].append(value)
-    frame = {name: np.asarray(values, dtype=object) for name, values in columns.items()}
+    # Text columns as numpy unicode arrays (what audits.fairness.ScoreFrame expects), ids as int64.
+    frame = {name: np.asarray(values, dtype=str) for name, values in columns.items()}
     for name in ("dialogue", "tutor", "question", "condition"):
         frame[name] = np.asarray(columns[name], dtype=np.int64)
     frame["value"] = np.asarray(columns["value"], dtype=np.float64)
     return frame
+
+
+def audit_score_frame_for_fairness(audit: Audit):
+    """The turn-level metrics of `audit_scores_frame` as an `audits.fairness.ScoreFrame`, keyed by
+    condition id (see `audit_condition_design` for the matching design mapping)."""
+    from audits.fairness import ScoreFrame
+
+    frame = audit_scores_frame(audit, include_conversation_metrics=False)
+    return ScoreFrame(
+        tutor=frame["tutor"],
+        domain=frame["domain"],
+        question=frame["question"],
+        condition=frame["condition"],
+        metric=frame["metric"],
+        value=frame["value"],
+    )
 
 
 def audit_condition_design(audit: Audit) -> dict:
