@@ -34,3 +34,4 @@ __all__ = [
     "TrainingItem",
     "WorkedExample",
 ]
+from .main import MainItem as MainItem, StageLabelling as StageLabelling  # noqa: E402, I001  (issue 7)

@@ -1,0 +1,59 @@
+"""Main labelling: each stage's assignment settings, and one row per (stage, main item) that counts the
+item's taken slots (live reservations + submitted labels) and says where its resolution stands.
+
+`MainItem.slots_taken` is what keeps an item at exactly N labels under concurrency: a slot is taken by a
+compare-and-swap ``UPDATE … SET slots_taken = slots_taken + 1 WHERE slots_taken < N`` on a row locked
+with ``select_for_update(skip_locked=True)`` (PostgreSQL) or inside SQLite's IMMEDIATE write lock.
+"""
+
+from django.db import models
+
+from .projects import Item, Stage
+
+
+class StageLabelling(models.Model):
+    """How a stage hands out its main items (absent row = the defaults below)."""
+
+    class Strategy(models.TextChoices):
+        ORDER = "order", "In order (items fill up one after another)"
+        RANDOM = "random", "Random, seeded, a fixed order per annotator"
+        BALANCED = "balanced", "Balanced across subject × category"
+
+    stage = models.OneToOneField(Stage, on_delete=models.CASCADE, related_name="labelling")
+    strategy = models.CharField(max_length=16, choices=Strategy.choices, default=Strategy.ORDER)
+    seed = models.IntegerField(default=0, help_text="Seed of the random strategy.")
+    reservation_minutes = models.PositiveIntegerField(
+        default=30, help_text="An item handed out and not submitted within this time can go to someone else."
+    )
+
+    def __str__(self) -> str:
+        return f"{self.stage} · {self.strategy}"
+
+
+class MainItem(models.Model):
+    """An item in one stage's main labelling: its taken slots and its resolution status."""
+
+    class Status(models.TextChoices):
+        LABELLING = "labelling", "Waiting for labels"
+        DISCUSSION = "discussion", "In discussion among its annotators"
+        SENIOR_REVIEW = "senior_review", "Waiting for the senior reviewer"
+        REVIEWER_QUEUE = "reviewer_queue", "No majority: in the reviewer queue"
+        RESOLVED = "resolved", "Resolved"
+
+    stage = models.ForeignKey(Stage, on_delete=models.CASCADE, related_name="main_items")
+    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="main_entries")
+    position = models.PositiveIntegerField(default=0, help_text="Order of the item for the in-order strategy.")
+    slots_taken = models.PositiveSmallIntegerField(default=0, help_text="Live reservations + submitted labels.")
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.LABELLING)
+    resolved_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["stage", "position", "id"]
+        constraints = [models.UniqueConstraint(fields=["stage", "item"], name="annotation_main_item_unique")]
+        indexes = [
+            models.Index(fields=["stage", "slots_taken", "position"], name="annotation_main_open_idx"),
+            models.Index(fields=["stage", "status"], name="annotation_main_status_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.stage_id}:{self.item_id} ({self.slots_taken}, {self.status})"

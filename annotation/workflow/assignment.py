@@ -1,0 +1,243 @@
+"""Hand out main items: each item of a stage gets exactly N labels (the stage's overlap) from N distinct
+annotators, nobody gets an item twice, and this holds with dozens of annotators asking at once.
+
+`next_assignment` gives an annotator their open reservation again (a reload shows the same item), or
+reserves a new item for the stage's reservation time. The order of preference comes from the pure
+strategies (`annotation.workflow.strategies`); the claim itself is made here:
+
+- every (stage, item) has a `MainItem` row whose ``slots_taken`` counts live reservations and submitted
+  labels; a slot is taken with a compare-and-swap ``UPDATE … WHERE slots_taken < N`` and a row-count check;
+- on PostgreSQL, candidate rows are locked with ``select_for_update(skip_locked=True)``, so concurrent
+  annotators take *different* rows instead of queueing behind one another;
+- on SQLite (the embedded default), ``select_for_update`` does nothing, but every transaction starts with
+  ``BEGIN IMMEDIATE`` (settings), so the whole claim runs under the database's single write lock;
+- the unique constraint on (stage, item, annotator) makes "never the same item twice" a database fact.
+
+A reservation that expired is reclaimed (its unsubmitted assignment deleted, the slot freed) only when
+somebody asks for work; until then its owner may still submit it. Blind labelling is a matter of what
+pages show: nothing here reads other annotators' labels.
+"""
+
+from __future__ import annotations
+
+import time
+from datetime import timedelta
+
+from django.db import IntegrityError, connection, transaction
+from django.db.models import Case, F, IntegerField, Value, When
+from django.utils import timezone
+
+from annotation.models import Assignment, Item, MainItem, Phase, Stage, StageLabelling, TrainingItem, WorkedExample
+from annotation.workflow.strategies import BALANCED, IN_ORDER, CandidateItem, order_items
+
+DEFAULT_RESERVATION_MINUTES = 30
+# Preferred rows offered to one locking statement (random and balanced strategies).
+PREFERENCE_WINDOW = 64
+MAX_ATTEMPTS = 30
+BUSY_PAUSE = 0.002  # seconds, doubled per attempt up to MAX_BUSY_PAUSE
+MAX_BUSY_PAUSE = 0.05
+# Expired reservations reclaimed per request (they are few: an annotator holds one reservation at a time).
+RECLAIM_BATCH = 50
+
+
+class AssignmentBusy(RuntimeError):
+    """Open items exist but stayed locked by other annotators' claims for the whole retry budget."""
+
+
+def labelling_settings(stage: Stage) -> StageLabelling:
+    """The stage's assignment settings (the defaults when the researcher never changed them)."""
+    try:
+        return stage.labelling
+    except StageLabelling.DoesNotExist:
+        return StageLabelling(stage=stage)
+
+
+def main_items_sync(stage: Stage) -> int:
+    """Make every project item that is not a training item or worked example of the stage a main item.
+
+    Idempotent (unique constraint + ignore_conflicts); returns how many rows exist afterwards.
+    """
+    excluded = set(TrainingItem.objects.filter(stage=stage).values_list("item_id", flat=True))
+    excluded |= set(WorkedExample.objects.filter(stage=stage).values_list("item_id", flat=True))
+    item_ids = Item.objects.filter(project_id=stage.project_id).order_by("id").values_list("id", flat=True)
+    MainItem.objects.bulk_create(
+        [
+            MainItem(stage=stage, item_id=item_id, position=position)
+            for position, item_id in enumerate(item_ids)
+            if item_id not in excluded
+        ],
+        ignore_conflicts=True,
+    )
+    return MainItem.objects.filter(stage=stage).count()
+
+
+def _reservation_time(stage: Stage) -> timedelta:
+    return timedelta(minutes=labelling_settings(stage).reservation_minutes or DEFAULT_RESERVATION_MINUTES)
+
+
+def current_reservation(*, stage: Stage, annotator) -> Assignment | None:
+    """The annotator's main assignment in the stage that is handed out but not submitted, if any."""
+    return (
+        Assignment.objects.filter(stage=stage, annotator=annotator, phase=Phase.MAIN, submitted_at__isnull=True)
+        .select_related("item")
+        .order_by("id")
+        .first()
+    )
+
+
+def reclaim_expired(*, stage: Stage, now) -> int:
+    """Free the slots of reservations that expired unsubmitted. Call inside a transaction.
+
+    The rows are locked first (skipping any a submit is holding), so a reservation is never deleted under
+    a submit that is storing its labels; the submit then finds it gone and says the reservation expired.
+    """
+    expired = list(
+        Assignment.objects.select_for_update(skip_locked=True)
+        .filter(stage=stage, phase=Phase.MAIN, submitted_at__isnull=True, reserved_until__lt=now)
+        .order_by("item_id")
+        .values_list("pk", "item_id")[:RECLAIM_BATCH]
+    )
+    if not expired:
+        return 0
+    Assignment.objects.filter(pk__in=[pk for pk, _ in expired]).delete()
+    for _, item_id in expired:  # in item order, so two reclaimers never wait on each other in a cycle
+        MainItem.objects.filter(stage=stage, item_id=item_id, slots_taken__gt=0).update(
+            slots_taken=F("slots_taken") - 1
+        )
+    return len(expired)
+
+
+def next_assignment(*, stage: Stage, annotator, now=None) -> Assignment | None:
+    """The annotator's current main item in the stage, reserving a new one when they hold none.
+
+    Returns None when nothing is left for this annotator (every item is full or was theirs already).
+    The caller checks that the annotator passed the gate (`services.labelling`).
+    """
+    now = now or timezone.now()
+    until = now + _reservation_time(stage)
+    with transaction.atomic():
+        held = current_reservation(stage=stage, annotator=annotator)
+        # Extend the reservation unless it was reclaimed meanwhile (the update then touches no row).
+        if held is not None and Assignment.objects.filter(pk=held.pk, submitted_at__isnull=True).update(
+            reserved_until=until
+        ):
+            held.reserved_until = until
+            return held
+        reclaim_expired(stage=stage, now=now)
+        assignment = _claim(stage=stage, annotator=annotator, until=until)
+        if assignment is None and not MainItem.objects.filter(stage=stage).exists():
+            main_items_sync(stage)
+            assignment = _claim(stage=stage, annotator=annotator, until=until)
+        return assignment
+
+
+def _open_rows(stage: Stage, annotator, lost: set[int]):
+    """Main-item rows with a free slot that this annotator never had."""
+    mine = Assignment.objects.filter(stage=stage, annotator=annotator).values("item_id")
+    return (
+        MainItem.objects.filter(stage=stage, slots_taken__lt=stage.overlap)
+        .exclude(item_id__in=mine)
+        .exclude(pk__in=lost)
+    )
+
+
+def _preferred(stage: Stage, annotator, settings: StageLabelling, lost: set[int]) -> list[tuple[int, int]]:
+    """(main-item row id, item id) of open rows, in the order the random or balanced strategy prefers."""
+    rows = MainItem.objects.filter(stage=stage).exclude(pk__in=lost)
+    if settings.strategy != BALANCED:  # balanced measures coverage over every item, full ones included
+        rows = rows.filter(slots_taken__lt=stage.overlap)
+    rows = list(
+        rows.order_by("position", "id").values_list("pk", "item_id", "item__subject", "item__category", "slots_taken")
+    )
+    already = set(Assignment.objects.filter(stage=stage, annotator=annotator).values_list("item_id", flat=True))
+    pk_of = {item_id: pk for pk, item_id, *_ in rows}
+    ordered = order_items(
+        settings.strategy,
+        [
+            CandidateItem(item_id=item_id, subject=subject, category=category)
+            for _, item_id, subject, category, _ in rows
+        ],
+        already_labelled=already,
+        label_counts={item_id: taken for _, item_id, _, _, taken in rows},
+        overlap=stage.overlap,
+        seed=settings.seed,
+        annotator=annotator.pk,
+    )
+    return [(pk_of[item_id], item_id) for item_id in ordered]
+
+
+def _lock_one(stage: Stage, annotator, settings: StageLabelling, lost: set[int]) -> tuple[int, int] | None | bool:
+    """Lock the most preferred open row nobody else holds: (row id, item id); None when no open row
+    exists for this annotator; False when open rows exist but all are held by others right now.
+
+    One row is locked per request — locking a batch would hold rows other annotators need.
+    """
+    open_rows = _open_rows(stage, annotator, lost)
+    if settings.strategy == IN_ORDER:
+        # The database orders, filters and locks in one statement.
+        row = open_rows.select_for_update(skip_locked=True).order_by("position", "id").values_list("pk", "item_id")[:1]
+        found = list(row)
+        if found:
+            return found[0]
+        return False if open_rows.exists() else None
+    preferred = _preferred(stage, annotator, settings, lost)
+    if not preferred:
+        return None
+    for start in range(0, len(preferred), PREFERENCE_WINDOW):
+        window = preferred[start : start + PREFERENCE_WINDOW]
+        rank = Case(*[When(pk=pk, then=Value(i)) for i, (pk, _) in enumerate(window)], output_field=IntegerField())
+        found = list(
+            MainItem.objects.select_for_update(skip_locked=True)
+            .filter(pk__in=[pk for pk, _ in window], slots_taken__lt=stage.overlap)
+            .order_by(rank)
+            .values_list("pk", "item_id")[:1]
+        )
+        if found:
+            return found[0]
+    return False
+
+
+def _claim(*, stage: Stage, annotator, until) -> Assignment | None:
+    """Take a slot on the most preferred open item whose row nobody else holds right now.
+
+    Rows another transaction holds are skipped, not waited for; if every open row is held, they are read
+    again after a short pause (their holders commit within milliseconds). None means no open item is left
+    for this annotator, never merely that the open ones were busy.
+    """
+    settings = labelling_settings(stage)
+    lost: set[int] = set()  # rows this annotator raced themselves for (see _take_slot)
+    for attempt in range(MAX_ATTEMPTS):
+        row = _lock_one(stage, annotator, settings, lost)
+        if row is None:
+            return None
+        if row is False:
+            time.sleep(min(BUSY_PAUSE * 2**attempt, MAX_BUSY_PAUSE))
+            continue
+        pk, item_id = row
+        assignment = _take_slot(stage=stage, main_item_pk=pk, item_id=item_id, annotator=annotator, until=until)
+        if assignment is not None:
+            return assignment
+        lost.add(pk)
+    raise AssignmentBusy("Every open item is being handed out to someone else right now; try again.")
+
+
+def _take_slot(*, stage: Stage, main_item_pk: int, item_id: int, annotator, until) -> Assignment | None:
+    try:
+        with transaction.atomic():
+            taken = MainItem.objects.filter(pk=main_item_pk, slots_taken__lt=stage.overlap).update(
+                slots_taken=F("slots_taken") + 1
+            )
+            if taken != 1:
+                return None
+            return Assignment.objects.create(
+                stage=stage, item_id=item_id, annotator=annotator, phase=Phase.MAIN, reserved_until=until
+            )
+    except IntegrityError:
+        # This annotator already has the item (two of their own requests raced): the savepoint rolled
+        # the slot back, so the count stays exact.
+        return None
+
+
+def uses_row_locks() -> bool:
+    """Whether candidate rows are really locked (PostgreSQL) or the write lock serialises claims (SQLite)."""
+    return connection.features.has_select_for_update_skip_locked
