@@ -135,3 +135,19 @@ class CrossStageConflictAdmin(ResearcherModelAdmin):
     list_display = ("item", "earlier_stage", "later_stage", "disposition")
     list_filter = ("disposition",)
     raw_id_fields = ("item",)
+
+
+# Main labelling (issue 7).
+from .models import MainItem, StageLabelling  # noqa: E402
+
+
+@admin.register(StageLabelling)
+class StageLabellingAdmin(ResearcherModelAdmin):
+    list_display = ("stage", "strategy", "seed", "reservation_minutes")
+
+
+@admin.register(MainItem)
+class MainItemAdmin(ResearcherModelAdmin):
+    list_display = ("stage", "item", "slots_taken", "status", "resolved_at")
+    list_filter = ("status",)
+    raw_id_fields = ("item",)

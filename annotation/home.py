@@ -49,3 +49,37 @@ def home_steps(user) -> list[dict]:
             }
         )
     return steps
+
+
+# Main labelling and adjudication (issue 7): nav entries and home steps, appended to the training ones.
+NAV_LINKS += [
+    (ANNOTATOR, "Label", "annotation:my-labelling"),
+    (ADJUDICATOR, "Adjudicate", "annotation:adjudicate"),
+    (RESEARCHER, "Adjudicate", "annotation:adjudicate"),
+]
+_training_home_steps = home_steps
+
+
+def home_steps(user) -> list[dict]:  # noqa: F811 — extends the training steps above
+    from annotation.selectors.adjudication import adjudication_queue
+
+    steps = _training_home_steps(user)
+    if has_role(user, ANNOTATOR) and Enrollment.objects.filter(user=user, status=Enrollment.Status.PASSED).exists():
+        steps.append(
+            {
+                "title": "Label items",
+                "text": "One item at a time; number keys choose, u is Unsure, Enter submits.",
+                "url": reverse("annotation:my-labelling"),
+            }
+        )
+    if has_role(user, ADJUDICATOR, RESEARCHER):
+        waiting = adjudication_queue().count()
+        if waiting:
+            steps.append(
+                {
+                    "title": f"Adjudicate {waiting} item{'s' if waiting != 1 else ''}",
+                    "text": "Disagreements waiting for a discussion to end or for a reviewer's decision.",
+                    "url": reverse("annotation:adjudicate"),
+                }
+            )
+    return steps

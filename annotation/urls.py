@@ -39,3 +39,22 @@ urlpatterns = [
     path("comments/<int:pk>/pin/", norming.CommentPinView.as_view(), name="comment-pin"),
     path("moderation/", norming.ModerationView.as_view(), name="moderation"),
 ]
+
+# Main labelling, adjudication, reports, exports and conflicts (issue 7).
+from annotation.views import adjudication, labelling, reports  # noqa: E402
+
+urlpatterns += [
+    path("label/", labelling.MyLabellingView.as_view(), name="my-labelling"),
+    path("label/<int:stage_pk>/", labelling.LabelView.as_view(), name="label"),
+    path(
+        "label/<int:stage_pk>/items/<int:item_pk>/discussion/",
+        labelling.DiscussionView.as_view(),
+        name="discussion",
+    ),
+    path("adjudicate/", adjudication.QueueView.as_view(), name="adjudicate"),
+    path("adjudicate/<int:stage_pk>/<int:item_pk>/", adjudication.ItemView.as_view(), name="adjudicate-item"),
+    path("projects/<int:pk>/report/", reports.ReportView.as_view(), name="report"),
+    path("projects/<int:pk>/report.<str:fmt>", reports.ReportDownloadView.as_view(), name="report-download"),
+    path("projects/<int:pk>/labels.<str:fmt>", reports.LabelsExportView.as_view(), name="labels-export"),
+    path("projects/<int:pk>/conflicts/", reports.ConflictsView.as_view(), name="conflicts"),
+]

@@ -46,3 +46,50 @@ urlpatterns = [
         "annotation/comments/<int:comment_pk>/pin/", training.CommentPinAPIView.as_view(), name="annotation-comment-pin"
     ),
 ]
+
+# Main labelling, adjudication, conflicts, report and exports (issue 7).
+from . import views_labelling as labelling  # noqa: E402
+
+urlpatterns += [
+    path("annotation/main/<int:stage_pk>/next/", labelling.MainNextAPIView.as_view(), name="annotation-main-next"),
+    path(
+        "annotation/main/<int:stage_pk>/submit/", labelling.MainSubmitAPIView.as_view(), name="annotation-main-submit"
+    ),
+    path(
+        "annotation/main/<int:stage_pk>/settings/",
+        labelling.StageLabellingSettingsAPIView.as_view(),
+        name="annotation-main-settings",
+    ),
+    path(
+        "annotation/main/<int:stage_pk>/items/<int:item_pk>/discussion/",
+        labelling.DiscussionAPIView.as_view(),
+        name="annotation-main-discussion",
+    ),
+    path(
+        "annotation/main/<int:stage_pk>/items/<int:item_pk>/discussion/close/",
+        labelling.DiscussionCloseAPIView.as_view(),
+        name="annotation-main-discussion-close",
+    ),
+    path("annotation/adjudication/", labelling.AdjudicationQueueAPIView.as_view(), name="annotation-adjudication"),
+    path(
+        "annotation/adjudication/<int:stage_pk>/<int:item_pk>/",
+        labelling.AdjudicationItemAPIView.as_view(),
+        name="annotation-adjudication-item",
+    ),
+    path(
+        "annotation/projects/<int:project_pk>/conflicts/",
+        labelling.ConflictsAPIView.as_view(),
+        name="annotation-conflicts",
+    ),
+    path(
+        "annotation/conflicts/<int:conflict_pk>/disposition/",
+        labelling.ConflictDispositionAPIView.as_view(),
+        name="annotation-conflict-disposition",
+    ),
+    path("annotation/projects/<int:project_pk>/report/", labelling.ReportAPIView.as_view(), name="annotation-report"),
+    path(
+        "annotation/projects/<int:project_pk>/labels/",
+        labelling.LabelsExportAPIView.as_view(),
+        name="annotation-labels-export",
+    ),
+]

@@ -1,0 +1,348 @@
+"""API for main labelling and adjudication: next item and submit (annotators who passed the gate), the
+discussion of an item (its annotators, after submitting), the reviewer queue and decisions (adjudicators),
+conflict dispositions, and the project's report and label exports (researchers).
+
+Labelling stays blind: the next-item answer carries the item and the questions only, never other labels.
+"""
+
+from django.http import HttpResponse
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import extend_schema
+from rest_framework import status
+from rest_framework.exceptions import NotFound, PermissionDenied, ValidationError
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from annotation import exports, reports
+from annotation.models import AnnotationProject, CrossStageConflict, Item, MainItem, Stage
+from annotation.selectors.adjudication import adjudication_queue, item_side_by_side
+from annotation.services import adjudication as adjudication_services
+from annotation.services.labelling import (
+    ReservationExpired,
+    label_next,
+    label_submit,
+    labelling_progress,
+    stage_labelling_configure,
+)
+from annotation.services.labels import Answer, LabelInvalid, NoAssignment
+from annotation.views.common import label_form_questions
+from annotation.workflow.assignment import labelling_settings
+from annotation.workflow.resolution import ResolutionRefused
+from annotation.workflow.training import StepRefused
+from edufair_web.accounts.permissions import IsAdjudicator, IsAnnotator, IsResearcher
+
+from .serializers_labelling import (
+    ConflictDispositionSerializer,
+    DiscussionAnswersSerializer,
+    MainSubmitSerializer,
+    ReviewerDecisionSerializer,
+    StageLabellingSerializer,
+)
+from .serializers_training import AnnotatorItemSerializer
+
+
+def _answers(raw: dict) -> dict[str, Answer]:
+    return {
+        key: Answer(
+            value=a.get("value") or None, unsure=a.get("unsure", False), justification=a.get("justification", "")
+        )
+        for key, a in raw.items()
+    }
+
+
+def _progress(request, stage) -> dict:
+    progress = labelling_progress(annotator=request.user, stage=stage)
+    return {
+        "mine": progress.mine,
+        "items": progress.items,
+        "labels_done": progress.labels_done,
+        "labels_needed": progress.labels_needed,
+    }
+
+
+class MainNextAPIView(APIView):
+    """Your current main item in the stage (the same one until you submit it); 204 when none is left."""
+
+    permission_classes = [IsAnnotator]
+
+    @extend_schema(responses=None)
+    def get(self, request, stage_pk):
+        stage = get_object_or_404(Stage, pk=stage_pk)
+        try:
+            assignment = label_next(annotator=request.user, stage=stage)
+        except StepRefused as exc:
+            raise PermissionDenied(str(exc)) from exc
+        if assignment is None:
+            return Response(status=status.HTTP_204_NO_CONTENT)
+        return Response(
+            {
+                "assignment": assignment.pk,
+                "reserved_until": assignment.reserved_until,
+                "item": AnnotatorItemSerializer(assignment.item).data,
+                "questions": label_form_questions(stage),
+                "progress": _progress(request, stage),
+            }
+        )
+
+
+class MainSubmitAPIView(APIView):
+    """Submit your answers to your reserved item: 201, or 200 when it was already submitted (nothing
+    changes); 400 with per-question errors; 409 when the reservation expired and the item went elsewhere."""
+
+    permission_classes = [IsAnnotator]
+
+    @extend_schema(request=MainSubmitSerializer, responses=None)
+    def post(self, request, stage_pk):
+        stage = get_object_or_404(Stage, pk=stage_pk)
+        serializer = MainSubmitSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        item = Item.objects.filter(pk=data["item"], project_id=stage.project_id).first()
+        if item is None:
+            raise NotFound("No such item in this project.")
+        try:
+            result = label_submit(
+                annotator=request.user,
+                stage=stage,
+                item=item,
+                answers=_answers(data["answers"]),
+                seconds=data["seconds"],
+            )
+        except StepRefused as exc:
+            raise PermissionDenied(str(exc)) from exc
+        except ReservationExpired as exc:
+            return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
+        except NoAssignment as exc:
+            raise NotFound(str(exc)) from exc
+        except LabelInvalid as exc:
+            return Response({"answers": exc.errors}, status=status.HTTP_400_BAD_REQUEST)
+        return Response(
+            {"assignment": result.assignment.pk, "created": result.created},
+            status=status.HTTP_201_CREATED if result.created else status.HTTP_200_OK,
+        )
+
+
+class StageLabellingSettingsAPIView(APIView):
+    """A stage's assignment strategy, seed and reservation time (researchers)."""
+
+    permission_classes = [IsResearcher]
+
+    @extend_schema(responses=StageLabellingSerializer)
+    def get(self, request, stage_pk):
+        stage = get_object_or_404(Stage, pk=stage_pk)
+        return Response(StageLabellingSerializer(labelling_settings(stage)).data)
+
+    @extend_schema(request=StageLabellingSerializer, responses=StageLabellingSerializer)
+    def put(self, request, stage_pk):
+        stage = get_object_or_404(Stage, pk=stage_pk)
+        serializer = StageLabellingSerializer(data=request.data, partial=True)
+        serializer.is_valid(raise_exception=True)
+        try:
+            settings = stage_labelling_configure(stage=stage, **serializer.validated_data)
+        except ValueError as exc:
+            raise ValidationError(str(exc)) from exc
+        return Response(StageLabellingSerializer(settings).data)
+
+
+def _item_detail(stage, item) -> dict:
+    detail = item_side_by_side(stage=stage, item=item)
+    main_item = MainItem.objects.filter(stage=stage, item=item).first()
+    return {
+        "stage": stage.pk,
+        "item": AnnotatorItemSerializer(item).data,
+        "status": main_item.status if main_item else None,
+        "questions": [
+            {
+                "key": row["question"].key,
+                "answers": [
+                    {"annotator": a["annotator"]["name"], "pre": a["pre"], "post": a["post"]} for a in row["answers"]
+                ],
+                "decision": (
+                    {
+                        "method": row["decision"].method,
+                        "final_value": row["decision"].final_value,
+                        "note": row["decision"].note,
+                        "decided_by": row["decision"].decided_by.username if row["decision"].decided_by else None,
+                    }
+                    if row["decision"]
+                    else None
+                ),
+            }
+            for row in detail["questions"]
+        ],
+        "discussion": (
+            {
+                "open": detail["thread"].is_open,
+                "comments": [
+                    {"author": c.author.username, "body": c.body, "at": c.created_at} for c in detail["comments"]
+                ],
+            }
+            if detail["thread"]
+            else None
+        ),
+    }
+
+
+class AdjudicationQueueAPIView(APIView):
+    permission_classes = [IsAdjudicator]
+
+    @extend_schema(responses=None)
+    def get(self, request):
+        return Response(
+            [
+                {"stage": row.stage_id, "item": row.item_id, "external_id": row.item.external_id, "status": row.status}
+                for row in adjudication_queue()
+            ]
+        )
+
+
+class AdjudicationItemAPIView(APIView):
+    """One item's labels side by side (GET), and the reviewer's decisions on its open questions (POST)."""
+
+    permission_classes = [IsAdjudicator]
+
+    @extend_schema(responses=None)
+    def get(self, request, stage_pk, item_pk):
+        stage = get_object_or_404(Stage, pk=stage_pk)
+        item = get_object_or_404(Item, pk=item_pk, project_id=stage.project_id)
+        return Response(_item_detail(stage, item))
+
+    @extend_schema(request=ReviewerDecisionSerializer, responses=None)
+    def post(self, request, stage_pk, item_pk):
+        stage = get_object_or_404(Stage, pk=stage_pk)
+        item = get_object_or_404(Item, pk=item_pk, project_id=stage.project_id)
+        serializer = ReviewerDecisionSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        try:
+            adjudication_services.adjudication_decide(
+                stage=stage, item=item, by=request.user, **serializer.validated_data
+            )
+        except ResolutionRefused as exc:
+            return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
+        return Response(_item_detail(stage, item))
+
+
+class DiscussionAPIView(APIView):
+    """An item's discussion: its annotators (after submitting) and adjudicators read it, comment, and the
+    annotators give their post-discussion answers (kept apart from their first ones)."""
+
+    permission_classes = [IsAnnotator]
+
+    def _objects(self, request, stage_pk, item_pk):
+        stage = get_object_or_404(Stage, pk=stage_pk)
+        item = get_object_or_404(Item, pk=item_pk, project_id=stage.project_id)
+        if not adjudication_services.may_join_discussion(request.user, stage, item):
+            raise PermissionDenied("Only this item's annotators (after submitting) and adjudicators see it.")
+        return stage, item
+
+    @extend_schema(responses=None)
+    def get(self, request, stage_pk, item_pk):
+        stage, item = self._objects(request, stage_pk, item_pk)
+        return Response(_item_detail(stage, item))
+
+    @extend_schema(request=DiscussionAnswersSerializer, responses=None)
+    def post(self, request, stage_pk, item_pk):
+        stage, item = self._objects(request, stage_pk, item_pk)
+        serializer = DiscussionAnswersSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        try:
+            if data["comment"].strip():
+                adjudication_services.discussion_comment(
+                    stage=stage, item=item, author=request.user, body=data["comment"]
+                )
+            if data["answers"]:
+                adjudication_services.discussion_answers_submit(
+                    stage=stage, item=item, annotator=request.user, answers=_answers(data["answers"])
+                )
+        except ResolutionRefused as exc:
+            return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
+        except LabelInvalid as exc:
+            return Response({"answers": exc.errors}, status=status.HTTP_400_BAD_REQUEST)
+        return Response(_item_detail(stage, item))
+
+
+class DiscussionCloseAPIView(APIView):
+    permission_classes = [IsAdjudicator]
+
+    @extend_schema(request=None, responses=None)
+    def post(self, request, stage_pk, item_pk):
+        stage = get_object_or_404(Stage, pk=stage_pk)
+        item = get_object_or_404(Item, pk=item_pk, project_id=stage.project_id)
+        try:
+            adjudication_services.discussion_close(stage=stage, item=item)
+        except ResolutionRefused as exc:
+            return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
+        return Response(_item_detail(stage, item))
+
+
+class ConflictsAPIView(APIView):
+    """Detect (POST) and list (GET) a project's cross-stage conflicts with their dispositions."""
+
+    permission_classes = [IsResearcher]
+
+    def _rows(self, project):
+        return [
+            {
+                "id": c.pk,
+                "item": c.item_id,
+                "earlier_stage": c.earlier_stage_id,
+                "later_stage": c.later_stage_id,
+                "detail": c.detail,
+                "disposition": c.disposition,
+                "note": c.note,
+            }
+            for c in project.conflicts.order_by("item_id", "id")
+        ]
+
+    @extend_schema(responses=None)
+    def get(self, request, project_pk):
+        return Response(self._rows(get_object_or_404(AnnotationProject, pk=project_pk)))
+
+    @extend_schema(request=None, responses=None)
+    def post(self, request, project_pk):
+        project = get_object_or_404(AnnotationProject, pk=project_pk)
+        adjudication_services.conflicts_detect(project=project)
+        return Response(self._rows(project))
+
+
+class ConflictDispositionAPIView(APIView):
+    permission_classes = [IsResearcher]
+
+    @extend_schema(request=ConflictDispositionSerializer, responses=None)
+    def post(self, request, conflict_pk):
+        conflict = get_object_or_404(CrossStageConflict, pk=conflict_pk)
+        serializer = ConflictDispositionSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        conflict = adjudication_services.conflict_dispose(
+            conflict=conflict, by=request.user, **serializer.validated_data
+        )
+        return Response({"id": conflict.pk, "disposition": conflict.disposition, "note": conflict.note})
+
+
+class ReportAPIView(APIView):
+    """The project's Appendix-D report as JSON (the same data as the HTML and Markdown versions)."""
+
+    permission_classes = [IsResearcher]
+
+    @extend_schema(responses=None)
+    def get(self, request, project_pk):
+        project = get_object_or_404(AnnotationProject, pk=project_pk)
+        return Response(reports.report_json_ready(reports.project_report(project)))
+
+
+class LabelsExportAPIView(APIView):
+    """All labels with provenance: ?format=csv | jsonl | labelstudio."""
+
+    permission_classes = [IsResearcher]
+
+    @extend_schema(responses=None)
+    def get(self, request, project_pk):
+        project = get_object_or_404(AnnotationProject, pk=project_pk)
+        fmt = request.query_params.get("format", "jsonl")
+        if fmt not in exports.FORMATS:
+            raise ValidationError(f"format is one of {', '.join(exports.FORMATS)}")
+        body, content_type, filename = exports.export_labels(project, fmt)
+        response = HttpResponse(body, content_type=content_type)
+        response["Content-Disposition"] = f'attachment; filename="{filename}"'
+        return response

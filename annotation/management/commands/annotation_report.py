@@ -1,0 +1,29 @@
+"""`manage.py annotation_report PROJECT_ID [--format html|md|json] [--output FILE]`: the project's
+Appendix-D paper trail, the same report as the project's report page."""
+
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError
+
+from annotation import reports
+from annotation.models import AnnotationProject
+
+
+class Command(BaseCommand):
+    help = "Write an annotation project's Appendix-D report (HTML, Markdown or JSON)."
+
+    def add_arguments(self, parser):
+        parser.add_argument("project_id", type=int)
+        parser.add_argument("--format", choices=reports.FORMATS, default="md")
+        parser.add_argument("--output", help="File to write (default: standard output).")
+
+    def handle(self, *args, project_id, format, output=None, **options):
+        project = AnnotationProject.objects.filter(pk=project_id).first()
+        if project is None:
+            raise CommandError(f"No annotation project {project_id}.")
+        body, _ = reports.render(reports.project_report(project), format)
+        if output:
+            Path(output).write_text(body, encoding="utf-8")
+            self.stdout.write(f"Wrote {output}")
+        else:
+            self.stdout.write(body)

@@ -1,0 +1,135 @@
+"""next_assignment: N distinct annotators per item, never the same item twice, the same item again until it
+is submitted, only for annotators who passed, and reservations that expire and go to someone else."""
+
+from collections import Counter
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from annotation.models import Assignment, Item, Label, MainItem
+from annotation.services.enrollment import enrollment_create
+from annotation.services.labelling import ReservationExpired, label_next, label_submit, stage_labelling_configure
+from annotation.workflow.assignment import next_assignment
+from annotation.workflow.training import StepRefused
+
+from .main_setup import answers, build_main_stage, pass_gate
+
+pytestmark = pytest.mark.django_db
+
+
+def label_until_done(s, user):
+    seen = []
+    while (assignment := label_next(annotator=user, stage=s.stage)) is not None:
+        seen.append(assignment.item_id)
+        label_submit(annotator=user, stage=s.stage, item=assignment.item, answers=answers(s, "yes"), seconds=2)
+    return seen
+
+
+def test_every_item_gets_exactly_overlap_labels_from_distinct_annotators(make_user):
+    s = build_main_stage(items=5, overlap=2)
+    users = [make_user("annotator") for _ in range(4)]
+    for user in users:
+        pass_gate(s.stage, user)
+    seen = {user.pk: label_until_done(s, user) for user in users}
+
+    for items in seen.values():
+        assert len(items) == len(set(items))  # never the same item twice
+    per_item = Counter(item for items in seen.values() for item in items)
+    assert per_item == {item.pk: 2 for item in s.items}
+    # The first two annotators filled the stage in order; the others found nothing left.
+    assert seen[users[0].pk] == [item.pk for item in s.items]
+    assert seen[users[2].pk] == [] and seen[users[3].pk] == []
+
+
+def test_the_same_item_comes_back_until_it_is_submitted(make_user):
+    s = build_main_stage(items=3, overlap=2)
+    user = make_user("annotator")
+    pass_gate(s.stage, user)
+    first = label_next(annotator=user, stage=s.stage)
+    again = label_next(annotator=user, stage=s.stage)
+    assert again.pk == first.pk
+    assert Assignment.objects.filter(annotator=user).count() == 1
+
+
+def test_only_annotators_who_passed_get_main_items(make_user):
+    s = build_main_stage(items=2)
+    in_training = make_user("annotator")
+    enrollment_create(stage=s.stage, user=in_training)
+    with pytest.raises(StepRefused):
+        label_next(annotator=in_training, stage=s.stage)
+    stranger = make_user("annotator")
+    with pytest.raises(StepRefused):
+        label_next(annotator=stranger, stage=s.stage)
+    assert not Assignment.objects.exists()
+
+
+def test_an_expired_reservation_goes_to_someone_else_and_the_late_submit_is_refused(make_user):
+    s = build_main_stage(items=1, overlap=2)
+    stage_labelling_configure(stage=s.stage, reservation_minutes=10)
+    a, b, c = (make_user("annotator") for _ in range(3))
+    for user in (a, b, c):
+        pass_gate(s.stage, user)
+    now = timezone.now()
+    held_by_a = next_assignment(stage=s.stage, annotator=a, now=now)
+    next_assignment(stage=s.stage, annotator=b, now=now)
+    # Both slots are held: C gets nothing while the reservations are live...
+    assert next_assignment(stage=s.stage, annotator=c, now=now + timedelta(minutes=9)) is None
+    # ...and the item once A's reservation has expired (B's was renewed by asking again).
+    next_assignment(stage=s.stage, annotator=b, now=now + timedelta(minutes=9))
+    taken = next_assignment(stage=s.stage, annotator=c, now=now + timedelta(minutes=11))
+    assert taken is not None and taken.item_id == held_by_a.item_id
+    assert not Assignment.objects.filter(pk=held_by_a.pk).exists()
+    assert MainItem.objects.get(stage=s.stage).slots_taken == 2
+    with pytest.raises(ReservationExpired):
+        label_submit(annotator=a, stage=s.stage, item=s.items[0], answers=answers(s, "yes"))
+    assert not Label.objects.filter(assignment__annotator=a).exists()
+
+
+def test_an_expired_reservation_nobody_needed_can_still_be_submitted(make_user):
+    s = build_main_stage(items=1, overlap=2)
+    a = make_user("annotator")
+    pass_gate(s.stage, a)
+    assignment = next_assignment(stage=s.stage, annotator=a, now=timezone.now() - timedelta(days=1))
+    result = label_submit(annotator=a, stage=s.stage, item=assignment.item, answers=answers(s, "yes"))
+    assert result.created
+
+
+def test_random_strategy_is_a_fixed_order_per_seed_and_annotator(make_user):
+    s = build_main_stage(items=12, overlap=3)
+    stage_labelling_configure(stage=s.stage, strategy="random", seed=7)
+    users = [make_user("annotator") for _ in range(2)]
+    for user in users:
+        pass_gate(s.stage, user)
+    orders = [label_until_done(s, user) for user in users]
+    assert sorted(orders[0]) == sorted(item.pk for item in s.items)
+    assert orders[0] != orders[1]  # different annotators, different orders
+    assert orders[0] != [item.pk for item in s.items]  # not the import order
+
+    # Same seed and annotator on a fresh stage of the same shape: the same relative order.
+    from annotation.workflow.strategies import CandidateItem, order_items
+
+    expected = order_items(
+        "random", [CandidateItem(item_id=item.pk) for item in s.items], seed=7, annotator=users[0].pk
+    )
+    assert orders[0] == expected
+
+
+def test_balanced_strategy_spreads_labels_over_subject_and_category(make_user):
+    s = build_main_stage(items=0, overlap=2)
+    # Items imported cell by cell, so the in-order strategy would give three of the same cell first.
+    for n, (subject, category) in enumerate(
+        [(subject, category) for subject in ("maths", "physics") for category in ("A", "B") for _ in range(3)]
+    ):
+        Item.objects.create(
+            project=s.project, external_id=f"cell-{n}", payload={"text": str(n)}, subject=subject, category=category
+        )
+    stage_labelling_configure(stage=s.stage, strategy="balanced")
+    user = make_user("annotator")
+    pass_gate(s.stage, user)
+    first_four = []
+    for _ in range(4):
+        assignment = label_next(annotator=user, stage=s.stage)
+        first_four.append((assignment.item.subject, assignment.item.category))
+        label_submit(annotator=user, stage=s.stage, item=assignment.item, answers=answers(s, "yes"))
+    assert len(set(first_four)) == 4  # one item from each subject × category cell

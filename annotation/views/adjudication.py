@@ -1,0 +1,78 @@
+"""Adjudicator pages: the queue of items waiting for a discussion to end or for a reviewer, and one item
+with every annotator's answers and justifications side by side, its discussion, and a keyboard-driven
+decision form (the label form's script: number keys choose, Enter decides)."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.views import View
+
+from annotation.models import Item, MainItem, Stage
+from annotation.selectors.adjudication import adjudication_queue, item_side_by_side
+from annotation.services import adjudication as adjudication_services
+from annotation.views.common import label_form_questions
+from annotation.workflow.resolution import ResolutionRefused, disputed_questions
+from edufair_web.accounts.permissions import AdjudicatorRequiredMixin
+
+
+class QueueView(AdjudicatorRequiredMixin, View):
+    def get(self, request):
+        rows = list(adjudication_queue())
+        return render(request, "annotation/adjudication/queue.html", {"rows": rows})
+
+
+class ItemView(AdjudicatorRequiredMixin, View):
+    template_name = "annotation/adjudication/item.html"
+
+    def _objects(self, stage_pk, item_pk):
+        stage = get_object_or_404(Stage.objects.select_related("project"), pk=stage_pk)
+        item = get_object_or_404(Item, pk=item_pk, project_id=stage.project_id)
+        return stage, item
+
+    def _render(self, request, stage, item, error="", status=200):
+        detail = item_side_by_side(stage=stage, item=item)
+        main_item = MainItem.objects.filter(stage=stage, item=item).first()
+        open_keys = disputed_questions(stage, item)
+        questions = [q for q in label_form_questions(stage) if q["key"] in open_keys]
+        for question in questions:
+            question["choices"] = [c for c in question["choices"]]
+            question["allow_unsure"] = False
+        next_row = adjudication_queue().exclude(stage=stage, item=item).first()
+        context = {
+            "stage": stage,
+            "item": item,
+            "detail": detail,
+            "main_item": main_item,
+            "decide_questions": questions,
+            "can_decide": main_item is not None
+            and main_item.status
+            in (MainItem.Status.DISCUSSION, MainItem.Status.SENIOR_REVIEW, MainItem.Status.REVIEWER_QUEUE),
+            "error": error,
+            "next_row": next_row,
+        }
+        return render(request, self.template_name, context, status=status)
+
+    def get(self, request, stage_pk, item_pk):
+        stage, item = self._objects(stage_pk, item_pk)
+        return self._render(request, stage, item)
+
+    def post(self, request, stage_pk, item_pk):
+        stage, item = self._objects(stage_pk, item_pk)
+        try:
+            if request.POST.get("action") == "close":
+                adjudication_services.discussion_close(stage=stage, item=item)
+                messages.success(request, "Discussion closed; what it settled is recorded.")
+                return redirect(reverse("annotation:adjudicate-item", args=[stage.pk, item.pk]))
+            decisions = {key: request.POST.get(f"answer-{key}", "").strip() for key in disputed_questions(stage, item)}
+            adjudication_services.adjudication_decide(
+                stage=stage, item=item, decisions=decisions, note=request.POST.get("note", ""), by=request.user
+            )
+        except ResolutionRefused as exc:
+            return self._render(request, stage, item, error=str(exc), status=400)
+        messages.success(request, f"Item {item.external_id} resolved.")
+        next_row = adjudication_queue().first()
+        if next_row is not None:
+            return redirect(reverse("annotation:adjudicate-item", args=[next_row.stage_id, next_row.item_id]))
+        return redirect("annotation:adjudicate")

@@ -1,0 +1,184 @@
+"""Annotator pages for main labelling: the stages they may label, the labelling page (one item at a time
+through the shared label form and its keyboard script), and the discussion of an item they labelled.
+
+Labelling is blind: the labelling page shows the item and the questions only. Other annotators' answers
+appear on the discussion page, which only an item's own annotators (after submitting) and adjudicators
+can open.
+"""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.core.exceptions import PermissionDenied
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.views import View
+
+from annotation.models import Assignment, Enrollment, Item, MainItem, Phase, Stage, Thread
+from annotation.selectors.adjudication import item_side_by_side
+from annotation.services import adjudication as adjudication_services
+from annotation.services.labelling import (
+    ReservationExpired,
+    label_next,
+    label_submit,
+    labelling_progress,
+)
+from annotation.services.labels import LabelInvalid
+from annotation.workflow.assignment import AssignmentBusy
+from annotation.workflow.resolution import ResolutionRefused, disputed_questions
+from annotation.workflow.training import StepRefused
+from edufair_web.accounts.permissions import AnnotatorRequiredMixin
+
+from .common import answers_from_post, label_form_context, refused_response
+
+
+class MyLabellingView(AnnotatorRequiredMixin, View):
+    """Stages the annotator may label (gate passed), with progress, and discussions they are part of."""
+
+    def get(self, request):
+        rows = []
+        for enrollment in (
+            Enrollment.objects.filter(user=request.user, status=Enrollment.Status.PASSED)
+            .select_related("stage__project")
+            .order_by("stage__project__name", "stage__order")
+        ):
+            progress = labelling_progress(annotator=request.user, stage=enrollment.stage)
+            rows.append({"stage": enrollment.stage, "progress": progress})
+        discussions = (
+            Thread.objects.filter(
+                kind=Thread.Kind.ADJUDICATION,
+                is_open=True,
+                item__assignments__annotator=request.user,
+                item__assignments__phase=Phase.MAIN,
+                item__assignments__submitted_at__isnull=False,
+            )
+            .select_related("item", "stage")
+            .distinct()
+        )
+        return render(request, "annotation/labelling/my_labelling.html", {"rows": rows, "discussions": discussions})
+
+
+class LabelView(AnnotatorRequiredMixin, View):
+    """One main item at a time: every question, number keys, u for Unsure, Enter submits."""
+
+    template_name = "annotation/labelling/label.html"
+
+    def _stage(self, stage_pk) -> Stage:
+        return get_object_or_404(Stage.objects.select_related("project"), pk=stage_pk)
+
+    def _render(self, request, stage, assignment, errors=None, submitted=None, status=200):
+        context = {
+            "stage": stage,
+            "assignment": assignment,
+            "progress": labelling_progress(annotator=request.user, stage=stage),
+            **label_form_context(
+                stage=stage,
+                item=assignment.item,
+                action=request.path,
+                errors=errors,
+                submitted=submitted,
+                submit_label="Submit and next",
+            ),
+        }
+        return render(request, self.template_name, context, status=status)
+
+    def get(self, request, stage_pk):
+        stage = self._stage(stage_pk)
+        try:
+            assignment = label_next(annotator=request.user, stage=stage)
+        except StepRefused as exc:
+            return refused_response(request, exc, stage)
+        except AssignmentBusy as exc:
+            return render(request, "annotation/labelling/busy.html", {"stage": stage, "reason": str(exc)}, status=503)
+        if assignment is None:
+            progress = labelling_progress(annotator=request.user, stage=stage)
+            return render(request, "annotation/labelling/done.html", {"stage": stage, "progress": progress})
+        return self._render(request, stage, assignment)
+
+    def post(self, request, stage_pk):
+        stage = self._stage(stage_pk)
+        item = Item.objects.filter(pk=request.POST.get("item") or 0, project_id=stage.project_id).first()
+        if item is None:
+            return refused_response(request, StepRefused("That item is not part of this project."), stage)
+        answers, seconds = answers_from_post(stage, request.POST)
+        try:
+            result = label_submit(annotator=request.user, stage=stage, item=item, answers=answers, seconds=seconds)
+        except StepRefused as exc:
+            return refused_response(request, exc, stage)
+        except ReservationExpired as exc:
+            messages.warning(request, str(exc))
+            return redirect(request.path)
+        except LabelInvalid as exc:
+            assignment = Assignment.objects.select_related("item").get(
+                stage=stage, item=item, annotator=request.user, phase=Phase.MAIN
+            )
+            return self._render(request, stage, assignment, errors=exc.errors, submitted=request.POST, status=400)
+        if not result.created:
+            messages.info(request, "That item was already submitted; nothing changed.")
+        return redirect(request.path)
+
+
+class DiscussionView(AnnotatorRequiredMixin, View):
+    """An item's discussion: everyone's answers and justifications side by side, comments, and the
+    annotator's post-discussion answers to the questions still disputed."""
+
+    template_name = "annotation/labelling/discussion.html"
+
+    def _objects(self, request, stage_pk, item_pk):
+        stage = get_object_or_404(Stage.objects.select_related("project"), pk=stage_pk)
+        item = get_object_or_404(Item, pk=item_pk, project_id=stage.project_id)
+        if not adjudication_services.may_join_discussion(request.user, stage, item):
+            raise PermissionDenied("Only this item's annotators (after submitting) and adjudicators see it.")
+        return stage, item
+
+    def _render(self, request, stage, item, errors=None, submitted=None, status=200):
+        detail = item_side_by_side(stage=stage, item=item)
+        disputed = disputed_questions(stage, item)
+        is_annotator = Assignment.objects.filter(
+            stage=stage, item=item, annotator=request.user, phase=Phase.MAIN, submitted_at__isnull=False
+        ).exists()
+        form = label_form_context(
+            stage=stage,
+            item=item,
+            action=request.path,
+            errors=errors,
+            submitted=submitted,
+            submit_label="Submit my answer after discussion",
+        )
+        form["label_questions"] = [q for q in form["label_questions"] if q["key"] in disputed]
+        main_item = MainItem.objects.filter(stage=stage, item=item).first()
+        context = {
+            "stage": stage,
+            "item": item,
+            "detail": detail,
+            "main_item": main_item,
+            "can_revise": is_annotator and detail["thread"] is not None and detail["thread"].is_open and disputed,
+            **form,
+        }
+        return render(request, self.template_name, context, status=status)
+
+    def get(self, request, stage_pk, item_pk):
+        stage, item = self._objects(request, stage_pk, item_pk)
+        return self._render(request, stage, item)
+
+    def post(self, request, stage_pk, item_pk):
+        stage, item = self._objects(request, stage_pk, item_pk)
+        try:
+            if request.POST.get("comment", "").strip():
+                adjudication_services.discussion_comment(
+                    stage=stage, item=item, author=request.user, body=request.POST["comment"]
+                )
+                messages.success(request, "Comment posted.")
+            else:
+                answers, _ = answers_from_post(stage, request.POST)
+                disputed = set(disputed_questions(stage, item))
+                answers = {key: answer for key, answer in answers.items() if key in disputed}
+                adjudication_services.discussion_answers_submit(
+                    stage=stage, item=item, annotator=request.user, answers=answers
+                )
+                messages.success(request, "Your answer after discussion is saved (your first answer is kept too).")
+        except ResolutionRefused as exc:
+            messages.error(request, str(exc))
+        except LabelInvalid as exc:
+            return self._render(request, stage, item, errors=exc.errors, submitted=request.POST, status=400)
+        return redirect(reverse("annotation:discussion", args=[stage.pk, item.pk]))

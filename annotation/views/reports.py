@@ -1,0 +1,79 @@
+"""Researcher pages: a project's Appendix-D report (page and downloads in HTML, Markdown and JSON), the
+label exports (CSV, JSONL, Label Studio JSON), and the cross-stage conflicts with their dispositions."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.http import Http404, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views import View
+
+from annotation import exports, reports
+from annotation.models import AnnotationProject, CrossStageConflict
+from annotation.services import adjudication as adjudication_services
+from annotation.workflow.conflicts import ConflictRefused, disposition_counts
+from edufair_web.accounts.permissions import ResearcherRequiredMixin
+
+
+class ReportView(ResearcherRequiredMixin, View):
+    def get(self, request, pk):
+        project = get_object_or_404(AnnotationProject, pk=pk)
+        report = reports.project_report(project)
+        return render(
+            request,
+            "annotation/reports/report.html",
+            {"project": project, "report": report, "agreement_rows": reports.agreement_table_rows(report)},
+        )
+
+
+class ReportDownloadView(ResearcherRequiredMixin, View):
+    def get(self, request, pk, fmt):
+        if fmt not in reports.FORMATS:
+            raise Http404("Unknown format.")
+        project = get_object_or_404(AnnotationProject, pk=pk)
+        body, content_type = reports.render(reports.project_report(project), fmt)
+        response = HttpResponse(body, content_type=content_type)
+        response["Content-Disposition"] = f'attachment; filename="annotation-{project.pk}-report.{fmt}"'
+        return response
+
+
+class LabelsExportView(ResearcherRequiredMixin, View):
+    def get(self, request, pk, fmt):
+        if fmt not in exports.FORMATS:
+            raise Http404("Unknown format.")
+        project = get_object_or_404(AnnotationProject, pk=pk)
+        body, content_type, filename = exports.export_labels(project, fmt)
+        response = HttpResponse(body, content_type=content_type)
+        response["Content-Disposition"] = f'attachment; filename="{filename}"'
+        return response
+
+
+class ConflictsView(ResearcherRequiredMixin, View):
+    """List conflicts; POST action=detect finds new ones; POST conflict=<id>&disposition=… decides one."""
+
+    def get(self, request, pk):
+        project = get_object_or_404(AnnotationProject, pk=pk)
+        conflicts = project.conflicts.select_related("item", "earlier_stage", "later_stage", "decided_by")
+        return render(
+            request,
+            "annotation/reports/conflicts.html",
+            {"project": project, "conflicts": conflicts, "summary": disposition_counts(project).describe()},
+        )
+
+    def post(self, request, pk):
+        project = get_object_or_404(AnnotationProject, pk=pk)
+        if request.POST.get("action") == "detect":
+            found = adjudication_services.conflicts_detect(project=project)
+            messages.success(request, f"{len(found)} cross-stage conflict(s) found.")
+            return redirect("annotation:conflicts", pk)
+        conflict = get_object_or_404(CrossStageConflict, pk=request.POST.get("conflict") or 0, project=project)
+        try:
+            adjudication_services.conflict_dispose(
+                conflict=conflict,
+                disposition=request.POST.get("disposition", ""),
+                by=request.user,
+                note=request.POST.get("note", ""),
+            )
+        except ConflictRefused as exc:
+            messages.error(request, str(exc))
+        return redirect("annotation:conflicts", pk)
