@@ -24,3 +24,6 @@ from .llm import LLMCall, ModelEndpoint  # noqa: E402  (audit engine)
 from .runs import Audit, Condition, Dialogue, Turn, TurnScore  # noqa: E402
 
 __all__ += ["Audit", "Condition", "Dialogue", "LLMCall", "ModelEndpoint", "Turn", "TurnScore"]
+from .analysis import AnalysisResult  # noqa: E402  (fairness results cache)
+
+__all__ += ["AnalysisResult"]

@@ -1,0 +1,142 @@
+"""Reads behind the fairness results: an audit's scores and design in the form `audits.fairness` takes,
+the fingerprint that says whether cached results are still current, the judge's validation status, the
+dialogues behind one contrast cell, and the raw dialogue scores for export."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from django.db.models import Count, Max, Q, Sum
+
+from audits.fairness import CONVERSATION_METRICS, ConditionSpec, Contrast, ScoreFrame
+from audits.models import Audit, Condition, Dialogue, TurnScore
+from audits.selectors.runs import FRAME_COLUMNS, audit_condition_design, audit_scores_frame
+
+JUDGE_NOT_VALIDATED = "not validated"
+
+
+def judge_validation_status(audit: Audit) -> str:
+    """Whether the audit's judge (endpoint + rubric version) has been validated against human labels.
+
+    Hook for the judge-validation issue (issue 8): until a JudgeValidation record exists for the judge
+    endpoint and rubric version, every audit reports "not validated" on its page and in every export.
+    """
+    return JUDGE_NOT_VALIDATED
+
+
+def scores_fingerprint(audit: Audit) -> str:
+    """A hash that changes whenever anything the analysis reads changes: the finished dialogues (count,
+    largest id, last finish time), the judge's scores under the audit's rubric (count, largest id, sum of
+    values, count usable) and the conditions' design fields."""
+    dialogues = Dialogue.objects.filter(audit=audit, status=Dialogue.Status.DONE).aggregate(
+        n=Count("pk"), last_id=Max("pk"), last_finished=Max("finished_at")
+    )
+    scores = TurnScore.objects.filter(turn__dialogue__audit=audit, rubric_id=audit.judge_template_id).aggregate(
+        n=Count("pk"),
+        last_id=Max("pk"),
+        total=Sum("value"),
+        usable=Count("pk", filter=Q(status=TurnScore.Status.OK)),
+    )
+    conditions = list(
+        Condition.objects.filter(audit=audit)
+        .order_by("pk")
+        .values_list(
+            "pk", "kind", "dimension", "level", "name_gender", "name_ethnicity", "stated_gender", "perceived_gender"
+        )
+    )
+    payload = json.dumps([audit.judge_template_id, dialogues, scores, conditions], default=str, sort_keys=True)
+    return hashlib.sha256(payload.encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class AnalysisInputs:
+    """What `audits.fairness.analyze` needs, plus the long frame's descriptive columns for exports."""
+
+    scores: ScoreFrame  # turn-level and conversation-level metrics, condition = Condition pk
+    design: dict[int, ConditionSpec]
+    frame: dict[str, np.ndarray]  # audits.selectors.runs.FRAME_COLUMNS
+
+
+def audit_analysis_inputs(audit: Audit) -> AnalysisInputs:
+    """The audit's dialogue scores (every metric) and its design, keyed by condition id.
+
+    Conditions that give the statistics nothing to compare (an implicit name that cues neither gender nor
+    ethnicity) are left out of the design, and so are their scores.
+    """
+    design = audit_condition_design(audit)
+    frame = audit_scores_frame(audit, include_conversation_metrics=True)
+    keep = np.isin(frame["condition"], np.asarray(list(design), dtype=np.int64))
+    if not keep.all():
+        frame = {name: column[keep] for name, column in frame.items()}
+    scores = ScoreFrame(
+        tutor=frame["tutor"],
+        domain=frame["domain"],
+        question=frame["question"],
+        condition=frame["condition"],
+        metric=frame["metric"],
+        value=frame["value"],
+    )
+    return AnalysisInputs(scores=scores, design=design, frame=frame)
+
+
+def raw_score_rows(frame: dict[str, np.ndarray]) -> list[dict[str, Any]]:
+    """One row per (dialogue, metric) with the condition's fields: the raw scores export."""
+    columns = [name for name in FRAME_COLUMNS if name in frame]
+    as_lists = {name: frame[name].tolist() for name in columns}
+    return [{name: as_lists[name][i] for name in columns} for i in range(len(frame["value"]))]
+
+
+def audit_tutor_names(audit: Audit) -> dict[int, str]:
+    return {tutor.pk: tutor.name for tutor in audit.tutors.all()}
+
+
+def condition_labels(audit: Audit) -> dict[int, str]:
+    return dict(Condition.objects.filter(audit=audit).values_list("pk", "label"))
+
+
+def is_conversation_metric(metric: str) -> bool:
+    return metric in CONVERSATION_METRICS
+
+
+def side_condition_ids(side: tuple[tuple[Any, ...], ...]) -> list[int]:
+    return [int(condition) for group in side for condition in group]
+
+
+def contrast_side_dialogues(
+    *, audit: Audit, tutor_id: int, question_id: int, contrast: Contrast
+) -> tuple[list[dict], list[dict]]:
+    """The finished dialogues of one question under side A and side B of a contrast, each with its
+    turns and the judge's scores per tutor turn (under the audit's rubric)."""
+    return (
+        _dialogues_with_turns(audit, tutor_id, question_id, side_condition_ids(contrast.side_a)),
+        _dialogues_with_turns(audit, tutor_id, question_id, side_condition_ids(contrast.side_b)),
+    )
+
+
+def _dialogues_with_turns(audit: Audit, tutor_id: int, question_id: int, condition_ids: list[int]) -> list[dict]:
+    dialogues = list(
+        Dialogue.objects.filter(
+            audit=audit,
+            tutor_id=tutor_id,
+            question_id=question_id,
+            condition_id__in=condition_ids,
+            status=Dialogue.Status.DONE,
+        )
+        .select_related("condition")
+        .order_by("condition_id")
+    )
+    scores: dict[int, dict[str, Any]] = {}
+    for score in TurnScore.objects.filter(turn__dialogue__in=dialogues, rubric_id=audit.judge_template_id).values(
+        "turn_id", "metric", "value", "status"
+    ):
+        shown = score["value"] if score["status"] == TurnScore.Status.OK else score["status"]
+        scores.setdefault(score["turn_id"], {})[score["metric"]] = "n/a" if shown == -1 else shown
+    result = []
+    for dialogue in dialogues:
+        turns = [{"turn": turn, "scores": scores.get(turn.pk, {})} for turn in dialogue.turns.order_by("index")]
+        result.append({"dialogue": dialogue, "condition": dialogue.condition, "turns": turns})
+    return result
