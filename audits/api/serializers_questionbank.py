@@ -8,8 +8,14 @@ from audits.forms import IMPORT_SOURCE_CHOICES
 from audits.models import DemographicDimension, DemographicLevel, NameCue, PromptTemplate, Question, QuestionImport
 from audits.prompt_templates import template_placeholder_errors
 
+# Read-only source fields are plain text in the schema: one "source" enum per serializer would collide with
+# the upload's source choices (which name the file format, not the stored source).
+SOURCE_HELP = "socrateach, sciq or generic"
+
 
 class QuestionSerializer(serializers.ModelSerializer):
+    source = serializers.CharField(read_only=True, help_text=SOURCE_HELP)
+
     class Meta:
         model = Question
         fields = [
@@ -20,6 +26,7 @@ class QuestionSerializer(serializers.ModelSerializer):
 
 
 class QuestionImportSerializer(serializers.ModelSerializer):
+    source = serializers.CharField(read_only=True, help_text=SOURCE_HELP)
     progress_percent = serializers.IntegerField(read_only=True)
 
     class Meta:
