@@ -75,11 +75,14 @@ def tutor_reply(messages: list[dict]) -> str:
     return hints[own_turns]
 
 
-def student_reply(messages: list[dict]) -> str:
+def student_reply(messages: list[dict], distinct: bool = False) -> str:
     own_turns = sum(1 for m in messages if m.get("role") == "assistant")
+    # With `distinct`, each persona (system prompt) speaks a little differently, so no two dialogues
+    # share a request (benchmarks want every call to be a real one).
+    tag = f" (student {hashlib.sha256(str(messages[0]).encode()).hexdigest()[:6]})" if distinct and messages else ""
     if own_turns == 0:
-        return "Hi, I'm a student. The problem asks for six times seven. My first try: 13."
-    return f"Hmm, maybe it is {40 + own_turns}?"
+        return f"Hi, I'm a student{tag}. The problem asks for six times seven. My first try: 13."
+    return f"Hmm, maybe it is {40 + own_turns}?{tag}"
 
 
 def check_reply(messages: list[dict]) -> str:
@@ -107,6 +110,12 @@ CONTENT = {"tutor": tutor_reply, "student": student_reply, "check": check_reply,
 @dataclass
 class ServerState:
     delay: float = 0.0
+    distinct_students: bool = False
+    in_flight: int = 0
+    max_in_flight: int = 0
+    busy_seconds: float = 0.0  # summed time requests spent in the server (for mean concurrency)
+    first_at: float = 0.0
+    last_at: float = 0.0
     faults: dict[str, deque] = field(default_factory=dict)
     served: list[ServedRequest] = field(default_factory=list)
     authorizations: set[str] = field(default_factory=set)  # Authorization headers seen
@@ -132,8 +141,23 @@ def build_app(state: ServerState) -> web.Application:
         purpose = _purpose(request, body)
         body_hash = hashlib.sha256(raw).hexdigest()
         fault = state.next_fault(purpose, "\n".join(str(m.get("content", "")) for m in body.get("messages", [])))
-        if state.delay:
-            await asyncio.sleep(state.delay)
+        started = time.monotonic()
+        with state.lock:
+            state.in_flight += 1
+            state.max_in_flight = max(state.max_in_flight, state.in_flight)
+            state.first_at = state.first_at or started
+        try:
+            if state.delay:
+                await asyncio.sleep(state.delay)
+            return await answer(request, body, purpose, body_hash, fault)
+        finally:
+            ended = time.monotonic()
+            with state.lock:
+                state.in_flight -= 1
+                state.busy_seconds += ended - started
+                state.last_at = ended
+
+    async def answer(request, body, purpose, body_hash, fault) -> web.StreamResponse:
 
         def served(status: int) -> None:
             with state.lock:
@@ -161,7 +185,10 @@ def build_app(state: ServerState) -> web.Application:
             served(0)
             await asyncio.sleep(fault.hang)
         messages = body.get("messages", [])
-        content = CONTENT.get(purpose, tutor_reply)(messages)
+        if purpose == "student":
+            content = student_reply(messages, distinct=state.distinct_students)
+        else:
+            content = CONTENT.get(purpose, tutor_reply)(messages)
         if fault and fault.kind == "truncated":
             content = content[: max(1, len(content) // 2)]
         elif fault and fault.kind == "empty":
@@ -188,8 +215,31 @@ def build_app(state: ServerState) -> web.Application:
             }
         )
 
+    async def stats(request: web.Request) -> web.Response:
+        with state.lock:
+            wall = (state.last_at - state.first_at) if state.first_at else 0.0
+            return web.json_response(
+                {
+                    "requests": len(state.served),
+                    "max_in_flight": state.max_in_flight,
+                    "busy_seconds": state.busy_seconds,
+                    "wall_seconds": wall,
+                    "mean_in_flight": state.busy_seconds / wall if wall else 0.0,
+                }
+            )
+
+    async def reset(request: web.Request) -> web.Response:
+        with state.lock:
+            state.served.clear()
+            state.max_in_flight = 0
+            state.busy_seconds = 0.0
+            state.first_at = state.last_at = 0.0
+        return web.json_response({"ok": True})
+
     app = web.Application()
     app.router.add_post("/v1/chat/completions", completions)
+    app.router.add_get("/stats", stats)
+    app.router.add_post("/reset", reset)
     return app
 
 
@@ -260,8 +310,9 @@ def main() -> None:
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--delay", type=float, default=0.0, help="Seconds before each answer.")
+    parser.add_argument("--distinct-students", action="store_true", help="No two personas share a reply.")
     args = parser.parse_args()
-    state = ServerState(delay=args.delay)
+    state = ServerState(delay=args.delay, distinct_students=args.distinct_students)
 
     async def serve() -> None:
         runner = web.AppRunner(build_app(state), access_log=None)
