@@ -114,6 +114,6 @@
       return;
     }
     submitting = true;
-    if (secondsInput) secondsInput.value = activeSeconds().toFixed(1);
+    if (secondsInput) secondsInput.value = activeSeconds().toFixed(3);
   });
 })();
