@@ -23,8 +23,9 @@ from audits.questionbank.records import FunnelStep, ImportFileError, QuestionDat
 
 WRITE_BATCH = 500
 PROGRESS_EVERY_SECONDS = 0.5
-# Files up to this size are imported inside the upload request; larger ones by a background task.
-INLINE_IMPORT_MAX_BYTES = getattr(settings, "QUESTION_IMPORT_INLINE_MAX_BYTES", 2 * 1024 * 1024)
+# Files up to this size are imported inside the upload request; larger ones by a background task
+# (setting QUESTION_IMPORT_INLINE_MAX_BYTES overrides it).
+INLINE_IMPORT_MAX_BYTES = 2 * 1024 * 1024
 
 ProgressHook = Callable[[str, int, int], None]
 
@@ -209,7 +210,9 @@ def question_import_submit(
     question_import = question_import_create(
         source=source, filename=uploaded_file.name, uploaded_file=uploaded_file, parameters=parameters, user=user
     )
-    limit = INLINE_IMPORT_MAX_BYTES if inline_max_bytes is None else inline_max_bytes
+    if inline_max_bytes is None:
+        inline_max_bytes = getattr(settings, "QUESTION_IMPORT_INLINE_MAX_BYTES", INLINE_IMPORT_MAX_BYTES)
+    limit = inline_max_bytes
     if question_import.file_size <= limit:
         return question_import_run(question_import=question_import)
     # Tests and deployments may route audits' tasks to their own queue (the same setting as the engine's).
