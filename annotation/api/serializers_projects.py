@@ -154,6 +154,8 @@ class TrainingSetChooseSerializer(serializers.Serializer):
 
 class EnrollmentSerializer(serializers.ModelSerializer):
     username = serializers.CharField(source="user.username", read_only=True)
+    # Read-only text, not an enum: "status" is a field name other apps' enums use too (OpenAPI names).
+    status = serializers.CharField(read_only=True, help_text="training, passed, failed or replaced")
 
     class Meta:
         model = Enrollment

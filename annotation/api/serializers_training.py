@@ -23,9 +23,15 @@ class AnswerSerializer(serializers.Serializer):
 
 class LabelSubmitSerializer(serializers.Serializer):
     item = serializers.IntegerField()
-    phase = serializers.ChoiceField(choices=["pilot", "qualification", "main"])
+    # A plain string rather than a choice field: the OpenAPI enum would collide with the training-set phase.
+    phase = serializers.CharField(help_text="pilot, qualification or main")
     answers = serializers.DictField(child=AnswerSerializer(), help_text="Question key → answer.")
     seconds = serializers.FloatField(default=0, min_value=0, help_text="Active time on the item, in seconds.")
+
+    def validate_phase(self, value: str) -> str:
+        if value not in ("pilot", "qualification", "main"):
+            raise serializers.ValidationError("The phase is pilot, qualification or main.")
+        return value
 
 
 class GuidelineConfirmSerializer(serializers.Serializer):

@@ -221,6 +221,7 @@ class WorkedExampleViewSet(viewsets.ModelViewSet):
 class EnrollmentViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
     """Researchers see and create every enrolment; anyone else sees only their own."""
 
+    queryset = Enrollment.objects.all()  # narrowed per caller in get_queryset
     serializer_class = EnrollmentSerializer
     permission_classes = [IsAnnotator]
 
