@@ -332,16 +332,16 @@ class ReportAPIView(APIView):
 
 
 class LabelsExportAPIView(APIView):
-    """All labels with provenance: ?format=csv | jsonl | labelstudio."""
+    """All labels with provenance: ?as=csv | jsonl | labelstudio (not ?format=, which DRF keeps for renderers)."""
 
     permission_classes = [IsResearcher]
 
     @extend_schema(responses=None)
     def get(self, request, project_pk):
         project = get_object_or_404(AnnotationProject, pk=project_pk)
-        fmt = request.query_params.get("format", "jsonl")
+        fmt = request.query_params.get("as", "jsonl")
         if fmt not in exports.FORMATS:
-            raise ValidationError(f"format is one of {', '.join(exports.FORMATS)}")
+            raise ValidationError(f"as is one of {', '.join(exports.FORMATS)}")
         body, content_type, filename = exports.export_labels(project, fmt)
         response = HttpResponse(body, content_type=content_type)
         response["Content-Disposition"] = f'attachment; filename="{filename}"'

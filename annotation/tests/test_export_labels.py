@@ -1,0 +1,90 @@
+"""Label exports: every label with its provenance (pseudonym, stage, phase, round, time, justification) as
+CSV and JSONL; CSV cells that a spreadsheet would run as formulas are neutralised; Label Studio's JSON
+export shape (tasks with data and annotations whose result holds choices regions)."""
+
+import csv
+import io
+import json
+
+import pytest
+from django.urls import reverse
+
+from annotation import exports
+from annotation.services.adjudication import discussion_answers_submit
+from annotation.services.labelling import label_next, label_submit
+from annotation.services.labels import Answer
+
+from .main_setup import build_main_stage, pass_gate
+
+pytestmark = pytest.mark.django_db
+FORMULA = '=HYPERLINK("http://evil","x")'
+
+
+@pytest.fixture
+def labelled(make_user):
+    s = build_main_stage(items=1, overlap=2, policy="discussion_senior")
+    users = [make_user("annotator", username=f"real-name-{n}") for n in range(2)]
+    for user, value in zip(users, ["yes", "no"], strict=True):
+        pass_gate(s.stage, user)
+        item = label_next(annotator=user, stage=s.stage).item
+        justification = FORMULA if value == "no" else ""
+        label_submit(
+            annotator=user,
+            stage=s.stage,
+            item=item,
+            answers={"q1": Answer(value=value, justification=justification)},
+            seconds=33,
+        )
+    discussion_answers_submit(stage=s.stage, item=s.items[0], annotator=users[1], answers={"q1": Answer(value="yes")})
+    return s
+
+
+def test_jsonl_has_every_label_with_provenance_and_no_real_names(labelled):
+    records = [json.loads(line) for line in exports.labels_jsonl(labelled.project).splitlines()]
+    assert len(records) == 3  # two first answers and one post-discussion answer
+    assert {(r["annotator"], r["round"], r["value"]) for r in records} == {
+        ("A01", "pre", "yes"),
+        ("A02", "pre", "no"),
+        ("A02", "post", "yes"),
+    }
+    first = records[0]
+    assert first["stage"] == 1 and first["phase"] == "main" and first["seconds"] == 33.0
+    assert first["labelled_at"] and first["question"] == "q1" and first["external_id"] == "item-0"
+    assert "real-name" not in exports.labels_jsonl(labelled.project)
+    assert any(r["justification"] == FORMULA for r in records)  # JSON keeps the text exact
+
+
+def test_csv_neutralises_formula_cells(labelled):
+    rows = list(csv.DictReader(io.StringIO(exports.labels_csv(labelled.project))))
+    assert len(rows) == 3
+    justifications = [row["justification"] for row in rows if row["justification"]]
+    assert justifications == ["'" + FORMULA]
+    for start in ("=", "+", "-", "@", "\t", "\r"):
+        assert exports.neutralise_cell(start + "1") == "'" + start + "1"
+    assert exports.neutralise_cell("plain") == "plain"
+    assert exports.neutralise_cell(-3) == "'-3"  # a negative number would run as a formula too
+
+
+def test_label_studio_export_shape(labelled):
+    tasks = exports.label_studio_tasks(labelled.project)
+    assert len(tasks) == 1
+    task = tasks[0]
+    assert task["data"]["text"] == "Main item 0" and task["id"] == labelled.items[0].pk
+    assert len(task["annotations"]) == 3
+    for annotation in task["annotations"]:
+        assert {"id", "completed_by", "result", "lead_time", "created_at"} <= set(annotation)
+        choices = [r for r in annotation["result"] if r["type"] == "choices"]
+        assert choices[0]["from_name"] == "q1" and choices[0]["to_name"] == "item"
+        assert choices[0]["value"]["choices"][0] in ("yes", "no")
+    justified = [r for a in task["annotations"] for r in a["result"] if r["type"] == "textarea"]
+    assert justified[0]["value"]["text"] == [FORMULA]
+
+
+def test_downloads_are_for_researchers(labelled, researcher_client, client):
+    for fmt in exports.FORMATS:
+        response = researcher_client.get(reverse("annotation:labels-export", args=[labelled.project.pk, fmt]))
+        assert response.status_code == 200 and "attachment" in response["Content-Disposition"]
+    api = researcher_client.get(reverse("annotation-labels-export", args=[labelled.project.pk]) + "?as=csv")
+    assert api.status_code == 200 and api.content.decode().startswith("project,item_id")
+    client.force_login(labelled.stage.enrollments.first().user)
+    assert client.get(reverse("annotation:labels-export", args=[labelled.project.pk, "csv"])).status_code == 403
