@@ -37,8 +37,13 @@ def _database_probe() -> str:
     return connection.vendor
 
 
+def broker_connection():
+    """A new connection to the configured broker (not from the producer pool)."""
+    return app.connection_for_write()
+
+
 def _broker_probe() -> str:
-    with app.connection_for_write() as conn:
+    with broker_connection() as conn:
         conn.ensure_connection(max_retries=1, timeout=3)
         return conn.transport_cls if isinstance(conn.transport_cls, str) else conn.transport.driver_type
 

@@ -29,11 +29,14 @@ def test_healthz_tells_a_fresh_heartbeat_from_a_stale_one(client):
     assert {w["hostname"]: w["alive"] for w in worker["workers"]} == {"fresh@a": True, "stale@b": False}
 
 
-def test_healthz_answers_503_when_the_broker_is_unreachable(client, settings, monkeypatch):
-    from edufair_web.celery import app
+def test_healthz_answers_503_when_the_broker_is_unreachable(client, monkeypatch):
+    from kombu import Connection
 
-    monkeypatch.setattr(app.conf, "broker_url", "redis://127.0.0.1:1/0")
-    monkeypatch.setattr(app.conf, "broker_write_url", "redis://127.0.0.1:1/0")
+    from edufair_web.accounts import selectors
+
+    # Nothing listens on port 1. The app's own configuration is left alone: patching Celery's
+    # conf leaks into later tests through its cached connection settings.
+    monkeypatch.setattr(selectors, "broker_connection", lambda: Connection("redis://127.0.0.1:1/0"))
     response = client.get("/healthz")
     assert response.status_code == 503
     assert response.json()["broker"]["ok"] is False
