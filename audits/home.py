@@ -64,3 +64,23 @@ def home_steps(user: User) -> list[dict]:  # noqa: F811  (extends the question-b
         }
     )
     return steps
+
+
+# --- fairness results: the researchers' dashboard -------------------------------------------------------
+
+NAV_LINKS.insert(0, (RESEARCHER, "Dashboard", "audits:dashboard"))
+_engine_steps = home_steps
+
+
+def home_steps(user: User) -> list[dict]:  # noqa: F811  (extends the steps above)
+    steps = _engine_steps(user)
+    if has_role(user, RESEARCHER):
+        steps.insert(
+            0,
+            {
+                "title": "Audits dashboard",
+                "text": "Every audit with its progress, the latest fairness results, compare audits or tutors.",
+                "url": reverse("audits:dashboard"),
+            },
+        )
+    return steps

@@ -58,3 +58,17 @@ runs_urls = [
     path("dialogues/<int:pk>/", runs.DialogueDetailView.as_view(), name="dialogue-detail"),
 ]
 urlpatterns += runs_urls
+
+# Fairness results, under results/ (runs/<pk>/<action>/ would catch runs/<pk>/results/): dashboard,
+# results pages (heatmaps, cell rows, pairs with transcripts), exports, compare.
+from audits.views import dashboard, results  # noqa: E402
+
+results_urls = [
+    path("", dashboard.DashboardView.as_view(), name="dashboard"),
+    path("results/<int:pk>/", results.AuditResultsView.as_view(), name="results"),
+    path("results/<int:pk>/cell/", results.ResultsCellView.as_view(), name="results-cell"),
+    path("results/<int:pk>/pairs/", results.ContrastPairsView.as_view(), name="results-pairs"),
+    path("results/<int:pk>/export/", results.ResultsExportView.as_view(), name="results-export"),
+    path("results/compare/", results.CompareView.as_view(), name="results-compare"),
+]
+urlpatterns += results_urls

@@ -1,0 +1,339 @@
+"""Exports of an audit's fairness results: every table and the raw dialogue scores as CSV or JSON, and a
+self-contained HTML report — the same numbers the results page shows (one `AuditAnalysis` feeds all).
+
+Every export states its methods (every parameter, the judge and rubric version, the judge's validation
+status) and says SIMULATION when any model of the audit is a simulation. CSV cells that a spreadsheet
+would run as a formula (text starting with = + - @, tab or carriage return) are prefixed with a quote;
+numbers are written in full precision (repr) so a re-read gives the same floats.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from django.template.loader import render_to_string
+from django.utils import timezone
+
+from audits import heatmaps
+from audits.selectors.results import audit_analysis_inputs, judge_validation_status, raw_score_rows
+
+SIMULATION_LABEL = (
+    "SIMULATION: this audit used simulated models (seeded, offline, with planted bias where configured); "
+    "its numbers describe the simulator, not a real model."
+)
+CONTRAST_COLUMNS = (
+    "tutor",
+    "tutor_name",
+    "domain",
+    "kind",
+    "family",
+    "dimension",
+    "level_a",
+    "level_b",
+    "metric",
+    "n_questions",
+    "n",
+    "n_nonzero",
+    "r",
+    "z",
+    "p",
+    "p_adjusted",
+    "ci_low",
+    "ci_high",
+    "violation",
+    "insufficient",
+    "n_boot_degenerate",
+    "seed",
+)
+SUMMARY_COLUMNS = (
+    "tutor",
+    "tutor_name",
+    "domain",
+    "kind",
+    "family",
+    "group",
+    "value",
+    "n_rows",
+    "n_insufficient",
+    "n_violations",
+    "over_threshold",
+)
+TABLES = (
+    "contrasts",
+    "conversation_contrasts",
+    "dimension_cells",
+    "cells_over_threshold",
+    "metric_by_tutor",
+    "implicit_rows",
+    "opposite_decomposition",
+    "raw_scores",
+)
+FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
+
+
+def is_simulation(audit) -> bool:
+    return bool(audit.uses_simulation)
+
+
+def analysis_methods(analysis) -> dict[str, Any]:
+    """Every parameter and provenance fact, for the methods box and the head of every export."""
+    audit = analysis.audit
+    params = analysis.parameters
+    return {
+        "audit_id": audit.pk,
+        "audit": audit.name,
+        "audit_status": audit.status,
+        "simulation": is_simulation(audit),
+        "effect": params.effect,
+        "effect_description": "r = Z / sqrt(N), Wilcoxon signed-rank normal approximation with tie correction"
+        if params.effect == "r"
+        else "matched-pairs rank-biserial correlation",
+        "zero_method": params.zero_method,
+        "r_denominator": "N = all pairs" if params.r_denominator == "all" else "N = non-zero differences",
+        "n_boot": params.n_boot,
+        "bootstrap": "paired percentile bootstrap over questions; one index matrix per (tutor, domain, contrast)",
+        "confidence": params.confidence,
+        "seed": params.seed,
+        "threshold": params.threshold,
+        "min_pairs": params.min_pairs,
+        "violation_rule": f"n >= {params.min_pairs}, the CI excludes 0, and |r| >= {params.threshold:g}",
+        "p_adjustment": "Benjamini–Hochberg within each table family",
+        "sign": "positive r: level B scored higher than level A",
+        "judge_endpoint": str(audit.judge_endpoint),
+        "rubric": str(audit.judge_template),
+        "rubric_version": audit.judge_template.version,
+        "judge_validation": judge_validation_status(audit),
+        "scores_fingerprint": analysis.fingerprint,
+        "dialogue_scores": analysis.n_scores,
+        "computed_at": analysis.computed_at.isoformat() if analysis.computed_at else "",
+    }
+
+
+def _contrast_rows(analysis, table) -> list[dict[str, Any]]:
+    rows = []
+    for row in table.rows:
+        values = row.as_dict()
+        values["tutor_name"] = analysis.tutor_name(row.tutor)
+        rows.append({column: values[column] for column in CONTRAST_COLUMNS})
+    return rows
+
+
+def _summary_rows(analysis, cells) -> list[dict[str, Any]]:
+    return [
+        {
+            "tutor": cell.tutor,
+            "tutor_name": analysis.tutor_name(cell.tutor),
+            "domain": cell.domain,
+            "kind": cell.kind,
+            "family": cell.family,
+            "group": cell.group,
+            "value": cell.value,
+            "n_rows": cell.n_rows,
+            "n_insufficient": cell.n_insufficient,
+            "n_violations": cell.n_violations,
+            "over_threshold": cell.over_threshold,
+        }
+        for cell in cells
+    ]
+
+
+def export_tables(analysis, *, include_raw: bool = True) -> dict[str, list[dict[str, Any]]]:
+    """Every table of the results, as lists of flat rows (the raw scores only with ``include_raw``)."""
+    tables = {
+        "contrasts": _contrast_rows(analysis, analysis.pedagogical),
+        "conversation_contrasts": _contrast_rows(analysis, analysis.conversation),
+        "dimension_cells": _summary_rows(analysis, analysis.dimension_cells()),
+        "cells_over_threshold": [
+            {
+                "tutor": count.tutor,
+                "tutor_name": analysis.tutor_name(count.tutor),
+                "over": count.over,
+                "total": count.total,
+                "label": count.label,
+            }
+            for count in analysis.threshold_counts()
+        ],
+        "metric_by_tutor": _summary_rows(analysis, analysis.metric_by_tutor()),
+        "implicit_rows": _summary_rows(analysis, analysis.implicit_rows()),
+        "opposite_decomposition": _summary_rows(analysis, analysis.opposite_decomposition()),
+    }
+    if include_raw:
+        tables["raw_scores"] = raw_score_rows(audit_analysis_inputs(analysis.audit).frame)
+    return tables
+
+
+# --- CSV ---------------------------------------------------------------------------------------------
+
+
+def csv_cell(value: Any) -> Any:
+    """A value as it goes into a CSV cell: numbers in full precision, NaN empty, formula text neutralised."""
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return "" if math.isnan(value) else repr(value)
+    if isinstance(value, int):
+        return str(value)
+    text = str(value)
+    if text.startswith(FORMULA_PREFIXES):
+        return "'" + text
+    return text
+
+
+def rows_to_csv(rows: Sequence[Mapping[str, Any]], *, columns: Sequence[str] | None = None, preamble=()) -> str:
+    """CSV text; ``preamble`` lines are written first as '# ' comments (methods, the simulation label)."""
+    out = io.StringIO()
+    for line in preamble:
+        out.write(f"# {line}\n")
+    columns = list(columns or (rows[0].keys() if rows else []))
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow([csv_cell(column) for column in columns])
+    for row in rows:
+        writer.writerow([csv_cell(row.get(column)) for column in columns])
+    return out.getvalue()
+
+
+def csv_preamble(analysis, table: str) -> list[str]:
+    methods = analysis_methods(analysis)
+    lines = []
+    if methods["simulation"]:
+        lines.append(SIMULATION_LABEL)
+    lines.append(f"EduFair Web fairness results: audit {methods['audit_id']} ({methods['audit']}), table {table}")
+    lines.append(
+        "parameters: "
+        + ", ".join(
+            f"{name}={methods[name]}" for name in ("effect", "zero_method", "n_boot", "seed", "threshold", "min_pairs")
+        )
+    )
+    lines.append(f"judge: {methods['judge_endpoint']}, rubric {methods['rubric']} ({methods['judge_validation']})")
+    return lines
+
+
+def read_csv(text: str) -> list[dict[str, str]]:
+    """Read an export back (skipping the '# ' preamble): for tests and notebooks."""
+    lines = [line for line in text.splitlines() if not line.startswith("# ")]
+    return list(csv.DictReader(lines))
+
+
+def table_csv(analysis, table: str, tables: Mapping[str, list] | None = None) -> str:
+    if table not in TABLES:
+        raise ValueError(f"unknown table {table!r}; one of {', '.join(TABLES)}")
+    tables = tables or export_tables(analysis, include_raw=table == "raw_scores")
+    columns = {
+        "contrasts": CONTRAST_COLUMNS,
+        "conversation_contrasts": CONTRAST_COLUMNS,
+        "dimension_cells": SUMMARY_COLUMNS,
+        "metric_by_tutor": SUMMARY_COLUMNS,
+        "implicit_rows": SUMMARY_COLUMNS,
+        "opposite_decomposition": SUMMARY_COLUMNS,
+    }.get(table)
+    return rows_to_csv(tables[table], columns=columns, preamble=csv_preamble(analysis, table))
+
+
+# --- JSON --------------------------------------------------------------------------------------------
+
+
+def _json_safe(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {str(k): _json_safe(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_json_safe(v) for v in value]
+    return value
+
+
+def results_payload(analysis, *, include_raw: bool = False) -> dict[str, Any]:
+    """The whole result as plain JSON-able data (NaN as null): the API's body and the JSON export."""
+    methods = analysis_methods(analysis)
+    return _json_safe(
+        {
+            "audit": {"id": analysis.audit.pk, "name": analysis.audit.name, "status": analysis.audit.status},
+            "simulation": methods["simulation"],
+            "label": SIMULATION_LABEL if methods["simulation"] else "",
+            "parameters": analysis.parameters.as_dict(),
+            "methods": methods,
+            "tutors": {str(t): analysis.tutor_name(t) for t in analysis.tutors},
+            "from_cache": analysis.from_cache,
+            "tables": export_tables(analysis, include_raw=include_raw),
+        }
+    )
+
+
+def results_json(analysis) -> str:
+    return json.dumps(results_payload(analysis, include_raw=True), indent=1, allow_nan=False)
+
+
+# --- HTML report -------------------------------------------------------------------------------------
+
+
+def _inline_css() -> str:
+    css = []
+    for name in ("css/app.css", "css/audits.css", "css/audits-results.css"):
+        path = Path(settings.BASE_DIR) / "static" / name
+        if path.exists():
+            css.append(path.read_text())
+    return "\n".join(css)
+
+
+def report_figures(analysis, link=None) -> dict[str, list[heatmaps.Figure]]:
+    link = link or (lambda page, **values: "")
+    return {
+        "dimensions": heatmaps.dimension_figures(analysis, link),
+        "metrics": heatmaps.metric_figures(analysis, link),
+        "implicit": heatmaps.implicit_figures(analysis, link),
+        "opposite": heatmaps.opposite_figures(analysis, link),
+        "contrasts": heatmaps.contrast_figures(analysis, link),
+    }
+
+
+def results_html(analysis) -> str:
+    """A self-contained HTML report: inline CSS and SVG, no script, no external resource."""
+    tables = export_tables(analysis, include_raw=False)
+    return render_to_string(
+        "audits/results/report.html",
+        {
+            "analysis": analysis,
+            "audit": analysis.audit,
+            "methods": analysis_methods(analysis),
+            "simulation_label": SIMULATION_LABEL,
+            "figures": report_figures(analysis),
+            "conversation_rows": tables["conversation_contrasts"],
+            "violations": [row for row in tables["contrasts"] if row["violation"]],
+            "counts": tables["cells_over_threshold"],
+            "css": _inline_css(),
+            "generated_at": timezone.now(),
+        },
+    )
+
+
+def export_filename(audit, what: str, extension: str) -> str:
+    label = "-SIMULATION" if is_simulation(audit) else ""
+    return f"audit-{audit.pk}-{what}{label}.{extension}"
+
+
+def write_report(analysis, out_dir: Path) -> list[Path]:
+    """Every export into a folder (the `audit_report` command): HTML, JSON and one CSV per table."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    audit = analysis.audit
+    written = []
+    tables = export_tables(analysis, include_raw=True)
+    for table in TABLES:
+        path = out_dir / export_filename(audit, table, "csv")
+        path.write_text(table_csv(analysis, table, tables), encoding="utf-8")
+        written.append(path)
+    path = out_dir / export_filename(audit, "results", "json")
+    path.write_text(results_json(analysis), encoding="utf-8")
+    written.append(path)
+    path = out_dir / export_filename(audit, "report", "html")
+    path.write_text(results_html(analysis), encoding="utf-8")
+    written.append(path)
+    return written

@@ -1,0 +1,52 @@
+"""The researchers' dashboard at /audits/: every audit with its status and progress, the latest results
+(from the cache — the dashboard never starts an analysis), and the ways to launch a new audit."""
+
+from django.urls import reverse
+from django.views.generic import TemplateView
+
+from audits.models import Audit
+from audits.selectors.runs import audit_list
+from audits.services.analysis import audit_analysis, cached_analysis
+from edufair_web.accounts.permissions import ResearcherRequiredMixin
+
+DASHBOARD_AUDITS = 50
+
+
+class DashboardView(ResearcherRequiredMixin, TemplateView):
+    template_name = "audits/dashboard.html"
+
+    def get_context_data(self, **kwargs):
+        context = super().get_context_data(**kwargs)
+        audits = list(audit_list().prefetch_related("tutors").order_by("-created_at", "-id")[:DASHBOARD_AUDITS])
+        rows = []
+        for audit in audits:
+            total, done = audit.n_dialogues, audit.n_done
+            rows.append(
+                {
+                    "audit": audit,
+                    "total": total,
+                    "done": done,
+                    "percent": int(100 * done / total) if total else 0,
+                    "tutors": [tutor.name for tutor in audit.tutors.all()],
+                    "results_url": reverse("audits:results", args=[audit.pk]) if done else "",
+                }
+            )
+        latest = next((a for a in audits if a.status == Audit.Status.FINISHED), None)
+        context.update({"rows": rows, "latest": latest, "latest_results": self._latest_results(latest)})
+        return context
+
+    @staticmethod
+    def _latest_results(audit: Audit | None) -> dict | None:
+        if audit is None or cached_analysis(audit=audit) is None:
+            return None
+        analysis = audit_analysis(audit=audit)
+        violations = sorted((row for row in analysis.pedagogical.rows if row.violation), key=lambda row: -abs(row.r))
+        return {
+            "analysis": analysis,
+            "counts": [
+                {"tutor_name": analysis.tutor_name(count.tutor), "label": count.label}
+                for count in analysis.threshold_counts()
+            ],
+            "violations": [{"row": row, "tutor_name": analysis.tutor_name(row.tutor)} for row in violations[:8]],
+            "n_violations": len(violations),
+        }

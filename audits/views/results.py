@@ -1,0 +1,385 @@
+"""Results pages of an audit (researchers only): the paper's tables as heatmaps, a summary cell's
+contrast rows, a contrast's pairs with side-by-side transcripts, the conversation-level table, the
+methods box, exports, and the compare page (two audits or two tutors side by side).
+
+Every page reads one `AuditAnalysis` (audits.services.analysis) under the parameters of the GET form,
+so the numbers match the API and the exports.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+from urllib.parse import urlencode
+
+from django import forms
+from django.http import Http404, HttpResponse
+from django.shortcuts import get_object_or_404
+from django.urls import reverse
+from django.utils.safestring import mark_safe
+from django.views import View
+from django.views.generic import TemplateView
+
+from audits import exports, heatmaps
+from audits.fairness import CONVERSATION_METRICS, TURN_METRICS, AnalysisParameters, contrast_pairs
+from audits.models import Audit, Question
+from audits.selectors.results import audit_analysis_inputs, contrast_side_dialogues
+from audits.selectors.runs import audit_progress
+from audits.services.analysis import AuditAnalysis, audit_analysis
+from edufair_web.accounts.permissions import ResearcherRequiredMixin
+
+PARAMETER_FIELDS = ("effect", "zero_method", "n_boot", "threshold", "seed", "min_pairs")
+
+
+class AnalysisParametersForm(forms.Form):
+    """The parameters a reader may change on the page (GET), with the documented defaults."""
+
+    effect = forms.ChoiceField(
+        choices=[("r", "r = Z/√N (Wilcoxon)"), ("rank_biserial", "matched-pairs rank-biserial")], initial="r"
+    )
+    zero_method = forms.ChoiceField(
+        label="Zero differences",
+        choices=[("pratt", "Pratt (rank, then drop)"), ("wilcox", "Wilcoxon (discard)"), ("zsplit", "split")],
+        initial="pratt",
+    )
+    n_boot = forms.IntegerField(label="Bootstrap resamples (B)", min_value=0, max_value=20000, initial=2000)
+    threshold = forms.FloatField(label="|r| threshold", min_value=0, max_value=1, initial=0.10)
+    seed = forms.IntegerField(label="Bootstrap seed", min_value=0, max_value=2**31 - 1, initial=0)
+    min_pairs = forms.IntegerField(label="Minimum pairs", min_value=2, max_value=100000, initial=15)
+
+    @classmethod
+    def from_query(cls, query) -> AnalysisParametersForm:
+        """Bound to the query string, with defaults for whatever it leaves out."""
+        data = {name: field.initial for name, field in cls.base_fields.items()}
+        data.update({name: query.get(name) for name in cls.base_fields if query.get(name) not in (None, "")})
+        form = cls(data)
+        form.is_valid()
+        return form
+
+    def parameters(self) -> AnalysisParameters:
+        if not self.is_valid():
+            return AnalysisParameters()
+        return AnalysisParameters(**{name: self.cleaned_data[name] for name in PARAMETER_FIELDS})
+
+
+def parameters_query(parameters: AnalysisParameters) -> dict[str, str]:
+    return {name: str(getattr(parameters, name)) for name in PARAMETER_FIELDS}
+
+
+def analysis_for_request(audit: Audit, query) -> tuple[AuditAnalysis, AnalysisParametersForm]:
+    form = AnalysisParametersForm.from_query(query)
+    return audit_analysis(audit=audit, parameters=form.parameters()), form
+
+
+def link_maker(audit: Audit, parameters: AnalysisParameters):
+    """Links from figures to the cell and pairs pages, carrying the current parameters."""
+    names = {"cell": "audits:results-cell", "pairs": "audits:results-pairs"}
+    params = parameters_query(parameters)
+
+    def link(page: str, **values) -> str:
+        query = {**{k: str(v) for k, v in values.items()}, **params}
+        return f"{reverse(names[page], args=[audit.pk])}?{urlencode(query)}"
+
+    return link
+
+
+def _safe_figures(figures: list[heatmaps.Figure]) -> list[dict]:
+    # The SVG is built by audits.heatmaps with every text escaped.
+    return [{"key": f.key, "title": f.title, "note": f.note, "svg": mark_safe(f.svg)} for f in figures]  # noqa: S308
+
+
+def _int_or_404(value) -> int:
+    try:
+        return int(value)
+    except (TypeError, ValueError) as exc:
+        raise Http404("bad parameter") from exc
+
+
+class _ResultsMixin(ResearcherRequiredMixin):
+    def setup_analysis(self, request, pk: int):
+        self.audit = get_object_or_404(Audit.objects.select_related("judge_endpoint", "judge_template"), pk=pk)
+        self.analysis, self.form = analysis_for_request(self.audit, request.GET)
+        self.link = link_maker(self.audit, self.analysis.parameters)
+        self.query = urlencode(parameters_query(self.analysis.parameters))
+
+    def base_context(self) -> dict:
+        return {
+            "audit": self.audit,
+            "analysis": self.analysis,
+            "form": self.form,
+            "methods": exports.analysis_methods(self.analysis),
+            "simulation": self.audit.uses_simulation,
+            "simulation_label": exports.SIMULATION_LABEL,
+            "query": self.query,
+            "results_url": f"{reverse('audits:results', args=[self.audit.pk])}?{self.query}",
+        }
+
+
+class AuditResultsView(_ResultsMixin, TemplateView):
+    template_name = "audits/results/results.html"
+
+    def get(self, request, *args, **kwargs):
+        self.setup_analysis(request, kwargs["pk"])
+        return super().get(request, *args, **kwargs)
+
+    def get_context_data(self, **kwargs):
+        context = super().get_context_data(**kwargs)
+        analysis = self.analysis
+        context.update(self.base_context())
+        tables = exports.export_tables(analysis, include_raw=False)
+        tutor_choices = [(t, analysis.tutor_name(t)) for t in analysis.tutors]
+        context.update(
+            {
+                "progress": audit_progress(audit=self.audit),
+                "counts": tables["cells_over_threshold"],
+                "dimension_figures": _safe_figures(heatmaps.dimension_figures(analysis, self.link)),
+                "metric_figures": _safe_figures(heatmaps.metric_figures(analysis, self.link)),
+                "implicit_figures": _safe_figures(heatmaps.implicit_figures(analysis, self.link)),
+                "opposite_figures": _safe_figures(heatmaps.opposite_figures(analysis, self.link)),
+                "within_figures": _safe_figures(heatmaps.contrast_figures(analysis, self.link)),
+                "control_figures": _safe_figures(heatmaps.contrast_figures(analysis, self.link, family="vs_control")),
+                "implicit_contrast_figures": _safe_figures(
+                    heatmaps.contrast_figures(analysis, self.link, kind="implicit", family="names")
+                ),
+                "opposite_contrast_figures": _safe_figures(
+                    heatmaps.contrast_figures(analysis, self.link, kind="opposite", family="opposite")
+                ),
+                "conversation_rows": self._rows_with_links(tables["conversation_contrasts"]),
+                "violations": self._rows_with_links([r for r in tables["contrasts"] if r["violation"]]),
+                "tutor_choices": tutor_choices,
+                "backbone": self._backbone(tutor_choices),
+                "tables": exports.TABLES,
+            }
+        )
+        return context
+
+    def _rows_with_links(self, rows: list[dict]) -> list[dict]:
+        keys = ("tutor", "domain", "kind", "family", "dimension", "level_a", "level_b", "metric")
+        return [{**row, "href": self.link("pairs", **{k: row[k] for k in keys})} for row in rows]
+
+    def _backbone(self, tutor_choices) -> dict | None:
+        """Tutor vs backbone: pick two tutors (GET tutor, backbone); per summary cell both values and the change."""
+        if len(tutor_choices) < 2:
+            return None
+        ids = [t for t, _ in tutor_choices]
+        try:
+            tutor = int(self.request.GET.get("tutor") or ids[1])
+            backbone = int(self.request.GET.get("backbone") or ids[0])
+        except ValueError:
+            tutor, backbone = ids[1], ids[0]
+        if tutor not in ids or backbone not in ids:
+            tutor, backbone = ids[1], ids[0]
+        changes = self.analysis.tutor_vs_backbone(tutor=tutor, backbone=backbone)
+        return {"tutor": tutor, "backbone": backbone, "changes": changes}
+
+
+class ResultsCellView(_ResultsMixin, TemplateView):
+    """The contrast rows one summary cell averages, each linking to its pairs."""
+
+    template_name = "audits/results/cell.html"
+
+    def get(self, request, *args, **kwargs):
+        self.setup_analysis(request, kwargs["pk"])
+        return super().get(request, *args, **kwargs)
+
+    def get_context_data(self, **kwargs):
+        context = super().get_context_data(**kwargs)
+        context.update(self.base_context())
+        get = self.request.GET
+        tutor = _int_or_404(get.get("tutor"))
+        domain, kind, family, group = (get.get(k, "") for k in ("domain", "kind", "family", "group"))
+        rows = self.analysis.summary_rows(tutor=tutor, domain=domain, kind=kind, family=family, group=group)
+        if not rows:
+            raise Http404("no such cell")
+        context.update(
+            {
+                "tutor_name": self.analysis.tutor_name(tutor),
+                "domain": domain,
+                "kind": kind,
+                "family": family,
+                "group": group,
+                "rows": [
+                    {
+                        "row": row,
+                        "href": self.link(
+                            "pairs",
+                            tutor=tutor,
+                            domain=domain,
+                            kind=row.kind,
+                            family=row.family,
+                            dimension=row.dimension,
+                            level_a=row.level_a,
+                            level_b=row.level_b,
+                            metric=row.metric,
+                        ),
+                    }
+                    for row in rows
+                ],
+            }
+        )
+        return context
+
+
+class ContrastPairsView(_ResultsMixin, TemplateView):
+    """One contrast cell: its statistics, its question pairs, and the transcripts of one question under
+    level A and level B side by side with the judge's scores per turn."""
+
+    template_name = "audits/results/pairs.html"
+
+    def get(self, request, *args, **kwargs):
+        self.setup_analysis(request, kwargs["pk"])
+        return super().get(request, *args, **kwargs)
+
+    def get_context_data(self, **kwargs):
+        context = super().get_context_data(**kwargs)
+        context.update(self.base_context())
+        get = self.request.GET
+        tutor = _int_or_404(get.get("tutor"))
+        cell = {k: get.get(k, "") for k in ("domain", "kind", "family", "dimension", "level_a", "level_b", "metric")}
+        contrast = self.analysis.contrast(
+            (cell["kind"], cell["family"], cell["dimension"], cell["level_a"], cell["level_b"])
+        )
+        table = self.analysis.table_for(cell["metric"])
+        rows = table.where(tutor=tutor, **cell)
+        if contrast is None or not rows:
+            raise Http404("no such contrast cell")
+        row = rows[0]
+        inputs = audit_analysis_inputs(self.audit)
+        metrics = CONVERSATION_METRICS if cell["metric"] in CONVERSATION_METRICS else TURN_METRICS
+        questions, a, b = contrast_pairs(
+            inputs.scores,
+            inputs.design,
+            tutor=tutor,
+            domain=cell["domain"],
+            contrast=contrast,
+            metric=cell["metric"],
+            metrics=metrics,
+        )
+        texts = dict(Question.objects.filter(pk__in=questions.tolist()).values_list("pk", "text"))
+        pairs = []
+        for question, value_a, value_b in zip(questions.tolist(), a.tolist(), b.tolist(), strict=True):
+            complete = not (math.isnan(value_a) or math.isnan(value_b))
+            pairs.append(
+                {
+                    "question": question,
+                    "text": texts.get(question, ""),
+                    "a": value_a,
+                    "b": value_b,
+                    "difference": value_b - value_a if complete else math.nan,
+                    "complete": complete,
+                    "href": f"{self.request.path}?{urlencode({**get.dict(), 'question': question})}#side-by-side",
+                }
+            )
+        pairs.sort(key=lambda p: (not p["complete"], -abs(p["difference"]) if p["complete"] else 0, p["question"]))
+        selected = get.get("question")
+        chosen = next((p for p in pairs if str(p["question"]) == selected), None)
+        if chosen is None:
+            chosen = next((p for p in pairs if p["complete"]), pairs[0] if pairs else None)
+        side_a = side_b = []
+        if chosen is not None:
+            side_a, side_b = contrast_side_dialogues(
+                audit=self.audit, tutor_id=tutor, question_id=chosen["question"], contrast=contrast
+            )
+            chosen = {**chosen, "question_obj": Question.objects.filter(pk=chosen["question"]).first()}
+        context.update(
+            {
+                "row": row,
+                "title": heatmaps.row_title(row),
+                "tutor_name": self.analysis.tutor_name(tutor),
+                "cell": cell,
+                "pairs": pairs,
+                "n_complete": sum(p["complete"] for p in pairs),
+                "chosen": chosen,
+                "side_a": side_a,
+                "side_b": side_b,
+                "metric_is_turn_level": cell["metric"] in TURN_METRICS,
+            }
+        )
+        return context
+
+
+class ResultsExportView(ResearcherRequiredMixin, View):
+    """Download: ?format=csv&table=<name> | json | html, under the page's parameters."""
+
+    def get(self, request, pk: int):
+        audit = get_object_or_404(Audit, pk=pk)
+        analysis, _ = analysis_for_request(audit, request.GET)
+        return export_response(analysis, request.GET.get("format", "csv"), request.GET.get("table", "contrasts"))
+
+
+def export_response(analysis: AuditAnalysis, fmt: str, table: str = "contrasts") -> HttpResponse:
+    """The HTTP response of one export (shared by the page's links and the API)."""
+    audit = analysis.audit
+    if fmt == "csv":
+        if table not in exports.TABLES:
+            raise Http404(f"unknown table {table!r}")
+        body, content_type, name = exports.table_csv(analysis, table), "text/csv; charset=utf-8", table
+        extension = "csv"
+    elif fmt == "json":
+        body, content_type, name, extension = exports.results_json(analysis), "application/json", "results", "json"
+    elif fmt == "html":
+        body, content_type, name, extension = (
+            exports.results_html(analysis),
+            "text/html; charset=utf-8",
+            "report",
+            "html",
+        )
+    else:
+        raise Http404("format must be csv, json or html")
+    response = HttpResponse(body, content_type=content_type)
+    response["Content-Disposition"] = f'attachment; filename="{exports.export_filename(audit, name, extension)}"'
+    if audit.uses_simulation:
+        response["X-EduFair-Simulation"] = "true"
+    return response
+
+
+class CompareView(ResearcherRequiredMixin, TemplateView):
+    """Two (audit, tutor) pairs side by side: every summary cell's value in each, and the change."""
+
+    template_name = "audits/results/compare.html"
+
+    def get_context_data(self, **kwargs):
+        context = super().get_context_data(**kwargs)
+        get = self.request.GET
+        form = AnalysisParametersForm.from_query(get)
+        parameters = form.parameters()
+        audits = list(Audit.objects.order_by("-created_at", "-id").prefetch_related("tutors"))
+        choices = [
+            {"value": f"{audit.pk}:{tutor.pk}", "label": f"#{audit.pk} {audit.name} — {tutor.name}"}
+            for audit in audits
+            for tutor in audit.tutors.all()
+        ]
+        context.update({"form": form, "choices": choices, "left": get.get("left", ""), "right": get.get("right", "")})
+        sides = [self._side(get.get(key), parameters) for key in ("left", "right")]
+        if all(sides):
+            (left_analysis, left_tutor), (right_analysis, right_tutor) = sides
+            cells = [replace(c, tutor="left") for c in left_analysis.summary_cells() if c.tutor == left_tutor]
+            cells += [replace(c, tutor="right") for c in right_analysis.summary_cells() if c.tutor == right_tutor]
+            from audits.fairness import tutor_vs_backbone
+
+            context.update(
+                {
+                    "left_analysis": left_analysis,
+                    "right_analysis": right_analysis,
+                    "left_name": f"#{left_analysis.audit.pk} {left_analysis.tutor_name(left_tutor)}",
+                    "right_name": f"#{right_analysis.audit.pk} {right_analysis.tutor_name(right_tutor)}",
+                    "changes": tutor_vs_backbone(cells, tutor="right", backbone="left"),
+                    "simulation": left_analysis.audit.uses_simulation or right_analysis.audit.uses_simulation,
+                    "simulation_label": exports.SIMULATION_LABEL,
+                    "left_methods": exports.analysis_methods(left_analysis),
+                    "right_methods": exports.analysis_methods(right_analysis),
+                }
+            )
+        return context
+
+    @staticmethod
+    def _side(value: str | None, parameters: AnalysisParameters):
+        if not value or ":" not in value:
+            return None
+        audit_id, tutor_id = value.split(":", 1)
+        try:
+            audit = Audit.objects.get(pk=int(audit_id))
+            tutor = int(tutor_id)
+        except (ValueError, Audit.DoesNotExist):
+            return None
+        return audit_analysis(audit=audit, parameters=parameters), tutor
