@@ -93,3 +93,54 @@ urlpatterns += [
         name="annotation-labels-export",
     ),
 ]
+
+# Judge validation (issue 8).
+from . import views_judge_validation as judge_validation  # noqa: E402
+
+urlpatterns += [
+    path(
+        "annotation/judge-validation/",
+        judge_validation.ValidationProjectCreateAPIView.as_view(),
+        name="annotation-jv-create",
+    ),
+    path(
+        "annotation/judge-validation/mrbench/",
+        judge_validation.MRBenchImportAPIView.as_view(),
+        name="annotation-jv-mrbench",
+    ),
+    path(
+        "annotation/judge-validation/audits/<int:audit_pk>/status/",
+        judge_validation.AuditJudgeStatusAPIView.as_view(),
+        name="annotation-jv-audit-status",
+    ),
+    path(
+        "annotation/judge-validation/<int:project_pk>/report/",
+        judge_validation.ValidationReportAPIView.as_view(),
+        name="annotation-jv-report",
+    ),
+    path(
+        "annotation/judge-validation/<int:project_pk>/judges/",
+        judge_validation.JudgeAddAPIView.as_view(),
+        name="annotation-jv-judges",
+    ),
+    path(
+        "annotation/judge-validation/<int:project_pk>/workshops/",
+        judge_validation.WorkshopAPIView.as_view(),
+        name="annotation-jv-workshops",
+    ),
+    path(
+        "annotation/judge-validation/<int:project_pk>/persona/",
+        judge_validation.PersonaAPIView.as_view(),
+        name="annotation-jv-persona",
+    ),
+    path(
+        "annotation/judge-validation/validations/<int:validation_pk>/record/",
+        judge_validation.RecordAPIView.as_view(),
+        name="annotation-jv-record",
+    ),
+    path(
+        "annotation/judge-validation/validations/<int:validation_pk>/thresholds/",
+        judge_validation.ThresholdsAPIView.as_view(),
+        name="annotation-jv-thresholds",
+    ),
+]

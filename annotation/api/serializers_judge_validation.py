@@ -1,0 +1,88 @@
+"""Serializers of the judge-validation API: create a validation project from an audit, add a judge, set
+thresholds, record a workshop, hide or show the persona cue, and import an MRBench-style file."""
+
+from rest_framework import serializers
+
+from annotation.judge_validation.rubric import METRIC_QUESTIONS
+from annotation.judge_validation.services import DEFAULT_OVERLAP, DEFAULT_SAMPLE_SIZE, DEFAULT_TRAINING_POOL
+from annotation.models import JudgeValidation, RubricWorkshop
+
+
+class ValidationProjectCreateSerializer(serializers.Serializer):
+    audit = serializers.IntegerField(help_text="The audit whose tutor turns are sampled.")
+    size = serializers.IntegerField(default=DEFAULT_SAMPLE_SIZE, min_value=1)
+    seed = serializers.IntegerField(default=0)
+    hide_persona_cue = serializers.BooleanField(default=True)
+    overlap = serializers.IntegerField(default=DEFAULT_OVERLAP, min_value=2, max_value=3)
+    training_pool = serializers.IntegerField(default=DEFAULT_TRAINING_POOL, min_value=2)
+    human_alpha_min = serializers.FloatField(default=0.80, min_value=-1, max_value=1)
+    judge_agreement_min = serializers.FloatField(default=0.80, min_value=0, max_value=1)
+    name = serializers.CharField(required=False, allow_blank=True, default="")
+
+
+class JudgeAddSerializer(serializers.Serializer):
+    judge_endpoint = serializers.IntegerField(help_text="A model endpoint to validate as a judge.")
+    rubric = serializers.IntegerField(required=False, help_text="Rubric version id; default: the latest.")
+
+
+class ThresholdsSerializer(serializers.Serializer):
+    human_alpha_min = serializers.FloatField(min_value=-1, max_value=1)
+    judge_agreement_min = serializers.FloatField(min_value=0, max_value=1)
+
+
+class DisagreementSerializer(serializers.Serializer):
+    item = serializers.IntegerField()
+    metric = serializers.ChoiceField(choices=list(METRIC_QUESTIONS))
+    note = serializers.CharField(allow_blank=True, default="")
+
+
+class WorkshopSerializer(serializers.Serializer):
+    from_rubric = serializers.IntegerField(required=False, help_text="Default: the project's latest version.")
+    held_on = serializers.DateField()
+    participants = serializers.CharField(allow_blank=True, default="")
+    notes = serializers.CharField(allow_blank=True, default="")
+    disagreements = DisagreementSerializer(many=True, default=list)
+    guideline = serializers.CharField(help_text="The new version's human guideline (Markdown).")
+    changed_metrics = serializers.ListField(child=serializers.ChoiceField(choices=list(METRIC_QUESTIONS)), default=list)
+    judge_prompt = serializers.CharField(required=False, allow_blank=True, default="")
+
+
+class PersonaSerializer(serializers.Serializer):
+    hidden = serializers.BooleanField()
+
+
+class JudgeValidationSerializer(serializers.ModelSerializer):
+    rubric = serializers.CharField(source="rubric.label", read_only=True)
+
+    class Meta:
+        model = JudgeValidation
+        fields = [
+            "id",
+            "project",
+            "audit_id",
+            "judge_endpoint_id",
+            "judge_name",
+            "rubric",
+            "human_alpha_min",
+            "judge_agreement_min",
+            "status",
+            "calls_sent",
+            "calls_cached",
+            "scored_at",
+            "recorded_at",
+            "result",
+        ]
+
+
+class WorkshopOutSerializer(serializers.ModelSerializer):
+    from_rubric = serializers.CharField(source="from_rubric.label")
+    to_rubric = serializers.CharField(source="to_rubric.label", allow_null=True)
+
+    class Meta:
+        model = RubricWorkshop
+        fields = ["id", "project", "from_rubric", "to_rubric", "held_on", "notes", "disagreements", "relabel_stage"]
+
+
+class MRBenchImportSerializer(serializers.Serializer):
+    file = serializers.FileField()
+    name = serializers.CharField(required=False, allow_blank=True, default="")

@@ -1,0 +1,229 @@
+"""API of judge validation (researchers): create a validation project from an audit, read the report, add
+a judge and run it (through the engine's ledger), set thresholds, record verdicts, record a rubric
+workshop, hide or show the persona cue, import an MRBench-style file, and read an audit's judge status."""
+
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import extend_schema
+from rest_framework import status
+from rest_framework.exceptions import ValidationError
+from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from annotation.judge_validation import services
+from annotation.judge_validation.judging import judge_run
+from annotation.judge_validation.mrbench import MRBenchError, mrbench_project_import
+from annotation.models import AnnotationProject, JudgeValidation, RubricVersion
+from annotation.selectors.judge_validation import judge_validation_status, project_rubrics, validation_report
+from annotation.services.training import SetupError
+from edufair_web.accounts.permissions import IsResearcher
+
+from .serializers_judge_validation import (
+    JudgeAddSerializer,
+    JudgeValidationSerializer,
+    MRBenchImportSerializer,
+    PersonaSerializer,
+    ThresholdsSerializer,
+    ValidationProjectCreateSerializer,
+    WorkshopOutSerializer,
+    WorkshopSerializer,
+)
+
+
+def _project(pk) -> AnnotationProject:
+    return get_object_or_404(AnnotationProject, pk=pk, kind=AnnotationProject.Kind.JUDGE_VALIDATION)
+
+
+def _rubric(project, rubric_id) -> RubricVersion:
+    rubrics = project_rubrics(project)
+    if rubric_id in (None, ""):
+        if not rubrics:
+            raise ValidationError({"rubric": "This project has no rubric version."})
+        return rubrics[-1]
+    found = next((r for r in rubrics if r.pk == int(rubric_id)), None)
+    if found is None:
+        raise ValidationError({"rubric": "Not a rubric version of this project."})
+    return found
+
+
+def judge_add_and_run(*, project, endpoint, rubric) -> JudgeValidation:
+    """Shared by the page and the API: the audit's own judge under its own rubric is copied from the audit;
+    any other (endpoint, rubric) is run on the sampled turns through the ledger."""
+    from audits.models import Audit
+
+    validation = services.judge_validation_create(project=project, judge_endpoint=endpoint, rubric=rubric)
+    audit = Audit.objects.filter(pk=project.source_audit_id).first()
+    if audit and endpoint.pk == audit.judge_endpoint_id and rubric.judge_template_id == audit.judge_template_id:
+        if not validation.scores.exists():
+            services.audit_scores_copy(validation=validation, audit=audit)
+    else:
+        judge_run(validation=validation)
+    validation.refresh_from_db()
+    return validation
+
+
+class ValidationProjectCreateAPIView(APIView):
+    """Create the judge-validation project of an audit in one action (201 with its summary)."""
+
+    permission_classes = [IsResearcher]
+
+    @extend_schema(request=ValidationProjectCreateSerializer, responses=None)
+    def post(self, request):
+        from audits.models import Audit
+
+        serializer = ValidationProjectCreateSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = dict(serializer.validated_data)
+        audit = get_object_or_404(Audit, pk=data.pop("audit"))
+        try:
+            project = services.validation_project_create(audit=audit, by=request.user, **data)
+        except SetupError as exc:
+            raise ValidationError({"detail": str(exc)}) from exc
+        stage = services.validation_stage(project)
+        return Response(
+            {
+                "project": project.pk,
+                "stage": stage.pk,
+                "items": services.sampled_items(project).count(),
+                "sample": project.options["sample"],
+                "hide_persona_cue": project.options["hide_persona_cue"],
+                "validations": JudgeValidationSerializer(project.judge_validations.all(), many=True).data,
+            },
+            status=status.HTTP_201_CREATED,
+        )
+
+
+class ValidationReportAPIView(APIView):
+    """The report under one rubric version (?rubric=ID; default: the latest with a validation)."""
+
+    permission_classes = [IsResearcher]
+
+    @extend_schema(responses=None)
+    def get(self, request, project_pk):
+        project = _project(project_pk)
+        rubric_id = request.query_params.get("rubric")
+        rubric = _rubric(project, rubric_id) if rubric_id else None
+        return Response(validation_report(project, rubric=rubric))
+
+
+class JudgeAddAPIView(APIView):
+    """Validate another judge endpoint (or the same one under another rubric version) on the same labels."""
+
+    permission_classes = [IsResearcher]
+
+    @extend_schema(request=JudgeAddSerializer, responses=JudgeValidationSerializer)
+    def post(self, request, project_pk):
+        from audits.models import ModelEndpoint
+
+        project = _project(project_pk)
+        serializer = JudgeAddSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        endpoint = get_object_or_404(ModelEndpoint, pk=serializer.validated_data["judge_endpoint"])
+        rubric = _rubric(project, serializer.validated_data.get("rubric"))
+        validation = judge_add_and_run(project=project, endpoint=endpoint, rubric=rubric)
+        return Response(JudgeValidationSerializer(validation).data, status=status.HTTP_201_CREATED)
+
+
+class ThresholdsAPIView(APIView):
+    permission_classes = [IsResearcher]
+
+    @extend_schema(request=ThresholdsSerializer, responses=None)
+    def put(self, request, validation_pk):
+        validation = get_object_or_404(JudgeValidation, pk=validation_pk)
+        serializer = ThresholdsSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        services.thresholds_set(validation=validation, **serializer.validated_data)
+        return Response(serializer.validated_data)
+
+
+class RecordAPIView(APIView):
+    """Record the current verdicts: the audit's judge shows as validated on this rubric version."""
+
+    permission_classes = [IsResearcher]
+
+    @extend_schema(request=None, responses=JudgeValidationSerializer)
+    def post(self, request, validation_pk):
+        validation = get_object_or_404(JudgeValidation, pk=validation_pk)
+        try:
+            validation = services.validation_record(validation=validation, by=request.user)
+        except SetupError as exc:
+            return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
+        return Response(JudgeValidationSerializer(validation).data)
+
+
+class WorkshopAPIView(APIView):
+    """Record a rubric-refinement workshop; it produces the next rubric version (201)."""
+
+    permission_classes = [IsResearcher]
+
+    @extend_schema(request=WorkshopSerializer, responses=WorkshopOutSerializer)
+    def post(self, request, project_pk):
+        project = _project(project_pk)
+        serializer = WorkshopSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = dict(serializer.validated_data)
+        from_rubric = _rubric(project, data.pop("from_rubric", None))
+        try:
+            workshop = services.workshop_record(project=project, from_rubric=from_rubric, by=request.user, **data)
+        except SetupError as exc:
+            raise ValidationError({"detail": str(exc)}) from exc
+        return Response(WorkshopOutSerializer(workshop).data, status=status.HTTP_201_CREATED)
+
+
+class PersonaAPIView(APIView):
+    permission_classes = [IsResearcher]
+
+    @extend_schema(request=PersonaSerializer, responses=None)
+    def post(self, request, project_pk):
+        project = _project(project_pk)
+        serializer = PersonaSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        changed = services.persona_visibility_set(project=project, hidden=serializer.validated_data["hidden"])
+        return Response({"hide_persona_cue": serializer.validated_data["hidden"], "items_updated": changed})
+
+
+class MRBenchImportAPIView(APIView):
+    permission_classes = [IsResearcher]
+    parser_classes = [MultiPartParser, FormParser, JSONParser]
+
+    @extend_schema(request=MRBenchImportSerializer, responses=None)
+    def post(self, request):
+        serializer = MRBenchImportSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        upload = serializer.validated_data["file"]
+        try:
+            project = mrbench_project_import(
+                data=upload.read(), filename=upload.name, name=serializer.validated_data["name"], by=request.user
+            )
+        except MRBenchError as exc:
+            raise ValidationError({"file": str(exc)}) from exc
+        return Response(
+            {"project": project.pk, "items": project.items.count(), "options": project.options},
+            status=status.HTTP_201_CREATED,
+        )
+
+
+class AuditJudgeStatusAPIView(APIView):
+    """The audit's judge status: validated on its rubric version (with verdicts), or not validated."""
+
+    permission_classes = [IsResearcher]
+
+    @extend_schema(responses=None)
+    def get(self, request, audit_pk):
+        from audits.models import Audit
+
+        audit = get_object_or_404(Audit, pk=audit_pk)
+        found = judge_validation_status(audit)
+        return Response(
+            {
+                "validated": found.validated,
+                "text": found.text,
+                "rubric": found.rubric_label,
+                "recorded_at": found.recorded_at,
+                "n_turns": found.n_turns,
+                "verdicts": found.verdicts,
+                "failed_metrics": found.failed_metrics,
+                "validation": found.validation_id,
+                "project": found.project_id,
+            }
+        )

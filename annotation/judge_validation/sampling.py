@@ -1,0 +1,108 @@
+"""A stratified sample of tutor turns, pure: strata are tutor × domain × condition kind, each stratum gets
+its proportional share of the sample (largest-remainder rounding, so every count is within one of the exact
+proportion and the counts add up to the size), and the turns inside a stratum are drawn with a fixed seed.
+
+The same candidates, size and seed always give the same sample, whatever order the candidates come in.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections import defaultdict
+from collections.abc import Hashable, Iterable
+from dataclasses import dataclass, field
+
+Stratum = tuple[Hashable, ...]
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A tutor turn that may be sampled: its id and its stratum, e.g. (tutor, domain, condition kind)."""
+
+    id: int
+    stratum: Stratum
+
+
+@dataclass(frozen=True)
+class StratumAllocation:
+    stratum: Stratum
+    available: int
+    exact_share: float  # size × available / total, before rounding
+    chosen: int
+
+
+@dataclass(frozen=True)
+class StratifiedSample:
+    ids: list[int]  # chosen turn ids, grouped by stratum (strata in sorted order), each group sorted
+    allocation: list[StratumAllocation] = field(default_factory=list)
+    size_requested: int = 0
+    seed: int = 0
+
+    @property
+    def short(self) -> bool:
+        """True when there were fewer candidates than the size asked for (then all were taken)."""
+        return len(self.ids) < self.size_requested
+
+
+def _stratum_order(stratum: Stratum) -> tuple:
+    # Strata mix ints and strings; compare them as (type name, value) pairs so the order is total.
+    return tuple((type(part).__name__, part) for part in stratum)
+
+
+def proportional_allocation(available: dict[Stratum, int], size: int, seed: int = 0) -> dict[Stratum, int]:
+    """Hamilton's largest-remainder apportionment of ``size`` over strata in proportion to ``available``.
+
+    Every stratum gets the floor or the ceiling of its exact share (so it is within ±1 of proportional)
+    and never more than it has. Ties between equal remainders are broken by a seeded shuffle, not by the
+    strata's names, so no stratum is favoured systematically.
+    """
+    total = sum(available.values())
+    if size < 0:
+        raise ValueError("the sample size cannot be negative")
+    if size >= total:
+        return dict(available)
+    strata = sorted(available, key=_stratum_order)
+    exact = {s: size * available[s] / total for s in strata}
+    counts = {s: math.floor(exact[s]) for s in strata}
+    left = size - sum(counts.values())
+    tie_breaker = random.Random(f"allocation:{seed}")
+    shuffled = strata[:]
+    tie_breaker.shuffle(shuffled)
+    position = {s: i for i, s in enumerate(shuffled)}
+    by_remainder = sorted(strata, key=lambda s: (-(exact[s] - counts[s]), position[s]))
+    for stratum in by_remainder[:left]:
+        counts[stratum] += 1
+    return counts
+
+
+def stratified_sample(candidates: Iterable[Candidate], size: int, seed: int = 0) -> StratifiedSample:
+    """Draw ``size`` candidates, proportionally per stratum, reproducibly with ``seed``."""
+    by_stratum: dict[Stratum, list[int]] = defaultdict(list)
+    seen: set[int] = set()
+    for candidate in candidates:
+        if candidate.id in seen:
+            raise ValueError(f"candidate {candidate.id} appears twice")
+        seen.add(candidate.id)
+        by_stratum[tuple(candidate.stratum)].append(candidate.id)
+    available = {stratum: len(ids) for stratum, ids in by_stratum.items()}
+    counts = proportional_allocation(available, size, seed)
+    total = sum(available.values())
+    chosen: list[int] = []
+    allocation = []
+    for stratum in sorted(by_stratum, key=_stratum_order):
+        ids = sorted(by_stratum[stratum])  # the input order must not change the draw
+        # A generator per stratum, seeded by the seed and the stratum: adding a stratum elsewhere does not
+        # change which turns this one draws.
+        rng = random.Random(f"stratum:{seed}:{stratum!r}")
+        picked = sorted(rng.sample(ids, counts[stratum]))
+        chosen.extend(picked)
+        allocation.append(
+            StratumAllocation(
+                stratum=stratum,
+                available=available[stratum],
+                exact_share=size * available[stratum] / total if total else 0.0,
+                chosen=len(picked),
+            )
+        )
+    return StratifiedSample(ids=chosen, allocation=allocation, size_requested=size, seed=seed)

@@ -1,0 +1,258 @@
+"""Reads of judge validation: the human labels, consensus and judge scores of a validation project under one
+rubric version, assembled into `annotation.judge_validation.report`'s report; and the judge's status for an
+audit — "judge validated on rubric vX (date, N turns, per-metric verdicts)" or "not validated".
+
+The audits app asks `judge_validation_status` (through its results hook) for every page, export and report.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+from django.urls import reverse
+
+from annotation.judge_validation import report as report_math
+from annotation.judge_validation.rubric import SCALE
+from annotation.models import (
+    NOT_APPLICABLE,
+    Adjudication,
+    AnnotationProject,
+    GoldLabel,
+    JudgeScore,
+    JudgeValidation,
+    Label,
+    Phase,
+    RubricVersion,
+    RubricWorkshop,
+    Stage,
+)
+
+JUDGE_NOT_VALIDATED = "not validated"
+CONSENSUS_FROM_GOLD = "gold"  # imported sets: the source's label is the consensus (options["consensus"])
+
+
+# --- Rubric versions of a project -----------------------------------------------------------------
+
+
+def project_rubrics(project: AnnotationProject) -> list[RubricVersion]:
+    """The project's rubric versions in order: the one it started with, then each workshop's."""
+    first = RubricVersion.objects.filter(pk=project.options.get("rubric_version_id")).first()
+    if first is None:
+        return []
+    chain = [first]
+    workshops = {w.from_rubric_id: w for w in RubricWorkshop.objects.filter(project=project, to_rubric__isnull=False)}
+    while chain[-1].pk in workshops and len(chain) < 100:
+        chain.append(workshops[chain[-1].pk].to_rubric)
+    return chain
+
+
+def label_stages(project: AnnotationProject, rubric: RubricVersion) -> dict[str, Stage | None]:
+    """Which stage holds the human labels of each metric under ``rubric``: the first stage, unless a
+    workshop on the way to ``rubric`` changed the metric and had it re-labelled."""
+    first_stage = project.stages.order_by("order").first()
+    metrics = list(project.questions.values_list("key", flat=True))
+    sources: dict[str, Stage | None] = {metric: first_stage for metric in metrics}
+    for version in project_rubrics(project):
+        if version.pk == rubric.pk:
+            break
+        workshop = (
+            RubricWorkshop.objects.filter(project=project, from_rubric=version, to_rubric__isnull=False)
+            .select_related("relabel_stage", "to_rubric")
+            .first()
+        )
+        if workshop and workshop.relabel_stage is not None:
+            for metric in workshop.to_rubric.changed_metrics:
+                sources[metric] = workshop.relabel_stage
+    return sources
+
+
+# --- The report -----------------------------------------------------------------------------------
+
+
+def sample_item_ids(project: AnnotationProject) -> list[int]:
+    return list(
+        project.items.filter(metadata__role__in=["sample", "imported"]).order_by("id").values_list("id", flat=True)
+    )
+
+
+def _human_labels(stage: Stage, metric: str, items: set[int]) -> tuple[dict, dict]:
+    pre: dict[int, dict[int, str]] = defaultdict(dict)
+    post: dict[int, dict[int, str]] = defaultdict(dict)
+    rows = Label.objects.filter(
+        assignment__stage=stage,
+        assignment__submitted_at__isnull=False,
+        phase=Phase.MAIN,
+        question__key=metric,
+        assignment__item_id__in=items,
+        unsure=False,
+    ).values_list("assignment__item_id", "assignment__annotator_id", "round", "value")
+    for item, annotator, round_, value in rows:
+        (post if round_ == Label.Round.POST else pre)[item][annotator] = value
+    final = {item: {**by_annotator, **post.get(item, {})} for item, by_annotator in pre.items()}
+    return dict(pre), final
+
+
+def _consensus(project: AnnotationProject, stage: Stage | None, metric: str, items: set[int]) -> dict[int, str]:
+    if project.options.get("consensus") == CONSENSUS_FROM_GOLD:
+        rows = GoldLabel.objects.filter(item_id__in=items, question__key=metric).values_list("item_id", "value")
+        return dict(rows)
+    if stage is None:
+        return {}
+    return dict(
+        Adjudication.objects.filter(stage=stage, question__key=metric, item_id__in=items)
+        .exclude(final_value="")
+        .values_list("item_id", "final_value")
+    )
+
+
+def judge_values(validation: JudgeValidation, metric: str) -> dict[int, str]:
+    """Item → the judge's value as a label value ("n/a" for −1); unusable scores are left out."""
+    rows = JudgeScore.objects.filter(validation=validation, metric=metric, status=JudgeScore.Status.OK).values_list(
+        "item_id", "value"
+    )
+    return {item: NOT_APPLICABLE if value == -1 else str(value) for item, value in rows if value is not None}
+
+
+def transcript_links(project: AnnotationProject) -> dict[int, str]:
+    links = {}
+    for item_id, metadata in project.items.values_list("id", "metadata"):
+        if metadata.get("dialogue_id"):
+            url = reverse("audits:dialogue-detail", args=[metadata["dialogue_id"]])
+            links[item_id] = f"{url}#turn-{metadata.get('turn_index', 0)}"
+    return links
+
+
+def validation_report(
+    project: AnnotationProject, *, rubric: RubricVersion | None = None, validations: list | None = None
+) -> dict:
+    """The report of every judge validated on the project under ``rubric`` (default: the latest version
+    that has a validation), side by side on the same human labels."""
+    if rubric is None:
+        latest = project.judge_validations.select_related("rubric").order_by("-rubric__version", "-id").first()
+        rubric = latest.rubric if latest else (project_rubrics(project) or [None])[-1]
+    if rubric is None:
+        raise ValueError("This project has no rubric version.")
+    if validations is None:
+        validations = list(project.judge_validations.filter(rubric=rubric).order_by("id"))
+    first = validations[0] if validations else None
+    thresholds = report_math.Thresholds(
+        human_alpha_min=first.human_alpha_min if first else 0.80,
+        judge_agreement_min=first.judge_agreement_min if first else 0.80,
+    )
+    items = set(sample_item_ids(project))
+    stages = label_stages(project, rubric)
+    metrics = []
+    for metric in project.questions.order_by("position").values_list("key", flat=True):
+        stage = stages.get(metric)
+        pre, post = _human_labels(stage, metric, items) if stage is not None else ({}, {})
+        labels = report_math.MetricLabels(
+            metric=metric,
+            scale=SCALE,
+            human_pre=pre,
+            human_post=post,
+            consensus=_consensus(project, stage, metric, items),
+        )
+        judges = {str(v.pk): judge_values(v, metric) for v in validations}
+        row = report_math.metric_report(labels, judges, thresholds)
+        row["label_stage"] = stage.pk if stage is not None else None
+        metrics.append(row)
+    return {
+        "project": {"id": project.pk, "name": project.name, "audit_id": project.source_audit_id},
+        "rubric": {"id": rubric.pk, "label": rubric.label, "judge_template_id": rubric.judge_template_id},
+        "thresholds": {
+            "human_alpha_min": thresholds.human_alpha_min,
+            "judge_agreement_min": thresholds.judge_agreement_min,
+        },
+        "n_sample": len(items),
+        "consensus_source": project.options.get("consensus", "adjudication"),
+        "judges": [
+            {
+                "key": str(v.pk),
+                "id": v.pk,
+                "name": v.judge_name,
+                "endpoint_id": v.judge_endpoint_id,
+                "status": v.status,
+                "recorded_at": v.recorded_at.isoformat() if v.recorded_at else None,
+                "calls_sent": v.calls_sent,
+                "calls_cached": v.calls_cached,
+            }
+            for v in validations
+        ],
+        "metrics": metrics,
+        "best_judge": report_math.best_judge_per_metric(metrics),
+    }
+
+
+# --- The judge's status on an audit ---------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class JudgeValidationStatus:
+    validated: bool
+    text: str
+    rubric_label: str = ""
+    recorded_at: str = ""
+    n_turns: int = 0
+    verdicts: dict[str, str] = field(default_factory=dict)  # metric → pass | fail | undecided
+    validation_id: int | None = None
+    project_id: int | None = None
+    on_audit_id: int | None = None
+
+    @property
+    def failed_metrics(self) -> list[str]:
+        """Metrics whose judge did not pass: tables mark them."""
+        return [metric for metric, outcome in self.verdicts.items() if outcome != report_math.PASS]
+
+    def __str__(self) -> str:
+        return self.text
+
+
+def _template_id(rubric_version) -> int | None:
+    if rubric_version is None:
+        return None
+    if isinstance(rubric_version, RubricVersion):
+        return rubric_version.judge_template_id
+    return getattr(rubric_version, "pk", rubric_version)  # a PromptTemplate, or its id
+
+
+def judge_validation_status(audit, judge_endpoint=None, rubric_version=None) -> JudgeValidationStatus:
+    """Whether the audit's judge (endpoint + rubric version; both default to the audit's) has a recorded
+    validation. A validation on this audit is preferred; one on another audit with the same judge and
+    rubric version counts too, and the text says which audit it was."""
+    endpoint_id = judge_endpoint.pk if judge_endpoint is not None else audit.judge_endpoint_id
+    template_id = _template_id(rubric_version) or audit.judge_template_id
+    candidates = JudgeValidation.objects.filter(
+        judge_endpoint_id=endpoint_id,
+        rubric__judge_template_id=template_id,
+        status=JudgeValidation.Status.RECORDED,
+    ).select_related("rubric")
+    found = candidates.filter(audit_id=audit.pk).order_by("-recorded_at").first() or (
+        candidates.order_by("-recorded_at").first()
+    )
+    if found is None:
+        return JudgeValidationStatus(validated=False, text=JUDGE_NOT_VALIDATED)
+    result = found.result or {}
+    verdicts = {metric: row.get("verdict", "") for metric, row in (result.get("metrics") or {}).items()}
+    recorded = found.recorded_at.date().isoformat() if found.recorded_at else ""
+    by_outcome = defaultdict(list)
+    for metric, outcome in verdicts.items():
+        by_outcome[outcome].append(metric)
+    parts = [f"{outcome}: {', '.join(metrics)}" for outcome, metrics in sorted(by_outcome.items())]
+    where = "" if found.audit_id == audit.pk else f", on audit #{found.audit_id}" if found.audit_id else ""
+    text = (
+        f"judge validated on {found.rubric.label} ({recorded}, {result.get('n_turns', 0)} turns{where}; "
+        + "; ".join(parts)
+        + ")"
+    )
+    return JudgeValidationStatus(
+        validated=True,
+        text=text,
+        rubric_label=found.rubric.label,
+        recorded_at=recorded,
+        n_turns=int(result.get("n_turns", 0)),
+        verdicts=verdicts,
+        validation_id=found.pk,
+        project_id=found.project_id,
+        on_audit_id=found.audit_id,
+    )
