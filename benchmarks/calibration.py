@@ -7,7 +7,7 @@ Two questions, each over 20 seeds:
    How often is the explicit within-dimension cell (first_language: english_l1 vs non_english_l1,
    corrective_tone) flagged as a violation? Goal: in at least 90% of the seeds, at |r| of about 0.3.
 2. **False flags.** A fair simulated tutor (no planted bias) is audited under the control and the nine
-   explicit levels; every explicit cell (9 vs-control and 5 within contrasts × 5 turn-level metrics = 70
+   explicit levels; every explicit cell (9 vs-control and 6 within contrasts × 5 turn-level metrics = 75
    per seed) is a true null. What share is flagged? Goal: at most 5% + 2 binomial standard errors.
 
 How the scores are made. Every dialogue really runs: the engine's loop (`audits.llm.dialogue.
@@ -19,7 +19,7 @@ scores are the mean of each metric's applicable judge values (`audits.fairness.d
 the cell comes from `audits.fairness.contrast_table` with the default parameters (r, Pratt, B = 2,000,
 threshold 0.10, 15 pairs).
 
-    DEBUG=1 .venv/bin/python benchmarks/calibration.py [--seeds 20] [--questions 200] [--null-questions 100]
+    DEBUG=1 .venv/bin/python benchmarks/calibration.py [--seeds 20] [--questions 300] [--null-questions 100]
 
 `audits/tests/test_calibration.py` runs a smaller version of the same functions.
 """
@@ -278,7 +278,7 @@ def binomial_bound(flagged: int, cells: int, nominal: float = 0.05) -> tuple[flo
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seeds", type=int, default=20)
-    parser.add_argument("--questions", type=int, default=200, help="questions in the planted-effect runs")
+    parser.add_argument("--questions", type=int, default=300, help="questions in the planted-effect runs")
     parser.add_argument("--null-questions", type=int, default=100, help="questions in the no-bias runs")
     parser.add_argument("--shift", type=float, default=DEFAULT_SHIFT)
     parser.add_argument("--skip-null", action="store_true")
