@@ -58,3 +58,22 @@ urlpatterns += [
     path("projects/<int:pk>/labels.<str:fmt>", reports.LabelsExportView.as_view(), name="labels-export"),
     path("projects/<int:pk>/conflicts/", reports.ConflictsView.as_view(), name="conflicts"),
 ]
+
+# Judge validation (issue 8).
+from annotation.views import judge_validation  # noqa: E402
+
+urlpatterns += [
+    path("judge-validation/", judge_validation.ValidationListView.as_view(), name="judge-validations"),
+    path("judge-validation/new/", judge_validation.ValidationCreateView.as_view(), name="judge-validation-create"),
+    path("judge-validation/<int:pk>/", judge_validation.ValidationReportView.as_view(), name="judge-validation"),
+    path(
+        "judge-validation/<int:pk>/workshop/",
+        judge_validation.WorkshopCreateView.as_view(),
+        name="judge-validation-workshop",
+    ),
+    path(
+        "judge-validation/<int:pk>/<slug:action>/",
+        judge_validation.ValidationActionView.as_view(),
+        name="judge-validation-action",
+    ),
+]

@@ -1,0 +1,281 @@
+"""Researcher pages of judge validation: the list of validation projects (and the MRBench-style import), the
+one-action form that builds a validation project from an audit, the report (several judges side by side,
+per rubric version) with its actions — thresholds, recording verdicts, adding a judge, hiding or showing
+the persona cue — and the rubric-workshop form."""
+
+from __future__ import annotations
+
+from datetime import date
+
+from django.contrib import messages
+from django.http import Http404
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.views import View
+
+from annotation.judge_validation import services
+from annotation.judge_validation.mrbench import MRBenchError, mrbench_project_import
+from annotation.judge_validation.report import NA
+from annotation.judge_validation.rubric import METRIC_QUESTIONS
+from annotation.models import AnnotationProject, JudgeValidation
+from annotation.selectors.judge_validation import project_rubrics, transcript_links, validation_report
+from annotation.services.training import SetupError
+from edufair_web.accounts.permissions import ResearcherRequiredMixin
+
+
+def fmt(value, digits: int = 3) -> str:
+    return "—" if value is None else f"{value:.{digits}f}"
+
+
+def stat(result: dict) -> dict:
+    """An AgreementResult dict as the page shows it: the value, or "undefined" with the reason."""
+    if result.get("value") is None:
+        return {"text": "undefined", "title": result.get("undefined_reason") or "", "n": result.get("n_units", 0)}
+    return {"text": fmt(result["value"]), "title": "", "n": result.get("n_units", 0)}
+
+
+def report_tables(report: dict, links: dict[int, str]) -> dict:
+    """The report reshaped for the template (which cannot index dicts by variable)."""
+    judges = report["judges"]
+    rows, details = [], []
+    for row in report["metrics"]:
+        cells = []
+        for judge in judges:
+            section = row["judges"][judge["key"]]
+            cells.append(
+                {
+                    "judge": judge,
+                    "exact": fmt(section["exact_agreement"]),
+                    "within_one": fmt(section["within_one"]),
+                    "kappa": stat(section["kappa_linear"]),
+                    "alpha_with_judge": stat(section["alpha_with_judge"]),
+                    "n": section["n_compared"],
+                    "verdict": section["verdict"],
+                    "best": report["best_judge"].get(row["metric"]) == judge["key"] and len(judges) > 1,
+                }
+            )
+            confusion = section["confusion"]
+            details.append(
+                {
+                    "metric": row["metric"],
+                    "judge": judge,
+                    "categories": ["n/a" if c == NA else c for c in confusion["categories"]],
+                    "confusion": [
+                        {"label": "n/a" if c == NA else c, "counts": counts}
+                        for c, counts in zip(confusion["categories"], confusion["rows"], strict=True)
+                    ],
+                    "differences": [{**d, "link": links.get(d["item"], "")} for d in section["largest_differences"]],
+                }
+            )
+        rows.append(
+            {
+                "metric": row["metric"],
+                "prompt": METRIC_QUESTIONS.get(row["metric"], {}).get("prompt", ""),
+                "alpha_pre": stat(row["human_alpha_pre"]),
+                "alpha_post": stat(row["human_alpha_post"]),
+                "n_labelled": row["n_items_labelled"],
+                "n_consensus": row["n_consensus"],
+                "cells": cells,
+            }
+        )
+    return {"rows": rows, "details": details}
+
+
+class ValidationListView(ResearcherRequiredMixin, View):
+    def get(self, request):
+        from audits.models import Audit
+
+        projects = AnnotationProject.objects.filter(kind=AnnotationProject.Kind.JUDGE_VALIDATION).order_by("-id")
+        audits = Audit.objects.filter(status=Audit.Status.FINISHED).order_by("-id")
+        return render(request, "annotation/judge_validation/list.html", {"projects": projects, "audits": audits})
+
+    def post(self, request):
+        upload = request.FILES.get("file")
+        if upload is None:
+            messages.error(request, "Choose an MRBench-style JSON file.")
+            return redirect("annotation:judge-validations")
+        try:
+            project = mrbench_project_import(data=upload.read(), filename=upload.name, by=request.user)
+        except MRBenchError as exc:
+            messages.error(request, f"Not imported: {exc}")
+            return redirect("annotation:judge-validations")
+        messages.success(request, f"Imported {project.items.count()} labelled tutor responses. Add a judge to it.")
+        return redirect("annotation:judge-validation", pk=project.pk)
+
+
+class ValidationCreateView(ResearcherRequiredMixin, View):
+    template_name = "annotation/judge_validation/create.html"
+
+    def _context(self, request, errors=None):
+        from audits.models import Audit
+
+        return {
+            "audits": Audit.objects.filter(status=Audit.Status.FINISHED).order_by("-id"),
+            "chosen": request.POST.get("audit") or request.GET.get("audit") or "",
+            "defaults": {
+                "size": services.DEFAULT_SAMPLE_SIZE,
+                "training_pool": services.DEFAULT_TRAINING_POOL,
+                "overlap": services.DEFAULT_OVERLAP,
+            },
+            "errors": errors or [],
+        }
+
+    def get(self, request):
+        return render(request, self.template_name, self._context(request))
+
+    def post(self, request):
+        from audits.models import Audit
+
+        audit = Audit.objects.filter(pk=request.POST.get("audit") or 0).first()
+        if audit is None:
+            return render(request, self.template_name, self._context(request, ["Choose an audit."]), status=400)
+        try:
+            project = services.validation_project_create(
+                audit=audit,
+                size=int(request.POST.get("size") or services.DEFAULT_SAMPLE_SIZE),
+                seed=int(request.POST.get("seed") or 0),
+                hide_persona_cue=request.POST.get("show_persona_cue") != "on",
+                overlap=int(request.POST.get("overlap") or services.DEFAULT_OVERLAP),
+                training_pool=int(request.POST.get("training_pool") or services.DEFAULT_TRAINING_POOL),
+                human_alpha_min=float(request.POST.get("human_alpha_min") or 0.8),
+                judge_agreement_min=float(request.POST.get("judge_agreement_min") or 0.8),
+                by=request.user,
+            )
+        except (SetupError, ValueError) as exc:
+            return render(request, self.template_name, self._context(request, [str(exc)]), status=400)
+        messages.success(request, f"Validation project created with {services.sampled_items(project).count()} turns.")
+        return redirect("annotation:judge-validation", pk=project.pk)
+
+
+def _validation_project(pk) -> AnnotationProject:
+    return get_object_or_404(AnnotationProject, pk=pk, kind=AnnotationProject.Kind.JUDGE_VALIDATION)
+
+
+class ValidationReportView(ResearcherRequiredMixin, View):
+    def get(self, request, pk):
+        from audits.models import Audit, ModelEndpoint
+
+        project = _validation_project(pk)
+        rubrics = project_rubrics(project)
+        chosen = next((r for r in rubrics if str(r.pk) == request.GET.get("rubric")), None)
+        report = validation_report(project, rubric=chosen)
+        stages = list(project.stages.order_by("order"))
+        return render(
+            request,
+            "annotation/judge_validation/report.html",
+            {
+                "project": project,
+                "audit": Audit.objects.filter(pk=project.source_audit_id).first(),
+                "report": report,
+                "tables": report_tables(report, transcript_links(project)),
+                "rubrics": rubrics,
+                "validations": list(project.judge_validations.filter(rubric_id=report["rubric"]["id"])),
+                "endpoints": ModelEndpoint.objects.order_by("name"),
+                "stages": stages,
+                "workshops": project.rubric_workshops.select_related("from_rubric", "to_rubric", "relabel_stage"),
+                "sample": project.options.get("sample", {}),
+                "hidden": project.options.get("hide_persona_cue", True),
+            },
+        )
+
+
+class ValidationActionView(ResearcherRequiredMixin, View):
+    """POST actions on the report page: thresholds, record, add-judge, persona."""
+
+    def post(self, request, pk, action):
+        from annotation.api.views_judge_validation import judge_add_and_run
+        from audits.models import ModelEndpoint
+
+        project = _validation_project(pk)
+        back = reverse("annotation:judge-validation", args=[project.pk])
+        try:
+            if action == "thresholds":
+                validation = get_object_or_404(JudgeValidation, pk=request.POST.get("validation"), project=project)
+                services.thresholds_set(
+                    validation=validation,
+                    human_alpha_min=float(request.POST["human_alpha_min"]),
+                    judge_agreement_min=float(request.POST["judge_agreement_min"]),
+                )
+                messages.success(request, "Thresholds saved; the verdicts below use them.")
+            elif action == "record":
+                validation = get_object_or_404(JudgeValidation, pk=request.POST.get("validation"), project=project)
+                services.validation_record(validation=validation, by=request.user)
+                messages.success(
+                    request, f"Verdicts recorded for {validation.judge_name} on {validation.rubric.label}."
+                )
+            elif action == "add-judge":
+                endpoint = get_object_or_404(ModelEndpoint, pk=request.POST.get("endpoint"))
+                rubric = next((r for r in project_rubrics(project) if str(r.pk) == request.POST.get("rubric")), None)
+                if rubric is None:
+                    raise SetupError("Choose a rubric version of this project.")
+                validation = judge_add_and_run(project=project, endpoint=endpoint, rubric=rubric)
+                messages.success(
+                    request,
+                    f"{endpoint.name} scored the sample under {rubric.label}: {validation.calls_sent} calls sent, "
+                    f"{validation.calls_cached} from the ledger.",
+                )
+                back += f"?rubric={rubric.pk}"
+            elif action == "persona":
+                hidden = request.POST.get("hidden") == "1"
+                services.persona_visibility_set(project=project, hidden=hidden)
+                messages.success(
+                    request, "The persona cue is now " + ("hidden from" if hidden else "shown to") + " annotators."
+                )
+            else:
+                raise Http404("Unknown action.")
+        except (SetupError, ValueError, KeyError) as exc:
+            messages.error(request, str(exc))
+        return redirect(back)
+
+
+class WorkshopCreateView(ResearcherRequiredMixin, View):
+    template_name = "annotation/judge_validation/workshop.html"
+
+    def _context(self, project, errors=None, data=None):
+        rubrics = project_rubrics(project)
+        return {
+            "project": project,
+            "from_rubric": rubrics[-1] if rubrics else None,
+            "metrics": list(METRIC_QUESTIONS),
+            "errors": errors or [],
+            "data": data or {},
+            "today": date.today().isoformat(),
+        }
+
+    def get(self, request, pk):
+        project = _validation_project(pk)
+        return render(request, self.template_name, self._context(project))
+
+    def post(self, request, pk):
+        project = _validation_project(pk)
+        context = self._context(project, data=request.POST)
+        from_rubric = context["from_rubric"]
+        disagreements = []
+        for line in (request.POST.get("disagreements") or "").splitlines():
+            # One per line: item id, metric, note — e.g. "412, corrective_tone, neutral vs encouraging"
+            parts = [p.strip() for p in line.split(",", 2)]
+            if len(parts) >= 2 and parts[0].isdigit():
+                disagreements.append(
+                    {"item": int(parts[0]), "metric": parts[1], "note": parts[2] if len(parts) > 2 else ""}
+                )
+            elif line.strip():
+                context["errors"] = [f"Cannot read the line {line!r}: write item id, metric, note."]
+                return render(request, self.template_name, context, status=400)
+        try:
+            workshop = services.workshop_record(
+                project=project,
+                from_rubric=from_rubric,
+                held_on=date.fromisoformat(request.POST.get("held_on") or date.today().isoformat()),
+                participants=request.POST.get("participants", ""),
+                notes=request.POST.get("notes", ""),
+                disagreements=disagreements,
+                guideline=request.POST.get("guideline") or from_rubric.guideline,
+                changed_metrics=request.POST.getlist("changed_metrics"),
+                judge_prompt=request.POST.get("judge_prompt") or None,
+                by=request.user,
+            )
+        except (SetupError, ValueError) as exc:
+            context["errors"] = [str(exc)]
+            return render(request, self.template_name, context, status=400)
+        messages.success(request, f"Workshop recorded; {workshop.to_rubric.label} is the new rubric version.")
+        return redirect(reverse("annotation:judge-validation", args=[project.pk]) + f"?rubric={workshop.to_rubric_id}")
