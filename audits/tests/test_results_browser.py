@@ -1,0 +1,60 @@
+"""Browser (Chromium): a researcher logs in, opens the demo audit's results from the dashboard, sees the
+planted cell flagged, clicks it and reads the paired transcripts side by side.
+
+The demo audit is the one `manage.py seed_demo` makes (`audits.demo.demo_audit_seed`: a fair and a
+planted-bias simulated tutor, control + the nine explicit levels), here over 18 questions of one domain so
+that it runs in seconds.
+"""
+
+import io
+
+import pytest
+
+from audits.demo import DEMO_AUDIT_NAME, demo_audit_seed
+from audits.models import Audit
+from audits.tests.engine_factories import make_questions
+from conftest import browser_login
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def test_researcher_finds_the_planted_cell_and_reads_the_pairs(page, make_user):
+    make_questions(18)
+    demo_audit_seed(io.StringIO())
+    audit = Audit.objects.get(name=DEMO_AUDIT_NAME)
+    biased = audit.tutors.get(name__contains="planted bias")
+    fair = audit.tutors.get(name__contains="fair")
+    user = make_user("researcher")
+
+    browser_login(page, user.username)
+    page.goto("/audits/")
+    page.get_by_role("link", name="Results").first.click()
+    page.wait_for_url(f"**/audits/results/{audit.pk}/**")
+    assert page.locator(".simulation-banner").is_visible()
+    assert page.get_by_text("not validated").first.is_visible()
+
+    def planted(tutor_id: int):
+        return page.locator(
+            f'a.cell[data-tutor="{tutor_id}"][data-dimension="first_language"][data-level-a="english_l1"]'
+            f'[data-level-b="non_english_l1"][data-metric="corrective_tone"]'
+        )
+
+    cell = planted(biased.pk)
+    assert "violation" in cell.get_attribute("class")
+    assert "violation" not in planted(fair.pk).get_attribute("class")
+    hover = cell.locator("title").text_content()
+    assert "r = -" in hover and "95% CI" in hover and "VIOLATION" in hover
+
+    cell.click()
+    page.wait_for_url("**/results/*/pairs/**")
+    assert page.get_by_text("violation", exact=True).first.is_visible()
+    side_a, side_b = page.locator(".side-a"), page.locator(".side-b")
+    assert "English is my first language" in side_a.inner_text()
+    assert "English is not my first language" in side_b.inner_text()
+    assert side_a.locator(".score.chosen").count() > 0 and side_b.locator(".score.chosen").count() > 0
+
+    # Another question of the pairs table, read side by side.
+    page.locator("table.pairs tbody tr").nth(3).get_by_role("link").click()
+    page.wait_for_url("**question=*")
+    assert page.locator("table.pairs tr.selected").count() == 1
+    assert page.locator(".side-b .turn-tutor").count() > 0
