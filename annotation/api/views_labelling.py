@@ -51,13 +51,7 @@ def _answers(raw: dict) -> dict[str, Answer]:
 
 
 def _progress(request, stage) -> dict:
-    progress = labelling_progress(annotator=request.user, stage=stage)
-    return {
-        "mine": progress.mine,
-        "items": progress.items,
-        "labels_done": progress.labels_done,
-        "labels_needed": progress.labels_needed,
-    }
+    return {"mine": labelling_progress(annotator=request.user, stage=stage, stage_wide=False).mine}
 
 
 class MainNextAPIView(APIView):
@@ -67,7 +61,7 @@ class MainNextAPIView(APIView):
 
     @extend_schema(responses=None)
     def get(self, request, stage_pk):
-        stage = get_object_or_404(Stage, pk=stage_pk)
+        stage = get_object_or_404(Stage.objects.select_related("labelling"), pk=stage_pk)
         try:
             assignment = label_next(annotator=request.user, stage=stage)
         except StepRefused as exc:
@@ -93,7 +87,8 @@ class MainSubmitAPIView(APIView):
 
     @extend_schema(request=MainSubmitSerializer, responses=None)
     def post(self, request, stage_pk):
-        stage = get_object_or_404(Stage, pk=stage_pk)
+        # Prefetched questions serve both the validation and the stored labels.
+        stage = get_object_or_404(Stage.objects.prefetch_related("questions"), pk=stage_pk)
         serializer = MainSubmitSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data

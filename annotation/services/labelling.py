@@ -11,11 +11,21 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from django.db import transaction
-from django.db.models import Count, Q
+from django.db.models import Exists, OuterRef, Subquery
 from django.utils import timezone
 
-from annotation.models import Assignment, Enrollment, Item, Label, MainItem, Phase, Stage, StageLabelling
-from annotation.selectors.training import training_progress
+from annotation.models import (
+    Assignment,
+    Enrollment,
+    Guideline,
+    GuidelineConfirmation,
+    Item,
+    Label,
+    MainItem,
+    Phase,
+    Stage,
+    StageLabelling,
+)
 from annotation.services.labels import (
     MAX_SECONDS_PER_ITEM,
     Answer,
@@ -25,7 +35,7 @@ from annotation.services.labels import (
 )
 from annotation.workflow.assignment import main_items_sync, next_assignment
 from annotation.workflow.resolution import item_resolve_if_complete
-from annotation.workflow.training import Action, StepRefused, check_action
+from annotation.workflow.training import Action, StepRefused, TrainingProgress, check_action
 
 
 class ReservationExpired(NoAssignment):
@@ -45,11 +55,40 @@ class LabellingProgress:
 
 
 def main_labelling_check(*, annotator, stage: Stage) -> Enrollment:
-    """The annotator's enrolment, if they may label main items now (passed, current guideline confirmed)."""
-    enrollment = Enrollment.objects.filter(stage=stage, user=annotator).first()
+    """The annotator's enrolment, if they may label main items now (passed, current guideline confirmed).
+
+    The rule is the training step machine's (`check_action(…, LABEL_MAIN)`), fed from one query: main
+    labelling is the hot path, and that rule only needs the gate, the replacement and the guideline.
+    """
+    latest = Guideline.objects.filter(stage=stage).order_by("-version")
+    enrollment = (
+        Enrollment.objects.filter(stage=stage, user=annotator)
+        .annotate(
+            guideline_version=Subquery(latest.values("version")[:1]),
+            confirmed=Exists(
+                GuidelineConfirmation.objects.filter(
+                    enrollment=OuterRef("pk"), guideline=Subquery(latest.values("pk")[:1])
+                )
+            ),
+        )
+        .first()
+    )
     if enrollment is None:
         raise StepRefused("You are not enrolled in this stage.")
-    check_action(training_progress(enrollment), Action.LABEL_MAIN)
+    progress = TrainingProgress(
+        current_guideline_version=enrollment.guideline_version,
+        confirmed_current_guideline=enrollment.confirmed,
+        examples_total=0,
+        examples_seen=0,
+        pilot_total=0,
+        pilot_labelled=0,
+        norming_done=False,
+        qualification_total=0,
+        qualification_labelled=0,
+        gate_passed=enrollment.gate_passed,
+        replaced=enrollment.status == Enrollment.Status.REPLACED,
+    )
+    check_action(progress, Action.LABEL_MAIN)
     return enrollment
 
 
@@ -109,15 +148,17 @@ def label_submit(
         return SubmitResult(assignment=assignment, created=True)
 
 
-def labelling_progress(*, annotator, stage: Stage) -> LabellingProgress:
-    """Two aggregate queries, whatever the number of items and labels."""
+def labelling_progress(*, annotator, stage: Stage, stage_wide: bool = True) -> LabellingProgress:
+    """The annotator's count (one indexed query) and, when ``stage_wide``, the stage's (two aggregates
+    whose cost grows with the stage; the API's next-item answer leaves them out)."""
+    mine = Assignment.objects.filter(
+        stage=stage, annotator=annotator, phase=Phase.MAIN, submitted_at__isnull=False
+    ).count()
+    if not stage_wide:
+        return LabellingProgress(mine=mine, items=0, labels_done=0, labels_needed=0)
     items = MainItem.objects.filter(stage=stage).count()
-    counts = Assignment.objects.filter(stage=stage, phase=Phase.MAIN, submitted_at__isnull=False).aggregate(
-        everyone=Count("id"), mine=Count("id", filter=Q(annotator=annotator))
-    )
-    return LabellingProgress(
-        mine=counts["mine"], items=items, labels_done=counts["everyone"], labels_needed=items * stage.overlap
-    )
+    everyone = Assignment.objects.filter(stage=stage, phase=Phase.MAIN, submitted_at__isnull=False).count()
+    return LabellingProgress(mine=mine, items=items, labels_done=everyone, labels_needed=items * stage.overlap)
 
 
 @transaction.atomic

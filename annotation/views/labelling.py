@@ -64,7 +64,7 @@ class LabelView(AnnotatorRequiredMixin, View):
     template_name = "annotation/labelling/label.html"
 
     def _stage(self, stage_pk) -> Stage:
-        return get_object_or_404(Stage.objects.select_related("project"), pk=stage_pk)
+        return get_object_or_404(Stage.objects.select_related("project", "labelling"), pk=stage_pk)
 
     def _render(self, request, stage, assignment, errors=None, submitted=None, status=200):
         context = {
