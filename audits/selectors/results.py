@@ -24,8 +24,12 @@ def judge_validation_status(audit: Audit) -> str:
 
     Hook for the judge-validation issue (issue 8): until a JudgeValidation record exists for the judge
     endpoint and rubric version, every audit reports "not validated" on its page and in every export.
+    The answer comes from `annotation.selectors.judge_validation` (a recorded validation of this judge
+    endpoint under this rubric version); its `JudgeValidationStatus` also lists the failed metrics.
     """
-    return JUDGE_NOT_VALIDATED
+    from annotation.selectors.judge_validation import judge_validation_status as recorded_status
+
+    return recorded_status(audit).text
 
 
 def scores_fingerprint(audit: Audit) -> str:
