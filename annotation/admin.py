@@ -151,3 +151,28 @@ class MainItemAdmin(ResearcherModelAdmin):
     list_display = ("stage", "item", "slots_taken", "status", "resolved_at")
     list_filter = ("status",)
     raw_id_fields = ("item",)
+
+
+# Judge validation (issue 8).
+from annotation.models import JudgeScore, JudgeValidation, RubricVersion, RubricWorkshop  # noqa: E402
+
+
+@admin.register(RubricVersion)
+class RubricVersionAdmin(ResearcherModelAdmin):
+    list_display = ("name", "version", "judge_template_id", "created_at")
+
+
+@admin.register(JudgeValidation)
+class JudgeValidationAdmin(ResearcherModelAdmin):
+    list_display = ("project", "judge_name", "rubric", "status", "recorded_at")
+    list_filter = ("status",)
+
+
+@admin.register(JudgeScore)
+class JudgeScoreAdmin(ResearcherModelAdmin):
+    list_display = ("validation", "item", "metric", "value", "status")
+
+
+@admin.register(RubricWorkshop)
+class RubricWorkshopAdmin(ResearcherModelAdmin):
+    list_display = ("project", "held_on", "from_rubric", "to_rubric")

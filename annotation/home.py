@@ -83,3 +83,21 @@ def home_steps(user) -> list[dict]:  # noqa: F811 — extends the training steps
                 }
             )
     return steps
+
+
+# Judge validation (issue 8): a nav entry and a home card for researchers.
+NAV_LINKS += [(RESEARCHER, "Judge validation", "annotation:judge-validations")]
+_labelling_home_steps = home_steps
+
+
+def home_steps(user) -> list[dict]:  # noqa: F811 — extends the steps above
+    steps = _labelling_home_steps(user)
+    if has_role(user, RESEARCHER):
+        steps.append(
+            {
+                "title": "Validate an audit's judge",
+                "text": "Humans label a stratified sample of tutor turns; the report says where the judge agrees.",
+                "url": reverse("annotation:judge-validations"),
+            }
+        )
+    return steps
