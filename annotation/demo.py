@@ -256,3 +256,15 @@ def demo_seed(stdout) -> None:
         f"items and 3 stages; annotators: annotator (start), annotator2 (passed), annotator3 (pilot), "
         f"annotator4 (failed) — password for annotator2..4: {DEMO_ANNOTATOR_PASSWORD}"
     )
+
+
+# Judge validation (issue 8): a validation project on the demo audit, after the content above. Wrapped rather
+# than appended inside, so it also runs when the SafeTutors demo project already exists.
+_safetutors_demo_seed = demo_seed
+
+
+def demo_seed(stdout) -> None:  # noqa: F811
+    from annotation.judge_validation.demo import judge_validation_demo_seed
+
+    _safetutors_demo_seed(stdout)
+    judge_validation_demo_seed(stdout)
