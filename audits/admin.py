@@ -162,3 +162,15 @@ class TurnScoreAdmin(ResearcherModelAdmin):
     list_display = ("id", "turn", "metric", "value", "status", "rubric")
     list_filter = ("metric", "status")
     raw_id_fields = ("turn", "judge_call")
+
+
+# --- fairness results cache (read-only: rows are written by audits.services.analysis) -------------------
+from audits.models import AnalysisResult  # noqa: E402
+
+
+@admin.register(AnalysisResult)
+class AnalysisResultAdmin(ResearcherModelAdmin):
+    list_display = ("id", "audit", "parameters_hash", "n_scores", "seconds", "computed_at")
+    raw_id_fields = ("audit",)
+    readonly_fields = ("audit", "parameters_hash", "parameters", "scores_fingerprint", "n_scores", "seconds")
+    exclude = ("result",)  # large; the results page and exports show it
