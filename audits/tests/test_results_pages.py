@@ -129,3 +129,19 @@ def test_unknown_cells_are_404(researcher_client, audit):
     url = reverse("audits:results-pairs", args=[audit.pk])
     assert researcher_client.get(url, {"tutor": "x"}).status_code == 404
     assert researcher_client.get(url, {"tutor": 1, "domain": "nowhere", "metric": "corrective_tone"}).status_code == 404
+
+
+def test_an_audit_without_finished_dialogues_has_an_empty_results_page(researcher_client):
+    other = simulation_endpoint("empty audit models")
+    audit = audit_create(
+        name="empty audit",
+        tutors=[other],
+        student_endpoint=other,
+        judge_endpoint=other,
+        questions=make_questions(2),
+        conditions=explicit_conditions(),
+    )
+    page = researcher_client.get(reverse("audits:results", args=[audit.pk])).content.decode()
+    assert "is <strong>draft</strong>" in page and "the 0 of 0 dialogues finished" in page
+    api = researcher_client.get(f"/api/audits/{audit.pk}/results/").json()
+    assert api["tables"]["contrasts"] == [] and api["methods"]["dialogue_scores"] == 0
