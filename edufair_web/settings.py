@@ -222,6 +222,15 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    # Several models have a field called `status`; give each choice set its own schema name.
+    "ENUM_NAME_OVERRIDES": {
+        "AuditStatusEnum": "audits.models.runs.Audit.Status",
+        "DialogueStatusEnum": "audits.models.runs.Dialogue.Status",
+        "JudgeStatusEnum": "audits.models.runs.TurnScore.Status",
+        "LLMCallStatusEnum": "audits.models.llm.LLMCall.Status",
+        "QuestionImportStatusEnum": "audits.models.questionbank.QuestionImport.Status",
+        "RubricMetricEnum": "annotation.judge_validation.rubric.METRIC_CHOICES",
+    },
 }
 
 # --- Celery -------------------------------------------------------------------------------------

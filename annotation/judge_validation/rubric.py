@@ -38,6 +38,9 @@ METRIC_QUESTIONS: dict[str, dict] = {
 }
 assert tuple(METRIC_QUESTIONS) == tuple(METRICS), "the label questions must follow the judge's metrics"
 
+# The five metric keys as a choice list (API fields and the OpenAPI schema name them RubricMetric).
+METRIC_CHOICES = list(METRIC_QUESTIONS)
+
 
 def question_specs() -> list[dict]:
     """Arguments for `annotation.services.projects.question_create`, one per metric, in the judge's order."""

@@ -30,3 +30,10 @@ def test_swagger_ui_assets_are_served_by_the_app_itself(researcher_client, live_
         with urllib.request.urlopen(live_server.url + asset, timeout=10) as reply:
             assert reply.status == 200
             assert len(reply.read()) > 100
+
+
+def test_schema_generates_without_warnings(tmp_path):
+    """Warnings mean ambiguous names or untyped parameters in the schema clients are generated from."""
+    from django.core.management import call_command
+
+    call_command("spectacular", "--fail-on-warn", "--validate", "--file", str(tmp_path / "schema.yml"))
