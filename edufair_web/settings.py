@@ -257,6 +257,24 @@ CELERY_TASK_DEFAULT_QUEUE = os.environ.get("CELERY_QUEUE", "edufair")
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 CELERY_TIMEZONE = TIME_ZONE
 
+# --- Audits -------------------------------------------------------------------------------------
+
+# Audit batches and background imports go to this queue (default: the Celery default queue), so
+# a deployment can dedicate workers to audits with `celery worker -Q <queue>`.
+AUDITS_TASK_QUEUE = os.environ.get("AUDITS_TASK_QUEUE") or CELERY_TASK_DEFAULT_QUEUE
+# A worker's claim on a dialogue lasts this long without renewal; a dead worker's dialogues are
+# taken up again after it.
+AUDIT_CLAIM_LEASE_SECONDS = int(os.environ.get("AUDIT_CLAIM_LEASE_SECONDS", "60"))
+# The one retry layer for model calls (audits/llm/client.py RetryPolicy).
+AUDIT_RETRY_POLICY = {
+    "max_attempts": int(os.environ.get("LLM_MAX_ATTEMPTS", "5")),
+    "backoff_base": float(os.environ.get("LLM_BACKOFF_BASE_SECONDS", "0.5")),
+    "backoff_cap": float(os.environ.get("LLM_BACKOFF_CAP_SECONDS", "30")),
+    "max_retry_after": float(os.environ.get("LLM_MAX_RETRY_AFTER_SECONDS", "120")),
+}
+# Question files up to this size import inside the request; larger ones run on a worker.
+QUESTION_IMPORT_INLINE_MAX_BYTES = int(os.environ.get("QUESTION_IMPORT_INLINE_MAX_BYTES", 2 * 1024 * 1024))
+
 # A worker is shown as alive on /healthz when it wrote its heartbeat this recently.
 WORKER_HEARTBEAT_SECONDS = int(os.environ.get("WORKER_HEARTBEAT_SECONDS", "10"))
 WORKER_ALIVE_SECONDS = int(os.environ.get("WORKER_ALIVE_SECONDS", "60"))

@@ -25,7 +25,6 @@ WRITE_BATCH = 500
 PROGRESS_EVERY_SECONDS = 0.5
 # Files up to this size are imported inside the upload request; larger ones by a background task
 # (setting QUESTION_IMPORT_INLINE_MAX_BYTES overrides it).
-INLINE_IMPORT_MAX_BYTES = 2 * 1024 * 1024
 
 ProgressHook = Callable[[str, int, int], None]
 
@@ -211,16 +210,11 @@ def question_import_submit(
         source=source, filename=uploaded_file.name, uploaded_file=uploaded_file, parameters=parameters, user=user
     )
     if inline_max_bytes is None:
-        inline_max_bytes = getattr(settings, "QUESTION_IMPORT_INLINE_MAX_BYTES", INLINE_IMPORT_MAX_BYTES)
+        inline_max_bytes = settings.QUESTION_IMPORT_INLINE_MAX_BYTES
     limit = inline_max_bytes
     if question_import.file_size <= limit:
         return question_import_run(question_import=question_import)
-    # Tests and deployments may route audits' tasks to their own queue (the same setting as the engine's).
-    queue = getattr(settings, "AUDITS_TASK_QUEUE", None)
-    if queue:
-        question_import_run_task.apply_async_on_commit((question_import.pk,), queue=queue)
-    else:
-        question_import_run_task.delay_on_commit(question_import.pk)
+    question_import_run_task.apply_async_on_commit((question_import.pk,), queue=settings.AUDITS_TASK_QUEUE)
     return question_import
 
 

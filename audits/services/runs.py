@@ -15,7 +15,6 @@ import asyncio
 import dataclasses
 import json
 import logging
-import os
 import socket
 import uuid
 from collections.abc import Iterable, Sequence
@@ -49,11 +48,11 @@ logger = logging.getLogger(__name__)
 
 def claim_lease_seconds() -> int:
     """How long a claim holds without renewal; a dialogue held longer by a dead worker is taken up again."""
-    return int(getattr(settings, "AUDIT_CLAIM_LEASE_SECONDS", os.environ.get("AUDIT_CLAIM_LEASE_SECONDS", 60)))
+    return settings.AUDIT_CLAIM_LEASE_SECONDS
 
 
 def audit_task_queue() -> str:
-    return getattr(settings, "AUDITS_TASK_QUEUE", None) or settings.CELERY_TASK_DEFAULT_QUEUE
+    return settings.AUDITS_TASK_QUEUE
 
 
 # --- conditions ----------------------------------------------------------------------------------
@@ -507,8 +506,7 @@ class DatabaseLedger:
 
 
 def _retry_policy() -> RetryPolicy:
-    configured = getattr(settings, "AUDIT_RETRY_POLICY", None) or {}
-    return RetryPolicy(**configured)
+    return RetryPolicy(**settings.AUDIT_RETRY_POLICY)
 
 
 def engine_client(runtime: LoopRuntime) -> LLMClient:
