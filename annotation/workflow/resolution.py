@@ -252,7 +252,10 @@ def reviewer_decide(*, stage: Stage, item: Item, decisions: dict[str, str], note
     if not note.strip():
         raise ResolutionRefused("Say why in a note: every resolution records one.")
     with transaction.atomic():
-        main_item = MainItem.objects.select_for_update().get(stage=stage, item=item)
+        main_item = MainItem.objects.select_for_update().filter(stage=stage, item=item).first()
+        if main_item is None:
+            # A gold, pilot or qualification item of the project is not labelled in this stage's main round.
+            raise ResolutionRefused("This item is not one of this stage's main items.")
         if main_item.status == MainItem.Status.DISCUSSION:
             discussion_close(stage=stage, item=item)
             main_item.refresh_from_db()
