@@ -82,7 +82,7 @@ class ProjectViewSet(viewsets.ModelViewSet):
         return Response(StageSerializer(stages, many=True).data, status=status.HTTP_201_CREATED)
 
     @extend_schema(responses=PassRateSerializer(many=True))
-    @action(detail=True, methods=["get"], url_path="pass-rates")
+    @action(detail=True, methods=["get"], url_path="pass-rates", pagination_class=None)
     def pass_rates(self, request, pk=None):
         return Response(pass_rate_table(self.get_object()))
 
@@ -165,7 +165,7 @@ class StageViewSet(viewsets.ModelViewSet):
         return Response(sample.as_dict(), status=status.HTTP_201_CREATED)
 
     @extend_schema(responses=TrainingItemSerializer(many=True))
-    @action(detail=True, methods=["get"], url_path="training-items")
+    @action(detail=True, methods=["get"], url_path="training-items", pagination_class=None)
     def training_items(self, request, pk=None):
         items = TrainingItem.objects.filter(stage=self.get_object())
         return Response(TrainingItemSerializer(items, many=True).data)
