@@ -2,6 +2,7 @@
 resume, cancel, clone, progress) and dialogues with their transcripts. Researchers only."""
 
 from django.db import transaction
+from django.db.models import ProtectedError
 from drf_spectacular.utils import extend_schema
 from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
@@ -25,6 +26,16 @@ class ModelEndpointViewSet(viewsets.ModelViewSet):
     queryset = ModelEndpoint.objects.all()
     serializer_class = ModelEndpointSerializer
     permission_classes = [IsResearcher]
+
+    @extend_schema(responses={204: None, 409: dict})
+    def destroy(self, request, *args, **kwargs):
+        """An endpoint that audits used stays: its dialogues and ledger rows name it (409 says so)."""
+        try:
+            return super().destroy(request, *args, **kwargs)
+        except ProtectedError:
+            return Response(
+                {"detail": "This endpoint is used by audits; it cannot be deleted."}, status=status.HTTP_409_CONFLICT
+            )
 
     @extend_schema(request=None, responses={200: dict})
     @action(detail=True, methods=["post"], url_path="test-connection")
