@@ -37,8 +37,7 @@ class ItemView(AdjudicatorRequiredMixin, View):
         open_keys = disputed_questions(stage, item)
         questions = [q for q in label_form_questions(stage) if q["key"] in open_keys]
         for question in questions:
-            question["choices"] = [c for c in question["choices"]]
-            question["allow_unsure"] = False
+            question["allow_unsure"] = False  # a reviewer decides on a value, never Unsure
         next_row = adjudication_queue().exclude(stage=stage, item=item).first()
         context = {
             "stage": stage,

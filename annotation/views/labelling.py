@@ -109,9 +109,15 @@ class LabelView(AnnotatorRequiredMixin, View):
             messages.warning(request, str(exc))
             return redirect(request.path)
         except LabelInvalid as exc:
-            assignment = Assignment.objects.select_related("item").get(
-                stage=stage, item=item, annotator=request.user, phase=Phase.MAIN
+            assignment = (
+                Assignment.objects.select_related("item")
+                .filter(stage=stage, item=item, annotator=request.user, phase=Phase.MAIN)
+                .order_by("pk")
+                .first()
             )
+            if assignment is None:  # the reservation went to someone else meanwhile
+                messages.warning(request, "This item is no longer reserved for you.")
+                return redirect(request.path)
             return self._render(request, stage, assignment, errors=exc.errors, submitted=request.POST, status=400)
         if not result.created:
             messages.info(request, "That item was already submitted; nothing changed.")
