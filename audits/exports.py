@@ -192,7 +192,9 @@ def rows_to_csv(rows: Sequence[Mapping[str, Any]], *, columns: Sequence[str] | N
     """CSV text; ``preamble`` lines are written first as '# ' comments (methods, the simulation label)."""
     out = io.StringIO()
     for line in preamble:
-        out.write(f"# {line}\n")
+        # One comment line each: a newline in a name (an audit's, an endpoint's) would start a new line that
+        # a spreadsheet reads as a row — with a formula in it, if the name was hostile.
+        out.write("# " + " ".join(str(line).splitlines()) + "\n")
     columns = list(columns or (rows[0].keys() if rows else []))
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow([csv_cell(column) for column in columns])
