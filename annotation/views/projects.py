@@ -12,6 +12,7 @@ from django.http import HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views import View
 
+from annotation.exports import neutralise_cell
 from annotation.forms import (
     EnrollForm,
     GuidelineForm,
@@ -120,7 +121,8 @@ class PassRateExportView(ResearcherRequiredMixin, View):
         buffer = io.StringIO()
         writer = csv.DictWriter(buffer, fieldnames=PASS_RATE_COLUMNS, extrasaction="ignore")
         writer.writeheader()
-        writer.writerows(rows)
+        # Stage names are free text: neutralise formula cells like every other CSV export.
+        writer.writerows({key: neutralise_cell(value) for key, value in row.items()} for row in rows)
         response = HttpResponse(buffer.getvalue(), content_type="text/csv")
         response["Content-Disposition"] = f'attachment; filename="project-{project.pk}-pass-rates.csv"'
         return response
