@@ -5,9 +5,11 @@ updated in place: POST /prompt-templates/{id}/revise/ writes the next version, a
 be deleted (409).
 """
 
+from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
+from rest_framework.exceptions import ValidationError
 from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
 from rest_framework.permissions import SAFE_METHODS
 from rest_framework.response import Response
@@ -50,6 +52,9 @@ class QuestionViewSet(ReadAnyRoleWriteResearcherMixin, viewsets.ReadOnlyModelVie
 
     def get_queryset(self):
         params = self.request.query_params
+        if any("\x00" in params.get(name, "") for name in ("domain", "source", "q")):
+            # PostgreSQL refuses NUL in text, which would surface as a 500.
+            raise ValidationError({"detail": "Filters cannot contain NUL characters."})
         import_id = params.get("import", "")
         return questions_filter(
             domain=params.get("domain") or None,
@@ -72,9 +77,10 @@ class QuestionImportViewSet(
 
     @extend_schema(
         request={"multipart/form-data": QuestionImportUploadSerializer},
-        responses={201: QuestionImportSerializer, 202: QuestionImportSerializer, 400: QuestionImportSerializer},
+        responses={201: QuestionImportSerializer, 202: QuestionImportSerializer, 400: OpenApiTypes.OBJECT},
         description="Upload and import a file. Small files are imported at once (201, or 400 with the import's "
-        "error when the file is rejected); large ones are queued (202) — poll the import for progress.",
+        "fields and error when the file is rejected, or with field errors when the upload itself is invalid); "
+        "large ones are queued (202) — poll the import for progress.",
     )
     def create(self, request, *args, **kwargs):
         upload = QuestionImportUploadSerializer(data=request.data)
