@@ -54,7 +54,11 @@ class AuditExportAPIView(APIView):
 
     @extend_schema(
         parameters=[ExportQuerySerializer],
-        responses={200: OpenApiResponse(OpenApiTypes.BINARY, description="CSV, JSON or HTML file")},
+        responses={
+            (200, "text/csv"): OpenApiResponse(OpenApiTypes.BINARY, description="CSV file"),
+            (200, "text/html"): OpenApiResponse(OpenApiTypes.BINARY, description="Self-contained HTML report"),
+            (200, "application/json"): OpenApiResponse(OpenApiTypes.OBJECT, description="JSON results"),
+        },
     )
     def get(self, request, pk: int):
         audit = get_object_or_404(Audit, pk=pk)
