@@ -437,7 +437,7 @@ def workshop_record(
     changed, a re-labelling stage asks the project's annotators for those metrics again, under the new
     guideline; their gate carries over, the new guideline needs their confirmation."""
     from audits.models import PromptTemplate
-    from audits.services.design import prompt_template_revise
+    from audits.services.design import TemplateTextError, prompt_template_revise
 
     unknown = [m for m in changed_metrics if m not in rubric_spec.METRIC_QUESTIONS]
     if unknown:
@@ -449,12 +449,15 @@ def workshop_record(
         if row.get("item") not in item_ids or row.get("metric") not in rubric_spec.METRIC_QUESTIONS:
             raise ValidationError(f"A discussed disagreement names an unknown item or metric: {row!r}.")
     template = PromptTemplate.objects.get(pk=from_rubric.judge_template_id)
-    new_template = prompt_template_revise(
-        template=template,
-        text=judge_prompt if judge_prompt and judge_prompt.strip() else template.text,
-        description=f"From the rubric workshop of {held_on.isoformat()}.",
-        user=by,
-    )
+    try:
+        new_template = prompt_template_revise(
+            template=template,
+            text=judge_prompt if judge_prompt and judge_prompt.strip() else template.text,
+            description=f"From the rubric workshop of {held_on.isoformat()}.",
+            user=by,
+        )
+    except TemplateTextError as exc:  # a judge prompt without its placeholders is the caller's mistake (400)
+        raise ValidationError(f"The new judge prompt: {exc}") from exc
     to_rubric = RubricVersion.objects.create(
         judge_template_id=new_template.pk,
         name=new_template.name,
