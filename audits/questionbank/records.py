@@ -74,12 +74,21 @@ def require_object(value: Any, *, location: str) -> dict:
     return value
 
 
+# Longer than any question, answer, support paragraph or worked solution of the supported datasets (their
+# longest are a few thousand characters); a field beyond it is a broken or hostile file, not a question.
+MAX_TEXT_CHARS = 100_000
+
+
 def require_text(record: dict, name: str, *, location: str, allow_empty: bool = False) -> str:
     if name not in record or record[name] is None:
         raise ImportFileError("missing", location=location, field_name=name)
     value = record[name]
     if not isinstance(value, str):
         raise ImportFileError(f"expected text, found {type_name(value)}", location=location, field_name=name)
+    if len(value) > MAX_TEXT_CHARS:
+        raise ImportFileError(
+            f"too long ({len(value):,} characters; the limit is {MAX_TEXT_CHARS:,})", location=location, field_name=name
+        )
     if not allow_empty and not value.strip():
         raise ImportFileError("must not be empty", location=location, field_name=name)
     return value
