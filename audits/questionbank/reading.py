@@ -144,6 +144,8 @@ def iter_jsonl(opener: Opener, progress: ProgressCallback = no_progress, phase: 
                 raise ImportFileError(
                     f"invalid JSON ({error.msg} at column {error.colno})", location=f"line {number}"
                 ) from None
+            except RecursionError:
+                raise ImportFileError("the JSON is nested too deeply", location=f"line {number}") from None
             yield f"line {number}", value
         progress(phase, done, total)
 
