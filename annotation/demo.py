@@ -197,7 +197,7 @@ def _through_examples(enrollment) -> None:
         example_mark_seen(enrollment=enrollment, example=example)
 
 
-def demo_seed(stdout) -> None:
+def safetutors_demo_seed(stdout) -> None:
     annotators = {}
     for username in EXTRA_ANNOTATORS:
         annotators[username] = user_create_with_role(
@@ -258,13 +258,9 @@ def demo_seed(stdout) -> None:
     )
 
 
-# Judge validation (issue 8): a validation project on the demo audit, after the content above. Wrapped rather
-# than appended inside, so it also runs when the SafeTutors demo project already exists.
-_safetutors_demo_seed = demo_seed
-
-
-def demo_seed(stdout) -> None:  # noqa: F811
+def demo_seed(stdout) -> None:
+    """The SafeTutors-preset project, then a judge-validation project on the demo audit (each idempotent)."""
     from annotation.judge_validation.demo import judge_validation_demo_seed
 
-    _safetutors_demo_seed(stdout)
+    safetutors_demo_seed(stdout)
     judge_validation_demo_seed(stdout)
