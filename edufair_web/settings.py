@@ -219,6 +219,8 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Fairness audits of LLM tutors and the human annotation that validates their judge.",
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
+    # The schema and its documentation are for signed-in users (they map every endpoint).
+    "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",

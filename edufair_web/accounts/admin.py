@@ -1,10 +1,6 @@
-"""Admin registrations for accounts: users and groups (re-registered for researchers) and heartbeats."""
+"""Admin registrations for accounts: heartbeats, and researcher access to users, groups, tokens and lockouts."""
 
 from django.contrib import admin
-from django.contrib.auth.admin import GroupAdmin, UserAdmin
-from django.contrib.auth.models import Group, User
-from rest_framework.authtoken.admin import TokenAdmin
-from rest_framework.authtoken.models import TokenProxy
 
 from .admin_site import ResearcherModelAdmin
 from .models import WorkerHeartbeat
@@ -15,23 +11,18 @@ class WorkerHeartbeatAdmin(ResearcherModelAdmin):
     list_display = ("hostname", "started_at", "last_seen", "last_task_at")
 
 
-class ResearcherUserAdmin(ResearcherModelAdmin, UserAdmin):
-    pass
+def researcher_admin_for_registered_models() -> None:
+    """Give researchers the admins that apps listed before this one registered (auth, tokens, axes).
 
-
-class ResearcherGroupAdmin(ResearcherModelAdmin, GroupAdmin):
-    pass
-
-
-class ResearcherTokenAdmin(ResearcherModelAdmin, TokenAdmin):
-    pass
-
-
-for model, model_admin in (
-    (User, ResearcherUserAdmin),
-    (Group, ResearcherGroupAdmin),
-    (TokenProxy, ResearcherTokenAdmin),
-):
-    if admin.site.is_registered(model):
+    Each keeps its own admin class first, so its own restrictions stand (axes' logs stay read-only);
+    the permissions it does not define come from ResearcherModelAdmin's role check.
+    """
+    for model, model_admin in list(admin.site._registry.items()):
+        if isinstance(model_admin, ResearcherModelAdmin):
+            continue
+        combined = type(f"Researcher{type(model_admin).__name__}", (type(model_admin), ResearcherModelAdmin), {})
         admin.site.unregister(model)
-    admin.site.register(model, model_admin)
+        admin.site.register(model, combined)
+
+
+researcher_admin_for_registered_models()

@@ -1,0 +1,464 @@
+"""Every page and API endpoint, called by every role, answers with the status the table below expects.
+
+The table is explicit on purpose: a reviewer reads it as the access policy. The test is generated from
+the URL conf and fails when a URL pattern has no row, so a new page cannot ship without a decision on
+who may open it. Django's admin is covered by one row per registered model (its URL patterns come from
+the admin itself).
+
+Roles: anonymous; `annotator` (the demo annotator, enrolled in the demo projects); `outsider` (an
+annotator enrolled in no project); `adjudicator`; `researcher`. Every call is a GET: POST-only views
+answer 405 to a role allowed to use them, and 403 (or a login redirect) to others — the permission check
+comes before the method check. Write behaviour is covered by each feature's own tests.
+
+To print the observed table after adding pages: `PERMISSION_MATRIX_PRINT=1 make test PYTEST_ARGS="-k matrix -s"`.
+"""
+
+import html
+import os
+import re
+
+import pytest
+from django.contrib import admin
+from django.core.management import call_command
+from django.test import Client
+from django.urls import URLPattern, URLResolver, get_resolver
+
+# transaction=True: the demo audit runs its dialogues on another thread, which must see committed rows.
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
+
+ROLES = ("anonymous", "annotator", "outsider", "adjudicator", "researcher")
+
+# Status per role, in the order of ROLES. L = redirect to the login page (302).
+L = 302
+PAGE_RESEARCHER = (L, 403, 403, 403, 200)
+PAGE_RESEARCHER_POST = (L, 403, 403, 403, 405)
+PAGE_ANY = (L, 200, 200, 200, 200)
+API_RESEARCHER = (401, 403, 403, 403, 200)
+API_RESEARCHER_POST = (401, 403, 403, 403, 405)
+API_READ_ANY = (401, 200, 200, 200, 200)
+API_POST_ANY = (401, 405, 405, 405, 405)
+# Moderation and adjudication: adjudicators and researchers.
+PAGE_ADJUDICATOR = (L, 403, 403, 200, 200)
+PAGE_ADJUDICATOR_POST = (L, 403, 403, 405, 405)
+API_ADJUDICATOR = (401, 403, 403, 200, 200)
+API_ADJUDICATOR_POST = (401, 403, 403, 405, 405)
+# An annotator's own training and labelling: only the enrolled demo annotator. Researchers and adjudicators
+# are not enrolled in the stage, so they are refused too (they see it through the project pages).
+PAGE_ENROLLED = (L, 200, 403, 403, 403)
+API_ENROLLED = (401, 200, 403, 403, 403)
+# A training step after the demo annotator's current one: the server refuses it (order is enforced).
+PAGE_NOT_YET = (L, 403, 403, 403, 403)
+API_NOT_YET = (401, 403, 403, 403, 403)
+
+# pattern (as the URL resolver spells it) → (concrete path, expected statuses)
+EXPECTED: dict[str, tuple[str, tuple[int, ...]]] = {}
+
+
+def expect(pattern: str, path: str, statuses: tuple[int, ...]) -> None:
+    assert pattern not in EXPECTED, f"two rows for {pattern}"
+    EXPECTED[pattern] = (path, statuses)
+
+
+# --- project shell -------------------------------------------------------------------------------
+expect("", "/", PAGE_ANY)
+expect("healthz", "/healthz", (200, 200, 200, 200, 200))
+expect("system/", "/system/", PAGE_RESEARCHER)
+expect("accounts/login/", "/accounts/login/", (200, L, L, L, L))  # signed-in users go home
+expect("accounts/logout/", "/accounts/logout/", (405, 405, 405, 405, 405))  # log out is POST only
+expect("api/me/", "/api/me/", API_READ_ANY)
+expect("api/auth/token/", "/api/auth/token/", (405, 405, 405, 405, 405))
+expect("api/schema/", "/api/schema/", API_READ_ANY)
+expect("api/docs/", "/api/docs/", API_READ_ANY)
+expect("api/", "/api/", API_READ_ANY)
+expect("api/<drf_format_suffix:format>", "/api/.json", API_READ_ANY)
+expect("api/^workers/$", "/api/workers/", API_RESEARCHER)
+expect("api/^workers/(?P<hostname>[^/.]+)/$", "/api/workers/{worker}/", API_RESEARCHER)
+
+# --- audits: question bank and design ------------------------------------------------------------
+expect("audits/questionbank/", "/audits/questionbank/", PAGE_RESEARCHER)
+expect("audits/questionbank/imports/new/", "/audits/questionbank/imports/new/", PAGE_RESEARCHER)
+expect("audits/questionbank/imports/<int:pk>/", "/audits/questionbank/imports/{question_import}/", PAGE_RESEARCHER)
+expect(
+    "audits/questionbank/imports/<int:pk>/status/",
+    "/audits/questionbank/imports/{question_import}/status/",
+    PAGE_RESEARCHER,
+)
+expect("audits/questionbank/questions/<int:pk>/", "/audits/questionbank/questions/{question}/", PAGE_RESEARCHER)
+expect("audits/design/", "/audits/design/", PAGE_RESEARCHER)
+expect("audits/design/preview/", "/audits/design/preview/", PAGE_RESEARCHER)
+expect("audits/design/dimensions/new/", "/audits/design/dimensions/new/", PAGE_RESEARCHER)
+expect("audits/design/dimensions/<int:pk>/edit/", "/audits/design/dimensions/{dimension}/edit/", PAGE_RESEARCHER)
+expect("audits/design/levels/new/", "/audits/design/levels/new/", PAGE_RESEARCHER)
+expect("audits/design/levels/<int:pk>/edit/", "/audits/design/levels/{level}/edit/", PAGE_RESEARCHER)
+expect("audits/design/names/new/", "/audits/design/names/new/", PAGE_RESEARCHER)
+expect("audits/design/names/<int:pk>/edit/", "/audits/design/names/{name_cue}/edit/", PAGE_RESEARCHER)
+expect("audits/design/names/<int:pk>/delete/", "/audits/design/names/{name_cue}/delete/", PAGE_RESEARCHER)
+expect("audits/design/templates/new/", "/audits/design/templates/new/", PAGE_RESEARCHER)
+expect("audits/design/templates/<int:pk>/", "/audits/design/templates/{template}/", PAGE_RESEARCHER)
+expect("audits/design/templates/<int:pk>/revise/", "/audits/design/templates/{template}/revise/", PAGE_RESEARCHER)
+expect("audits/design/templates/<int:pk>/delete/", "/audits/design/templates/{template}/delete/", PAGE_RESEARCHER)
+
+# --- audits: endpoints, runs, results ------------------------------------------------------------
+expect("audits/endpoints/", "/audits/endpoints/", PAGE_RESEARCHER)
+expect("audits/endpoints/new/", "/audits/endpoints/new/", PAGE_RESEARCHER)
+expect("audits/endpoints/<int:pk>/edit/", "/audits/endpoints/{endpoint}/edit/", PAGE_RESEARCHER)
+expect("audits/endpoints/<int:pk>/test/", "/audits/endpoints/{endpoint}/test/", PAGE_RESEARCHER_POST)
+expect("audits/runs/", "/audits/runs/", PAGE_RESEARCHER)
+expect("audits/runs/new/", "/audits/runs/new/", PAGE_RESEARCHER)
+expect("audits/runs/<int:pk>/", "/audits/runs/{audit}/", PAGE_RESEARCHER)
+expect("audits/runs/<int:pk>/progress/", "/audits/runs/{audit}/progress/", PAGE_RESEARCHER)
+expect("audits/runs/<int:pk>/clone/", "/audits/runs/{audit}/clone/", PAGE_RESEARCHER_POST)
+expect("audits/runs/<int:pk>/<slug:action>/", "/audits/runs/{audit}/pause/", PAGE_RESEARCHER_POST)
+expect("audits/dialogues/<int:pk>/", "/audits/dialogues/{dialogue}/", PAGE_RESEARCHER)
+expect("audits/", "/audits/", PAGE_RESEARCHER)
+expect("audits/results/<int:pk>/", "/audits/results/{audit}/", PAGE_RESEARCHER)
+expect("audits/results/<int:pk>/cell/", "{results_cell}", PAGE_RESEARCHER)
+expect("audits/results/<int:pk>/pairs/", "{results_pairs}", PAGE_RESEARCHER)
+expect("audits/results/<int:pk>/export/", "/audits/results/{audit}/export/?format=json", PAGE_RESEARCHER)
+expect("audits/results/compare/", "/audits/results/compare/", PAGE_RESEARCHER)
+
+# --- audits API ----------------------------------------------------------------------------------
+expect("api/audits/<int:pk>/results/", "/api/audits/{audit}/results/", API_RESEARCHER)
+expect("api/audits/<int:pk>/export/", "/api/audits/{audit}/export/?format=json", API_RESEARCHER)
+expect("api/^model-endpoints/$", "/api/model-endpoints/", API_RESEARCHER)
+expect("api/^model-endpoints/(?P<pk>[^/.]+)/$", "/api/model-endpoints/{endpoint}/", API_RESEARCHER)
+expect(
+    "api/^model-endpoints/(?P<pk>[^/.]+)/test-connection/$",
+    "/api/model-endpoints/{endpoint}/test-connection/",
+    API_RESEARCHER_POST,
+)
+expect("api/^audits/$", "/api/audits/", API_RESEARCHER)
+expect("api/^audits/(?P<pk>[^/.]+)/$", "/api/audits/{audit}/", API_RESEARCHER)
+for action in ("cancel", "clone", "launch", "pause", "resume", "retry-failed"):
+    expect(f"api/^audits/(?P<pk>[^/.]+)/{action}/$", f"/api/audits/{{audit}}/{action}/", API_RESEARCHER_POST)
+expect("api/^audits/(?P<pk>[^/.]+)/progress/$", "/api/audits/{audit}/progress/", API_RESEARCHER)
+expect("api/^dialogues/$", "/api/dialogues/", API_RESEARCHER)
+expect("api/^dialogues/(?P<pk>[^/.]+)/$", "/api/dialogues/{dialogue}/", API_RESEARCHER)
+# The question bank and the demographic design are readable by every role (they hold no personal data
+# or labels); only researchers change them.
+expect("api/^questions/$", "/api/questions/", API_READ_ANY)
+expect("api/^questions/(?P<pk>[^/.]+)/$", "/api/questions/{question}/", API_READ_ANY)
+expect("api/^question-imports/$", "/api/question-imports/", API_READ_ANY)
+expect("api/^question-imports/(?P<pk>[^/.]+)/$", "/api/question-imports/{question_import}/", API_READ_ANY)
+expect("api/^demographic-dimensions/$", "/api/demographic-dimensions/", API_READ_ANY)
+expect("api/^demographic-dimensions/(?P<pk>[^/.]+)/$", "/api/demographic-dimensions/{dimension}/", API_READ_ANY)
+expect("api/^demographic-levels/$", "/api/demographic-levels/", API_READ_ANY)
+expect("api/^demographic-levels/(?P<pk>[^/.]+)/$", "/api/demographic-levels/{level}/", API_READ_ANY)
+expect("api/^name-cues/$", "/api/name-cues/", API_READ_ANY)
+expect("api/^name-cues/(?P<pk>[^/.]+)/$", "/api/name-cues/{name_cue}/", API_READ_ANY)
+expect("api/^prompt-templates/$", "/api/prompt-templates/", API_READ_ANY)
+expect("api/^prompt-templates/(?P<pk>[^/.]+)/$", "/api/prompt-templates/{template}/", API_READ_ANY)
+# POST only; the viewset's read permission (any role) answers the GET, so every role gets 405.
+expect("api/^prompt-templates/(?P<pk>[^/.]+)/revise/$", "/api/prompt-templates/{template}/revise/", API_POST_ANY)
+
+# --- annotation: projects, stages, reports (researchers) ----------------------------------------------
+expect("annotation/", "/annotation/", (L, 302, 302, 302, 302))  # to the signed-in user's training list
+expect("annotation/projects/", "/annotation/projects/", PAGE_RESEARCHER)
+expect("annotation/projects/new/", "/annotation/projects/new/", PAGE_RESEARCHER)
+expect("annotation/projects/<int:pk>/", "/annotation/projects/{project}/", PAGE_RESEARCHER)
+expect("annotation/projects/<int:pk>/import/", "/annotation/projects/{project}/import/", PAGE_RESEARCHER_POST)
+expect(
+    "annotation/projects/<int:pk>/pass-rates.<str:fmt>",
+    "/annotation/projects/{project}/pass-rates.csv",
+    PAGE_RESEARCHER,
+)
+expect("annotation/projects/<int:pk>/report/", "/annotation/projects/{project}/report/", PAGE_RESEARCHER)
+expect("annotation/projects/<int:pk>/report.<str:fmt>", "/annotation/projects/{project}/report.md", PAGE_RESEARCHER)
+expect("annotation/projects/<int:pk>/labels.<str:fmt>", "/annotation/projects/{project}/labels.csv", PAGE_RESEARCHER)
+expect("annotation/projects/<int:pk>/conflicts/", "/annotation/projects/{project}/conflicts/", PAGE_RESEARCHER)
+expect("annotation/stages/<int:pk>/", "/annotation/stages/{stage}/", PAGE_RESEARCHER)
+expect("annotation/stages/<int:pk>/<str:action>/", "/annotation/stages/{stage}/guideline/", PAGE_RESEARCHER_POST)
+expect(
+    "annotation/enrollments/<int:pk>/replace/", "/annotation/enrollments/{enrollment}/replace/", PAGE_RESEARCHER_POST
+)
+
+# --- annotation: training, norming, labelling, adjudication ------------------------------------------
+# The demo annotator is enrolled in stage 1 but has not confirmed the guideline yet.
+expect("annotation/training/", "/annotation/training/", PAGE_ANY)
+expect("annotation/training/<int:stage_pk>/", "/annotation/training/{stage}/", PAGE_ENROLLED)
+expect("annotation/training/<int:stage_pk>/guideline/", "/annotation/training/{stage}/guideline/", PAGE_ENROLLED)
+for step in ("examples", "pilot", "feedback", "norming", "qualification"):
+    expect(f"annotation/training/<int:stage_pk>/{step}/", f"/annotation/training/{{stage}}/{step}/", PAGE_NOT_YET)
+expect("annotation/threads/<int:pk>/", "/annotation/threads/{thread}/", PAGE_ADJUDICATOR)
+expect("annotation/comments/<int:pk>/pin/", "/annotation/comments/{comment}/pin/", PAGE_ADJUDICATOR_POST)
+expect("annotation/moderation/", "/annotation/moderation/", PAGE_ADJUDICATOR)
+expect("annotation/label/", "/annotation/label/", PAGE_ANY)
+expect("annotation/label/<int:stage_pk>/", "/annotation/label/{jv_stage}/", PAGE_ENROLLED)
+expect(
+    "annotation/label/<int:stage_pk>/items/<int:item_pk>/discussion/",
+    "/annotation/label/{jv_stage}/items/{jv_item}/discussion/",
+    PAGE_ADJUDICATOR,  # the demo annotator is not in this item's discussion
+)
+expect("annotation/adjudicate/", "/annotation/adjudicate/", PAGE_ADJUDICATOR)
+expect(
+    "annotation/adjudicate/<int:stage_pk>/<int:item_pk>/",
+    "/annotation/adjudicate/{jv_stage}/{jv_item}/",
+    PAGE_ADJUDICATOR,
+)
+
+# --- annotation: judge validation (researchers) -----------------------------------------------------------
+expect("annotation/judge-validation/", "/annotation/judge-validation/", PAGE_RESEARCHER)
+expect("annotation/judge-validation/new/", "/annotation/judge-validation/new/", PAGE_RESEARCHER)
+expect("annotation/judge-validation/<int:pk>/", "/annotation/judge-validation/{jv_project}/", PAGE_RESEARCHER)
+expect(
+    "annotation/judge-validation/<int:pk>/workshop/",
+    "/annotation/judge-validation/{jv_project}/workshop/",
+    PAGE_RESEARCHER,
+)
+expect(
+    "annotation/judge-validation/<int:pk>/<slug:action>/",
+    "/annotation/judge-validation/{jv_project}/thresholds/",
+    PAGE_RESEARCHER_POST,
+)
+
+# --- annotation API ---------------------------------------------------------------------------------------
+# Project building blocks (gold labels included) are for researchers.
+for collection, key in (
+    ("projects", "project"),
+    ("questions", "label_question"),
+    ("items", "item"),
+    ("gold-labels", "gold_label"),
+    ("stages", "stage"),
+    ("guidelines", "guideline"),
+    ("worked-examples", "worked_example"),
+):
+    expect(f"api/^annotation/{collection}/$", f"/api/annotation/{collection}/", API_RESEARCHER)
+    expect(f"api/^annotation/{collection}/(?P<pk>[^/.]+)/$", f"/api/annotation/{collection}/{{{key}}}/", API_RESEARCHER)
+# Enrolments: everyone lists their own; another person's enrolment is not found (researchers see all).
+expect("api/^annotation/enrollments/$", "/api/annotation/enrollments/", API_READ_ANY)
+expect(
+    "api/^annotation/enrollments/(?P<pk>[^/.]+)/$",
+    "/api/annotation/enrollments/{enrollment}/",
+    (401, 200, 404, 404, 200),
+)
+expect(
+    "api/^annotation/enrollments/(?P<pk>[^/.]+)/replace/$",
+    "/api/annotation/enrollments/{enrollment}/replace/",
+    API_RESEARCHER_POST,
+)
+for action in ("apply-preset", "import-items"):
+    expect(
+        f"api/^annotation/projects/(?P<pk>[^/.]+)/{action}/$",
+        f"/api/annotation/projects/{{project}}/{action}/",
+        API_RESEARCHER_POST,
+    )
+expect(
+    "api/^annotation/projects/(?P<pk>[^/.]+)/pass-rates/$",
+    "/api/annotation/projects/{project}/pass-rates/",
+    API_RESEARCHER,
+)
+expect(
+    "api/^annotation/stages/(?P<pk>[^/.]+)/choose-training-set/$",
+    "/api/annotation/stages/{stage}/choose-training-set/",
+    API_RESEARCHER_POST,
+)
+expect(
+    "api/^annotation/stages/(?P<pk>[^/.]+)/training-items/$",
+    "/api/annotation/stages/{stage}/training-items/",
+    API_RESEARCHER,
+)
+expect("api/annotation/training/<int:stage_pk>/", "/api/annotation/training/{stage}/", API_ENROLLED)
+expect("api/annotation/training/<int:stage_pk>/guideline/", "/api/annotation/training/{stage}/guideline/", API_ENROLLED)
+expect("api/annotation/training/<int:stage_pk>/examples/", "/api/annotation/training/{stage}/examples/", API_NOT_YET)
+expect(
+    "api/annotation/training/<int:stage_pk>/examples/<int:example_pk>/seen/",
+    "/api/annotation/training/{stage}/examples/{worked_example}/seen/",
+    API_POST_ANY,
+)
+expect(
+    "api/annotation/training/<int:stage_pk>/<str:phase>/next/",
+    "/api/annotation/training/{stage}/pilot/next/",
+    API_NOT_YET,
+)
+expect("api/annotation/training/<int:stage_pk>/feedback/", "/api/annotation/training/{stage}/feedback/", API_NOT_YET)
+expect("api/annotation/training/<int:stage_pk>/norming/", "/api/annotation/training/{stage}/norming/", API_NOT_YET)
+expect("api/annotation/stages/<int:stage_pk>/labels/", "/api/annotation/stages/{stage}/labels/", API_POST_ANY)
+expect(
+    "api/annotation/threads/<int:thread_pk>/comments/", "/api/annotation/threads/{thread}/comments/", API_ADJUDICATOR
+)
+expect("api/annotation/comments/<int:comment_pk>/pin/", "/api/annotation/comments/{comment}/pin/", API_ADJUDICATOR_POST)
+expect("api/annotation/main/<int:stage_pk>/next/", "/api/annotation/main/{jv_stage}/next/", API_ENROLLED)
+expect("api/annotation/main/<int:stage_pk>/submit/", "/api/annotation/main/{jv_stage}/submit/", API_POST_ANY)
+expect("api/annotation/main/<int:stage_pk>/settings/", "/api/annotation/main/{jv_stage}/settings/", API_RESEARCHER)
+expect(
+    "api/annotation/main/<int:stage_pk>/items/<int:item_pk>/discussion/",
+    "/api/annotation/main/{jv_stage}/items/{jv_item}/discussion/",
+    API_ADJUDICATOR,
+)
+expect(
+    "api/annotation/main/<int:stage_pk>/items/<int:item_pk>/discussion/close/",
+    "/api/annotation/main/{jv_stage}/items/{jv_item}/discussion/close/",
+    API_ADJUDICATOR_POST,
+)
+expect("api/annotation/adjudication/", "/api/annotation/adjudication/", API_ADJUDICATOR)
+expect(
+    "api/annotation/adjudication/<int:stage_pk>/<int:item_pk>/",
+    "/api/annotation/adjudication/{jv_stage}/{jv_item}/",
+    API_ADJUDICATOR,
+)
+expect(
+    "api/annotation/projects/<int:project_pk>/conflicts/",
+    "/api/annotation/projects/{project}/conflicts/",
+    API_RESEARCHER,
+)
+expect(
+    "api/annotation/conflicts/<int:conflict_pk>/disposition/",
+    "/api/annotation/conflicts/1/disposition/",
+    API_RESEARCHER_POST,
+)
+expect("api/annotation/projects/<int:project_pk>/report/", "/api/annotation/projects/{project}/report/", API_RESEARCHER)
+expect("api/annotation/projects/<int:project_pk>/labels/", "/api/annotation/projects/{project}/labels/", API_RESEARCHER)
+expect("api/annotation/judge-validation/", "/api/annotation/judge-validation/", API_RESEARCHER_POST)
+expect("api/annotation/judge-validation/mrbench/", "/api/annotation/judge-validation/mrbench/", API_RESEARCHER_POST)
+expect(
+    "api/annotation/judge-validation/audits/<int:audit_pk>/status/",
+    "/api/annotation/judge-validation/audits/{audit}/status/",
+    API_RESEARCHER,
+)
+expect(
+    "api/annotation/judge-validation/<int:project_pk>/report/",
+    "/api/annotation/judge-validation/{jv_project}/report/",
+    API_RESEARCHER,
+)
+for suffix in ("judges", "workshops", "persona"):
+    expect(
+        f"api/annotation/judge-validation/<int:project_pk>/{suffix}/",
+        f"/api/annotation/judge-validation/{{jv_project}}/{suffix}/",
+        API_RESEARCHER_POST,
+    )
+for suffix in ("record", "thresholds"):
+    expect(
+        f"api/annotation/judge-validation/validations/<int:validation_pk>/{suffix}/",
+        f"/api/annotation/judge-validation/validations/{{validation}}/{suffix}/",
+        API_RESEARCHER_POST,
+    )
+
+
+def admin_rows() -> dict[str, tuple[str, tuple[int, ...]]]:
+    """One row per admin changelist: researchers only; others get 403 (or the admin's login page)."""
+    rows = {"admin/": ("/admin/", (L, 403, 403, 403, 200))}
+    for model in admin.site._registry:
+        meta = model._meta
+        rows[f"admin/{meta.app_label}/{meta.model_name}/"] = (
+            f"/admin/{meta.app_label}/{meta.model_name}/",
+            (L, 403, 403, 403, 200),
+        )
+    return rows
+
+
+def url_patterns(patterns=None, prefix: str = ""):
+    for entry in get_resolver().url_patterns if patterns is None else patterns:
+        if isinstance(entry, URLResolver):
+            yield from url_patterns(entry.url_patterns, prefix + str(entry.pattern))
+        elif isinstance(entry, URLPattern):
+            yield prefix + str(entry.pattern)
+
+
+FORMAT_SUFFIX = re.compile(r"\\\.\(\?P<format>\[a-z0-9\]\+\)/\?\$$")
+
+
+def base_pattern(pattern: str) -> str:
+    """DRF's `.json`-suffixed twin of a route has the same permissions as the route itself."""
+    return FORMAT_SUFFIX.sub("/$", pattern) if FORMAT_SUFFIX.search(pattern) else pattern
+
+
+def test_every_url_pattern_has_an_expected_row():
+    missing = sorted(
+        {base_pattern(p) for p in url_patterns() if not p.startswith("admin/") and base_pattern(p) not in EXPECTED}
+    )
+    stale = sorted(set(EXPECTED) - {base_pattern(p) for p in url_patterns()})
+    assert missing == [], f"URL patterns without a row in the permission matrix: {missing}"
+    assert stale == [], f"rows for URL patterns that no longer exist: {stale}"
+
+
+@pytest.fixture
+def world(django_user_model):
+    """The demo's content (an audit, the SafeTutors project, a judge-validation project) and an outsider."""
+    from io import StringIO
+
+    from annotation import models as annotation_models
+    from audits import models as audits_models
+    from edufair_web.accounts.models import WorkerHeartbeat
+    from edufair_web.accounts.services import user_create_with_role
+
+    call_command("seed_demo", stdout=StringIO())
+    user_create_with_role(username="outsider", role="annotator", password="pw-outsider-1")
+    from django.utils import timezone
+
+    WorkerHeartbeat.objects.create(hostname="celery@matrix", started_at=timezone.now(), last_seen=timezone.now())
+
+    def first(model):
+        obj = model.objects.order_by("pk").first()
+        assert obj is not None, f"the demo has no {model.__name__}; the matrix needs one"
+        return obj.pk
+
+    stage = first(annotation_models.Stage)
+    jv_project = annotation_models.AnnotationProject.objects.get(kind="judge_validation")
+    jv_stage = jv_project.stages.order_by("order").first()
+    # An item the demo annotator has been handed in the validation stage (their own assignment).
+    jv_item = annotation_models.MainItem.objects.filter(stage=jv_stage).order_by("pk").first().item
+    # The drill-down links as the results page renders them (query strings name the cell).
+    researcher = Client()
+    researcher.force_login(django_user_model.objects.get(username="researcher"))
+    results_page = researcher.get(f"/audits/results/{first(audits_models.Audit)}/").content.decode()
+    links = [html.unescape(href) for href in re.findall(r'href="([^"]+)"', results_page)]
+    results_cell = next(link for link in links if "/cell/?" in link)
+    cell_page = researcher.get(results_cell).content.decode()
+    results_pairs = next(html.unescape(h) for h in re.findall(r'href="([^"]+)"', cell_page) if "/pairs/?" in h)
+    return {
+        "results_cell": results_cell.replace("{", "{{").replace("}", "}}"),
+        "results_pairs": results_pairs.replace("{", "{{").replace("}", "}}"),
+        "worker": "celery@matrix",
+        "question": first(audits_models.Question),
+        "question_import": first(audits_models.QuestionImport),
+        "dimension": first(audits_models.DemographicDimension),
+        "level": first(audits_models.DemographicLevel),
+        "name_cue": first(audits_models.NameCue),
+        "template": first(audits_models.PromptTemplate),
+        "endpoint": first(audits_models.ModelEndpoint),
+        "audit": first(audits_models.Audit),
+        "dialogue": first(audits_models.Dialogue),
+        "project": annotation_models.AnnotationProject.objects.filter(kind="generic").order_by("pk").first().pk,
+        "stage": stage,
+        "thread": first(annotation_models.Thread),
+        "comment": first(annotation_models.Comment),
+        "enrollment": annotation_models.Enrollment.objects.get(user__username="annotator", stage_id=stage).pk,
+        "label_question": first(annotation_models.LabelQuestion),
+        "item": first(annotation_models.Item),
+        "gold_label": first(annotation_models.GoldLabel),
+        "guideline": first(annotation_models.Guideline),
+        "worked_example": first(annotation_models.WorkedExample),
+        "jv_project": jv_project.pk,
+        "jv_stage": jv_stage.pk,
+        "jv_item": jv_item.pk,
+        "validation": first(annotation_models.JudgeValidation),
+    }
+
+
+def users(django_user_model) -> dict[str, object]:
+    return {role: django_user_model.objects.get(username=role) for role in ROLES if role != "anonymous"}
+
+
+def observed_status(client: Client, path: str) -> int:
+    return client.get(path).status_code
+
+
+def test_every_role_gets_the_expected_status_everywhere(world, django_user_model):
+    rows = {**EXPECTED, **admin_rows()}
+    accounts = users(django_user_model)
+    observed: dict[str, list[int]] = {}
+    mismatches = []
+    for role_index, role in enumerate(ROLES):
+        client = Client()
+        if role != "anonymous":
+            client.force_login(accounts[role])
+        for pattern, (template, expected) in rows.items():
+            path = template.format(**world)
+            status = observed_status(client, path)
+            observed.setdefault(pattern, []).append(status)
+            if status != expected[role_index]:
+                mismatches.append(f"{role:<11} GET {path}: {status}, expected {expected[role_index]}")
+    if os.environ.get("PERMISSION_MATRIX_PRINT"):
+        for pattern, statuses in observed.items():
+            print(f"{pattern!r}: {tuple(statuses)}")
+    assert mismatches == [], "\n".join(mismatches)
