@@ -142,6 +142,8 @@ def start_gunicorn(port: int, workers: int, threads: int) -> subprocess.Popen:
         "gthread",
         "--threads",
         str(threads),
+        "--keep-alive",
+        "30",
         "--log-level",
         "warning",
     ]
@@ -209,6 +211,15 @@ class Annotator:
             return "submit", response.status
 
 
+async def safe_step(annotator: Annotator, session: aiohttp.ClientSession) -> tuple[str, int | str]:
+    """A step whose transport failure (e.g. a reset connection) is counted as an error, not a crash."""
+    try:
+        return await annotator.step(session)
+    except (TimeoutError, aiohttp.ClientError) as exc:
+        annotator.item = None  # ask for the current item again; the server gives the same reservation
+        return "transport", type(exc).__name__
+
+
 async def closed_loop(annotators: list[Annotator], duration: float) -> dict:
     latencies: list[float] = []
     errors: dict[str, int] = {}
@@ -219,7 +230,7 @@ async def closed_loop(annotators: list[Annotator], duration: float) -> dict:
         async def run(annotator: Annotator):
             while time.perf_counter() < deadline:
                 started = time.perf_counter()
-                kind, status = await annotator.step(session)
+                kind, status = await safe_step(annotator, session)
                 latencies.append(time.perf_counter() - started)
                 if status not in (200, 201):
                     errors[f"{kind} {status}"] = errors.get(f"{kind} {status}", 0) + 1
@@ -242,7 +253,7 @@ async def open_loop(annotators: list[Annotator], duration: float, rate: float) -
         tasks = []
 
         async def one(annotator: Annotator, scheduled: float):
-            kind, status = await annotator.step(session)
+            kind, status = await safe_step(annotator, session)
             latencies.append(time.perf_counter() - scheduled)  # from the scheduled start: no coordinated omission
             if status not in (200, 201):
                 errors[f"{kind} {status}"] = errors.get(f"{kind} {status}", 0) + 1
