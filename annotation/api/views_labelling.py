@@ -181,7 +181,7 @@ def _item_detail(stage, item) -> dict:
 class AdjudicationQueueAPIView(APIView):
     permission_classes = [IsAdjudicator]
 
-    @extend_schema(responses=None)
+    @extend_schema(responses=None, operation_id="annotation_adjudication_queue")
     def get(self, request):
         return Response(
             [

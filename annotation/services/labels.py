@@ -82,15 +82,6 @@ def answers_validate(stage: Stage, answers: dict[str, Answer]) -> dict[str, Answ
 
 
 def _assignment_for(*, stage: Stage, item: Item, annotator, phase: str) -> Assignment:
-    if phase == Phase.MAIN:
-        assignment = (
-            Assignment.objects.select_for_update()
-            .filter(stage=stage, item=item, annotator=annotator, phase=Phase.MAIN)
-            .first()
-        )
-        if assignment is None:
-            raise NoAssignment("This item is not assigned to you.")
-        return assignment
     if not TrainingItem.objects.filter(stage=stage, item=item, phase=phase).exists():
         raise NoAssignment(f"This item is not part of the stage's {phase}.")
     assignment, _ = Assignment.objects.get_or_create(
@@ -104,7 +95,14 @@ def _assignment_for(*, stage: Stage, item: Item, annotator, phase: str) -> Assig
 def labels_submit(
     *, annotator, stage: Stage, item: Item, phase: str, answers: dict[str, Answer], seconds: float = 0.0
 ) -> SubmitResult:
-    """Store the annotator's answers to one item. Refuses (StepRefused) anything out of training order."""
+    """Store the annotator's answers to one item. Refuses (StepRefused) anything out of training order.
+
+    Main labels have one door, `services.labelling.label_submit` (reservations, resolution of the item).
+    """
+    if phase == Phase.MAIN:
+        from .labelling import label_submit
+
+        return label_submit(annotator=annotator, stage=stage, item=item, answers=answers, seconds=seconds)
     enrollment = Enrollment.objects.filter(stage=stage, user=annotator).first()
     if enrollment is None:
         raise StepRefused("You are not enrolled in this stage.")
