@@ -14,7 +14,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from audits.models import Question, QuestionImport
@@ -117,6 +117,8 @@ def test_generic_record_with_a_field_of_the_wrong_type(line, field_and_value):
     field=st.sampled_from(["question", "correct_answer"]),
 )
 def test_sciq_item_with_a_field_of_the_wrong_type(value, field):
+    # An answer may be a number (records.require_answer keeps its JSON spelling); a boolean may not.
+    assume(not (field == "correct_answer" and isinstance(value, int) and not isinstance(value, bool)))
     items = sciq_items(2)
     items[1][field] = value
     rejected("sciq", json.dumps(items).encode(), "sciq.json")
