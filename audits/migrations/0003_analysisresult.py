@@ -5,28 +5,42 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('audits', '0002_engine'),
+        ("audits", "0002_engine"),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='AnalysisResult',
+            name="AnalysisResult",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('parameters_hash', models.CharField(max_length=64)),
-                ('parameters', models.JSONField(help_text='audits.fairness.AnalysisParameters as a dict.')),
-                ('scores_fingerprint', models.CharField(help_text='Of the scores the result was computed from.', max_length=64)),
-                ('result', models.JSONField(help_text='Rows of the judge-scored and conversation-level contrast tables.')),
-                ('n_scores', models.PositiveIntegerField(default=0, help_text='Dialogue scores analysed.')),
-                ('seconds', models.FloatField(default=0.0, help_text='Time the analysis took.')),
-                ('computed_at', models.DateTimeField(auto_now=True)),
-                ('audit', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='analysis_results', to='audits.audit')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("parameters_hash", models.CharField(max_length=64)),
+                ("parameters", models.JSONField(help_text="audits.fairness.AnalysisParameters as a dict.")),
+                (
+                    "scores_fingerprint",
+                    models.CharField(help_text="Of the scores the result was computed from.", max_length=64),
+                ),
+                (
+                    "result",
+                    models.JSONField(help_text="Rows of the judge-scored and conversation-level contrast tables."),
+                ),
+                ("n_scores", models.PositiveIntegerField(default=0, help_text="Dialogue scores analysed.")),
+                ("seconds", models.FloatField(default=0.0, help_text="Time the analysis took.")),
+                ("computed_at", models.DateTimeField(auto_now=True)),
+                (
+                    "audit",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="analysis_results", to="audits.audit"
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-computed_at', '-id'],
-                'constraints': [models.UniqueConstraint(fields=('audit', 'parameters_hash'), name='analysis_result_unique_parameters')],
+                "ordering": ["-computed_at", "-id"],
+                "constraints": [
+                    models.UniqueConstraint(
+                        fields=("audit", "parameters_hash"), name="analysis_result_unique_parameters"
+                    )
+                ],
             },
         ),
     ]
