@@ -33,6 +33,7 @@ from .records import (
     content_hash,
     no_progress,
     optional_text,
+    reject_nul,
     require_answer,
     require_object,
     require_text,
@@ -63,6 +64,7 @@ def detect_format(filename: str, facts: FileFacts, requested: str = "auto") -> s
 
 def parse_record(location: str, raw, *, from_csv: bool = False) -> QuestionData:
     record = require_object(raw, location=location)
+    reject_nul(record, location=location)
     if from_csv:
         record = _decode_csv_cells(record, location)
     domain = require_text(record, "domain", location=location).strip().lower()

@@ -29,6 +29,7 @@ from .records import (
     QuestionData,
     no_progress,
     optional_text,
+    reject_nul,
     require_answer,
     require_object,
     require_text,
@@ -106,6 +107,7 @@ class Round:
 def parse_problem(location: str, problem_id: str, raw) -> tuple[dict, dict[str, list[Round]]]:
     """Validate one problem; returns its fields and its dialogues (id → rounds)."""
     record = require_object(raw, location=location)
+    reject_nul({"id": problem_id, **record}, location=location)
     fields = {
         "question": require_text(record, "question", location=location),
         "answer": require_answer(record, "answer", location=location),

@@ -143,6 +143,8 @@ def question_import_run(
 
 
 def _mark_failed(question_import: QuestionImport, message: str) -> None:
+    # An error may quote the file, and PostgreSQL text cannot hold NUL: show it the way Python writes it.
+    message = message.replace("\x00", "\\x00")
     QuestionImport.objects.filter(pk=question_import.pk).update(
         status=QuestionImport.Status.FAILED, phase="", error=message, finished_at=timezone.now()
     )

@@ -216,3 +216,27 @@ def test_wrong_encoding(source, encoding):
 @given(source=st.sampled_from(SOURCES), content=st.binary(min_size=1, max_size=400))
 def test_random_bytes(source, content):
     rejected(source, content, "random.csv" if source == "csv" else "random.json")
+
+
+@pytest.mark.parametrize("source", ["jsonl", "sciq", "socrateach"])
+def test_a_nul_character_is_refused_with_its_field(source):
+    """PostgreSQL stores no NUL in text or JSON; found by this drill's random bytes on PostgreSQL."""
+    if source == "jsonl":
+        record = {"domain": "physics", "text": "What is g?", "answer": "9.8", "metadata": {"note": "a\x00b"}}
+        content, name, field = json.dumps(record) + "\n", "nul.jsonl", "metadata"
+    elif source == "sciq":
+        items = sciq_items(1)
+        items[0]["support"] = "bad \x00 byte"
+        content, name, field = json.dumps(items), "nul.json", "support"
+    else:
+        problems = json.loads(socrateach_file(2))
+        first = next(iter(problems))
+        problems[first]["question"] = "x\x00y"
+        content, name, field = json.dumps(problems), "nul.json", "question"
+    failed = rejected(source, content.encode(), name)
+    assert "NUL" in failed.error and f"'{field}'" in failed.error, failed.error
+
+
+def test_an_error_quoting_a_nul_byte_is_stored():
+    failed = rejected("jsonl", b" \x00\x00 not a question file", "nul.jsonl")
+    assert "\x00" not in failed.error and "\\x00" in failed.error
