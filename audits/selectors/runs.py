@@ -93,10 +93,14 @@ def audit_progress(*, audit: Audit) -> dict:
 
 
 def audit_list(*, user=None):
-    return Audit.objects.annotate(
-        n_dialogues=Count("dialogues"),
-        n_done=Count("dialogues", filter=Q(dialogues__status=Dialogue.Status.DONE)),
-    ).select_related("student_endpoint", "judge_endpoint")
+    return (
+        Audit.objects.annotate(
+            n_dialogues=Count("dialogues"),
+            n_done=Count("dialogues", filter=Q(dialogues__status=Dialogue.Status.DONE)),
+        )
+        .select_related("student_endpoint", "judge_endpoint")
+        .order_by("-pk")
+    )
 
 
 def dialogue_transcript(*, dialogue: Dialogue) -> dict:

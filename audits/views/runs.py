@@ -21,6 +21,9 @@ from edufair_web.accounts.permissions import ResearcherRequiredMixin
 
 
 class ModelEndpointForm(forms.ModelForm):
+    # A base URL typed without a scheme is taken as https (Django 6's default; said explicitly now).
+    base_url = ModelEndpoint._meta.get_field("base_url").formfield(assume_scheme="https")
+
     class Meta:
         model = ModelEndpoint
         fields = [

@@ -2,6 +2,7 @@
 
 from django.contrib import admin
 from django.core.exceptions import PermissionDenied
+from django.db import models
 
 from .roles import RESEARCHER, has_role
 
@@ -32,6 +33,9 @@ class ResearcherAdminSite(admin.AdminSite):
 
 class ResearcherModelAdmin(admin.ModelAdmin):
     """Base for every model's admin: researchers may view and edit everything the app stores."""
+
+    # A URL typed without a scheme is taken as https (Django 6's default; said explicitly now).
+    formfield_overrides = {models.URLField: {"assume_scheme": "https"}}
 
     def has_module_permission(self, request) -> bool:
         return has_role(request.user, RESEARCHER)
