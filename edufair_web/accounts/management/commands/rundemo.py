@@ -53,6 +53,8 @@ class Command(BaseCommand):
             [sys.executable, "manage.py", "runserver", f"{host}:{port}", "--noreload"], env=env, cwd=settings.BASE_DIR
         )
         self.stdout.write(self.style.SUCCESS(f"\nEduFair Web demo on http://{host}:{port}/ — Ctrl-C stops it.\n"))
+        # Piped output (a log file, CI) is block-buffered: show the log-ins now, not when the demo stops.
+        self.stdout.flush()
 
         stopping = False
 

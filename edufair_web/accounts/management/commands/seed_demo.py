@@ -20,6 +20,6 @@ class Command(BaseCommand):
         for app in APPS_WITH_DEMO_CONTENT:
             if find_spec(f"{app}.demo") is not None:
                 import_module(f"{app}.demo").demo_seed(stdout=self.stdout)
-        self.stdout.write("\nDemo log-ins (http://127.0.0.1:8000/accounts/login/):")
+        self.stdout.write("\nDemo log-ins (log in at /accounts/login/):")
         for username, role, password in users:
             self.stdout.write(f"  {role:<12} user: {username:<12} password: {password}")
