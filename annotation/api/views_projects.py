@@ -50,6 +50,26 @@ def _setup_error(exc: Exception) -> ValidationError:
     return ValidationError({"detail": str(exc)})
 
 
+class QueryFilterMixin:
+    """Narrows a viewset's list by id query parameters, e.g. `?project=3` → `filter(project_id=3)`.
+
+    A value that is not an id is a 400 naming the parameter, not a database error.
+    """
+
+    query_filters: dict[str, str] = {}
+
+    def get_queryset(self):
+        qs = super().get_queryset()
+        for param, lookup in self.query_filters.items():
+            value = self.request.query_params.get(param, "")
+            if not value:
+                continue
+            if not value.isdigit():
+                raise ValidationError({param: "Expected an id (a whole number)."})
+            qs = qs.filter(**{lookup: int(value)})
+        return qs
+
+
 class ProjectViewSet(viewsets.ModelViewSet):
     queryset = AnnotationProject.objects.all().order_by("-created_at", "-id")
     serializer_class = ProjectSerializer
@@ -108,48 +128,36 @@ class ProjectViewSet(viewsets.ModelViewSet):
         return Response(report.as_dict(), status=status.HTTP_201_CREATED)
 
 
-class LabelQuestionViewSet(viewsets.ModelViewSet):
+class LabelQuestionViewSet(QueryFilterMixin, viewsets.ModelViewSet):
     queryset = LabelQuestion.objects.all()
     serializer_class = LabelQuestionSerializer
     permission_classes = [IsResearcher]
 
-    def get_queryset(self):
-        qs = super().get_queryset()
-        project = self.request.query_params.get("project")
-        return qs.filter(project_id=project) if project else qs
+    query_filters = {"project": "project_id"}
 
 
-class ItemViewSet(viewsets.ModelViewSet):
+class ItemViewSet(QueryFilterMixin, viewsets.ModelViewSet):
     queryset = Item.objects.all()
     serializer_class = ItemSerializer
     permission_classes = [IsResearcher]
 
-    def get_queryset(self):
-        qs = super().get_queryset()
-        project = self.request.query_params.get("project")
-        return qs.filter(project_id=project) if project else qs
+    query_filters = {"project": "project_id"}
 
 
-class GoldLabelViewSet(viewsets.ModelViewSet):
+class GoldLabelViewSet(QueryFilterMixin, viewsets.ModelViewSet):
     queryset = GoldLabel.objects.select_related("question")
     serializer_class = GoldLabelSerializer
     permission_classes = [IsResearcher]
 
-    def get_queryset(self):
-        qs = super().get_queryset()
-        project = self.request.query_params.get("project")
-        return qs.filter(item__project_id=project) if project else qs
+    query_filters = {"project": "item__project_id"}
 
 
-class StageViewSet(viewsets.ModelViewSet):
+class StageViewSet(QueryFilterMixin, viewsets.ModelViewSet):
     queryset = Stage.objects.prefetch_related("questions")
     serializer_class = StageSerializer
     permission_classes = [IsResearcher]
 
-    def get_queryset(self):
-        qs = super().get_queryset()
-        project = self.request.query_params.get("project")
-        return qs.filter(project_id=project) if project else qs
+    query_filters = {"project": "project_id"}
 
     @extend_schema(request=TrainingSetChooseSerializer, responses=None)
     @action(detail=True, methods=["post"], url_path="choose-training-set")
@@ -171,17 +179,13 @@ class StageViewSet(viewsets.ModelViewSet):
         return Response(TrainingItemSerializer(items, many=True).data)
 
 
-class GuidelineViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
+class GuidelineViewSet(QueryFilterMixin, mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
     """Guidelines are versioned: creating one publishes the stage's next version (never edits an old one)."""
 
     queryset = Guideline.objects.all()
     serializer_class = GuidelineSerializer
     permission_classes = [IsResearcher]
-
-    def get_queryset(self):
-        qs = super().get_queryset()
-        stage = self.request.query_params.get("stage")
-        return qs.filter(stage_id=stage) if stage else qs
+    query_filters = {"stage": "stage_id"}
 
     def perform_create(self, serializer):
         data = serializer.validated_data
@@ -193,15 +197,11 @@ class GuidelineViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
             raise _setup_error(exc) from exc
 
 
-class WorkedExampleViewSet(viewsets.ModelViewSet):
+class WorkedExampleViewSet(QueryFilterMixin, viewsets.ModelViewSet):
     queryset = WorkedExample.objects.all()
     serializer_class = WorkedExampleSerializer
     permission_classes = [IsResearcher]
-
-    def get_queryset(self):
-        qs = super().get_queryset()
-        stage = self.request.query_params.get("stage")
-        return qs.filter(stage_id=stage) if stage else qs
+    query_filters = {"stage": "stage_id"}
 
     def perform_create(self, serializer):
         data = serializer.validated_data

@@ -114,3 +114,13 @@ def test_label_validation_errors_name_the_question(annotator_client, annotator):
         {"item": s.qualification_items[0].pk, "phase": "pilot", "answers": {"valid": {"value": "yes"}}},
     )  # noqa: E501
     assert not_pilot.status_code == 404
+
+
+def test_list_filters_take_ids_and_refuse_anything_else(client, researcher):
+    """`?project=` / `?stage=` narrow the lists; a value that is not an id is a 400 naming the parameter."""
+    client.force_login(researcher)
+    assert client.get("/api/annotation/items/?project=999999").json()["results"] == []
+    for url in ("/api/annotation/items/?project=abc", "/api/annotation/guidelines/?stage=1;DROP"):
+        response = client.get(url)
+        assert response.status_code == 400
+        assert list(response.json()) == [url.split("?")[1].split("=")[0]]
