@@ -23,6 +23,7 @@ from .models import (
     TrainingItem,
     WorkedExample,
 )
+from .workflow.assignment import main_labelling_started
 
 
 @admin.register(AnnotationProject)
@@ -50,6 +51,12 @@ class StageAdmin(ResearcherModelAdmin):
     list_display = ("name", "project", "order", "overlap", "resolution_policy", "pay_rate_per_hour", "pilot_size")
     list_filter = ("project",)
     filter_horizontal = ("questions",)
+
+    def get_readonly_fields(self, request, obj=None):
+        fields = super().get_readonly_fields(request, obj)
+        if obj is not None and main_labelling_started(obj):
+            return (*fields, "overlap")  # fixed once items hold labels (see workflow.assignment)
+        return fields
 
 
 @admin.register(Guideline)

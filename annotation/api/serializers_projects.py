@@ -14,6 +14,7 @@ from annotation.models import (
     TrainingItem,
     WorkedExample,
 )
+from annotation.workflow.assignment import main_labelling_started
 
 
 class ProjectSerializer(serializers.ModelSerializer):
@@ -122,6 +123,13 @@ class StageSerializer(serializers.ModelSerializer):
         for question in attrs.get("questions", []):
             if project and question.project_id != project.id:
                 raise serializers.ValidationError({"questions": f"{question.key} belongs to another project."})
+        changes_overlap = (
+            self.instance is not None and attrs.get("overlap", self.instance.overlap) != self.instance.overlap
+        )
+        if changes_overlap and main_labelling_started(self.instance):
+            raise serializers.ValidationError(
+                {"overlap": "The overlap cannot change once main labelling has started: items already hold labels."}
+            )
         return attrs
 
 

@@ -29,7 +29,15 @@ class Assignment(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["stage", "item", "annotator"], name="annotation_assignment_unique")
         ]
-        indexes = [models.Index(fields=["stage", "annotator", "phase"], name="annotation_assign_who_idx")]
+        indexes = [
+            models.Index(fields=["stage", "annotator", "phase"], name="annotation_assign_who_idx"),
+            # Open reservations are few (one per annotator at work): expiry checks read only them.
+            models.Index(
+                fields=["stage", "reserved_until"],
+                condition=models.Q(submitted_at__isnull=True),
+                name="annotation_assign_open_idx",
+            ),
+        ]
 
     def __str__(self) -> str:
         return f"{self.annotator} · {self.item_id} · {self.phase}"

@@ -3,10 +3,13 @@ item's taken slots (live reservations + submitted labels) and says where its res
 
 `MainItem.slots_taken` is what keeps an item at exactly N labels under concurrency: a slot is taken by a
 compare-and-swap ``UPDATE … SET slots_taken = slots_taken + 1 WHERE slots_taken < N`` on a row locked
-with ``select_for_update(skip_locked=True)`` (PostgreSQL) or inside SQLite's IMMEDIATE write lock.
+with ``select_for_update(skip_locked=True)`` (PostgreSQL) or inside SQLite's IMMEDIATE write lock. The same
+statement keeps `MainItem.has_free_slot`, whose partial index lets "the first open item" be read straight
+off an index however many items are already full.
 """
 
 from django.db import models
+from django.db.models import Q
 
 from .projects import Item, Stage
 
@@ -44,6 +47,7 @@ class MainItem(models.Model):
     item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="main_entries")
     position = models.PositiveIntegerField(default=0, help_text="Order of the item for the in-order strategy.")
     slots_taken = models.PositiveSmallIntegerField(default=0, help_text="Live reservations + submitted labels.")
+    has_free_slot = models.BooleanField(default=True, help_text="slots_taken < the stage's overlap.")
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.LABELLING)
     resolved_at = models.DateTimeField(null=True, blank=True)
 
@@ -51,7 +55,9 @@ class MainItem(models.Model):
         ordering = ["stage", "position", "id"]
         constraints = [models.UniqueConstraint(fields=["stage", "item"], name="annotation_main_item_unique")]
         indexes = [
-            models.Index(fields=["stage", "slots_taken", "position"], name="annotation_main_open_idx"),
+            models.Index(
+                fields=["stage", "position", "id"], condition=Q(has_free_slot=True), name="annotation_main_free_idx"
+            ),
             models.Index(fields=["stage", "status"], name="annotation_main_status_idx"),
         ]
 

@@ -133,3 +133,48 @@ def test_balanced_strategy_spreads_labels_over_subject_and_category(make_user):
         first_four.append((assignment.item.subject, assignment.item.category))
         label_submit(annotator=user, stage=s.stage, item=assignment.item, answers=answers(s, "yes"))
     assert len(set(first_four)) == 4  # one item from each subject × category cell
+
+
+def test_the_free_slot_flag_follows_the_slot_count_through_claims_and_reclaims(make_user):
+    """`has_free_slot` is what the partial index reads: it must equal slots_taken < overlap at every step."""
+    s = build_main_stage(items=2, overlap=2)
+    stage_labelling_configure(stage=s.stage, reservation_minutes=10)
+    a, b, c, d = (make_user("annotator") for _ in range(4))
+    for user in (a, b, c, d):
+        pass_gate(s.stage, user)
+
+    def flags():
+        rows = MainItem.objects.filter(stage=s.stage).order_by("position")
+        assert all(row.has_free_slot == (row.slots_taken < 2) for row in rows)
+        return [(row.slots_taken, row.has_free_slot) for row in rows]
+
+    now = timezone.now()
+    next_assignment(stage=s.stage, annotator=a, now=now)
+    assert flags() == [(1, True), (0, True)]
+    next_assignment(stage=s.stage, annotator=b, now=now)
+    assert flags() == [(2, False), (0, True)]  # full: out of the index, so C is given the second item
+    assert next_assignment(stage=s.stage, annotator=c, now=now + timedelta(minutes=5)).item_id == s.items[1].pk
+    assert flags() == [(2, False), (1, True)]
+    # A's and B's reservations expire; D's request reclaims both, so the first item is open again and D gets it.
+    assert next_assignment(stage=s.stage, annotator=d, now=now + timedelta(minutes=11)).item_id == s.items[0].pk
+    assert flags() == [(1, True), (1, True)]
+
+
+def test_the_overlap_is_fixed_once_main_labelling_has_started(researcher_client, make_user):
+    from django.urls import reverse
+
+    s = build_main_stage(items=2, overlap=2)
+    url = f"/api/annotation/stages/{s.stage.pk}/"
+    assert researcher_client.patch(url, {"overlap": 3}, content_type="application/json").status_code == 200
+    user = make_user("annotator")
+    pass_gate(s.stage, user)
+    label_next(annotator=user, stage=s.stage)
+    response = researcher_client.patch(url, {"overlap": 2}, content_type="application/json")
+    assert response.status_code == 400
+    assert "cannot change once main labelling has started" in response.json()["overlap"][0]
+    s.stage.refresh_from_db()
+    assert s.stage.overlap == 3
+    # Other fields still change; the admin shows the overlap read-only.
+    assert researcher_client.patch(url, {"name": "Renamed"}, content_type="application/json").status_code == 200
+    page = researcher_client.get(reverse("admin:annotation_stage_change", args=[s.stage.pk])).content.decode()
+    assert 'name="overlap"' not in page and 'name="name"' in page

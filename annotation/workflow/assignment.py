@@ -6,7 +6,9 @@ reserves a new item for the stage's reservation time. The order of preference co
 strategies (`annotation.workflow.strategies`); the claim itself is made here:
 
 - every (stage, item) has a `MainItem` row whose ``slots_taken`` counts live reservations and submitted
-  labels; a slot is taken with a compare-and-swap ``UPDATE … WHERE slots_taken < N`` and a row-count check;
+  labels; a slot is taken with a compare-and-swap ``UPDATE … WHERE slots_taken < N`` and a row-count check,
+  which also keeps ``has_free_slot`` (its partial index finds the first open row without walking the full
+  ones, so a request costs the same at the first item and at the twenty-thousandth);
 - on PostgreSQL, candidate rows are locked with ``select_for_update(skip_locked=True)``, so concurrent
   annotators take *different* rows instead of queueing behind one another;
 - on SQLite (the embedded default), ``select_for_update`` does nothing, but every transaction starts with
@@ -24,7 +26,7 @@ import time
 from datetime import timedelta
 
 from django.db import IntegrityError, connection, transaction
-from django.db.models import Case, F, IntegerField, Value, When
+from django.db.models import BooleanField, Case, F, IntegerField, Value, When
 from django.utils import timezone
 
 from annotation.models import Assignment, Item, MainItem, Phase, Stage, StageLabelling, TrainingItem, WorkedExample
@@ -50,6 +52,14 @@ def labelling_settings(stage: Stage) -> StageLabelling:
         return stage.labelling
     except StageLabelling.DoesNotExist:
         return StageLabelling(stage=stage)
+
+
+def main_labelling_started(stage: Stage) -> bool:
+    """Whether any main item was handed out; from then on the stage's overlap is fixed (the slot counts
+    and every resolution so far were made against it)."""
+    return MainItem.objects.filter(stage=stage, slots_taken__gt=0).exists() or (
+        Assignment.objects.filter(stage=stage, phase=Phase.MAIN).exists()
+    )
 
 
 def main_items_sync(stage: Stage) -> int:
@@ -102,7 +112,7 @@ def reclaim_expired(*, stage: Stage, now) -> int:
     Assignment.objects.filter(pk__in=[pk for pk, _ in expired]).delete()
     for _, item_id in expired:  # in item order, so two reclaimers never wait on each other in a cycle
         MainItem.objects.filter(stage=stage, item_id=item_id, slots_taken__gt=0).update(
-            slots_taken=F("slots_taken") - 1
+            slots_taken=F("slots_taken") - 1, has_free_slot=True
         )
     return len(expired)
 
@@ -135,7 +145,7 @@ def _open_rows(stage: Stage, annotator, lost: set[int]):
     """Main-item rows with a free slot that this annotator never had."""
     mine = Assignment.objects.filter(stage=stage, annotator=annotator).values("item_id")
     return (
-        MainItem.objects.filter(stage=stage, slots_taken__lt=stage.overlap)
+        MainItem.objects.filter(stage=stage, has_free_slot=True, slots_taken__lt=stage.overlap)
         .exclude(item_id__in=mine)
         .exclude(pk__in=lost)
     )
@@ -145,7 +155,7 @@ def _preferred(stage: Stage, annotator, settings: StageLabelling, lost: set[int]
     """(main-item row id, item id) of open rows, in the order the random or balanced strategy prefers."""
     rows = MainItem.objects.filter(stage=stage).exclude(pk__in=lost)
     if settings.strategy != BALANCED:  # balanced measures coverage over every item, full ones included
-        rows = rows.filter(slots_taken__lt=stage.overlap)
+        rows = rows.filter(has_free_slot=True)
     rows = list(
         rows.order_by("position", "id").values_list("pk", "item_id", "item__subject", "item__category", "slots_taken")
     )
@@ -166,19 +176,25 @@ def _preferred(stage: Stage, annotator, settings: StageLabelling, lost: set[int]
     return [(pk_of[item_id], item_id) for item_id in ordered]
 
 
-def _lock_one(stage: Stage, annotator, settings: StageLabelling, lost: set[int]) -> tuple[int, int] | None | bool:
-    """Lock the most preferred open row nobody else holds: (row id, item id); None when no open row
-    exists for this annotator; False when open rows exist but all are held by others right now.
+def _locking(rows):
+    """``rows`` locked as they are read, rows other transactions hold skipped, each with its item."""
+    return rows.select_for_update(skip_locked=True, of=("self",)).select_related("item")
 
-    One row is locked per request — locking a batch would hold rows other annotators need.
+
+def _lock_one(stage: Stage, annotator, settings: StageLabelling, lost: set[int]) -> MainItem | None | bool:
+    """Lock the most preferred open row nobody else holds (its item loaded by the same statement); None
+    when no open row exists for this annotator; False when open rows exist but all are held by others
+    right now.
+
+    One row is locked per request — locking a batch would hold rows other annotators need. Only the
+    `MainItem` row is locked (``of=("self",)``), never the item it points to.
     """
     open_rows = _open_rows(stage, annotator, lost)
     if settings.strategy == IN_ORDER:
         # The database orders, filters and locks in one statement.
-        row = open_rows.select_for_update(skip_locked=True).order_by("position", "id").values_list("pk", "item_id")[:1]
-        found = list(row)
-        if found:
-            return found[0]
+        found = _locking(open_rows).order_by("position", "id").first()
+        if found is not None:
+            return found
         return False if open_rows.exists() else None
     preferred = _preferred(stage, annotator, settings, lost)
     if not preferred:
@@ -186,14 +202,12 @@ def _lock_one(stage: Stage, annotator, settings: StageLabelling, lost: set[int])
     for start in range(0, len(preferred), PREFERENCE_WINDOW):
         window = preferred[start : start + PREFERENCE_WINDOW]
         rank = Case(*[When(pk=pk, then=Value(i)) for i, (pk, _) in enumerate(window)], output_field=IntegerField())
-        found = list(
-            MainItem.objects.select_for_update(skip_locked=True)
-            .filter(pk__in=[pk for pk, _ in window], slots_taken__lt=stage.overlap)
-            .order_by(rank)
-            .values_list("pk", "item_id")[:1]
+        rows = MainItem.objects.filter(
+            pk__in=[pk for pk, _ in window], has_free_slot=True, slots_taken__lt=stage.overlap
         )
-        if found:
-            return found[0]
+        found = _locking(rows).order_by(rank).first()
+        if found is not None:
+            return found
     return False
 
 
@@ -213,24 +227,29 @@ def _claim(*, stage: Stage, annotator, until) -> Assignment | None:
         if row is False:
             time.sleep(min(BUSY_PAUSE * 2**attempt, MAX_BUSY_PAUSE))
             continue
-        pk, item_id = row
-        assignment = _take_slot(stage=stage, main_item_pk=pk, item_id=item_id, annotator=annotator, until=until)
+        assignment = _take_slot(stage=stage, main_item=row, annotator=annotator, until=until)
         if assignment is not None:
             return assignment
-        lost.add(pk)
+        lost.add(row.pk)
     raise AssignmentBusy("Every open item is being handed out to someone else right now; try again.")
 
 
-def _take_slot(*, stage: Stage, main_item_pk: int, item_id: int, annotator, until) -> Assignment | None:
+def _take_slot(*, stage: Stage, main_item: MainItem, annotator, until) -> Assignment | None:
     try:
         with transaction.atomic():
-            taken = MainItem.objects.filter(pk=main_item_pk, slots_taken__lt=stage.overlap).update(
-                slots_taken=F("slots_taken") + 1
+            # SET reads the row as it was: a free slot remains if there were two or more before this one.
+            taken = MainItem.objects.filter(pk=main_item.pk, slots_taken__lt=stage.overlap).update(
+                slots_taken=F("slots_taken") + 1,
+                has_free_slot=Case(
+                    When(slots_taken__lt=stage.overlap - 1, then=Value(True)),
+                    default=Value(False),
+                    output_field=BooleanField(),
+                ),
             )
             if taken != 1:
                 return None
             return Assignment.objects.create(
-                stage=stage, item_id=item_id, annotator=annotator, phase=Phase.MAIN, reserved_until=until
+                stage=stage, item=main_item.item, annotator=annotator, phase=Phase.MAIN, reserved_until=until
             )
     except IntegrityError:
         # This annotator already has the item (two of their own requests raced): the savepoint rolled
