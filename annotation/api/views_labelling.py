@@ -5,6 +5,7 @@ conflict dispositions, and the project's report and label exports (researchers).
 Labelling stays blind: the next-item answer carries the item and the questions only, never other labels.
 """
 
+from django.db.models import prefetch_related_objects
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import extend_schema
@@ -21,12 +22,13 @@ from annotation.services.labelling import (
     ReservationExpired,
     label_next,
     label_submit,
-    labelling_progress,
+    main_labelling_check,
     stage_labelling_configure,
 )
 from annotation.services.labels import Answer, LabelInvalid, NoAssignment
 from annotation.views.common import label_form_questions
-from annotation.workflow.assignment import labelling_settings
+from annotation.workflow.assignment import AssignmentBusy, labelling_settings
+from annotation.workflow.main_queries import LabellingAccess
 from annotation.workflow.resolution import ResolutionRefused
 from annotation.workflow.training import StepRefused
 from edufair_web.accounts.permissions import IsAdjudicator, IsAnnotator, IsResearcher
@@ -50,22 +52,32 @@ def _answers(raw: dict) -> dict[str, Answer]:
     }
 
 
-def _progress(request, stage) -> dict:
-    return {"mine": labelling_progress(annotator=request.user, stage=stage, stage_wide=False).mine}
+def _checked_access(request, stage_pk) -> LabellingAccess:
+    """The stage and the caller's standing in it, if they may label its main items now (404 / 403 otherwise)."""
+    try:
+        return main_labelling_check(annotator=request.user, stage_id=stage_pk)
+    except Stage.DoesNotExist as exc:
+        raise NotFound("No such stage.") from exc
+    except StepRefused as exc:
+        raise PermissionDenied(str(exc)) from exc
 
 
 class MainNextAPIView(APIView):
-    """Your current main item in the stage (the same one until you submit it); 204 when none is left."""
+    """Your current main item in the stage (the same one until you submit it); 204 when none is left;
+    503 with Retry-After when every open item is being handed out to others at this instant."""
 
     permission_classes = [IsAnnotator]
 
     @extend_schema(responses=None)
     def get(self, request, stage_pk):
-        stage = get_object_or_404(Stage.objects.select_related("labelling"), pk=stage_pk)
+        checked = _checked_access(request, stage_pk)
+        stage = checked.stage
         try:
-            assignment = label_next(annotator=request.user, stage=stage)
-        except StepRefused as exc:
-            raise PermissionDenied(str(exc)) from exc
+            assignment = label_next(annotator=request.user, stage=stage, checked=checked)
+        except AssignmentBusy as exc:
+            return Response(
+                {"detail": str(exc)}, status=status.HTTP_503_SERVICE_UNAVAILABLE, headers={"Retry-After": "1"}
+            )
         if assignment is None:
             return Response(status=status.HTTP_204_NO_CONTENT)
         return Response(
@@ -74,7 +86,7 @@ class MainNextAPIView(APIView):
                 "reserved_until": assignment.reserved_until,
                 "item": AnnotatorItemSerializer(assignment.item).data,
                 "questions": label_form_questions(stage),
-                "progress": _progress(request, stage),
+                "progress": {"mine": checked.main_submitted},
             }
         )
 
@@ -87,25 +99,24 @@ class MainSubmitAPIView(APIView):
 
     @extend_schema(request=MainSubmitSerializer, responses=None)
     def post(self, request, stage_pk):
-        # Prefetched questions serve both the validation and the stored labels.
-        stage = get_object_or_404(Stage.objects.prefetch_related("questions"), pk=stage_pk)
+        checked = _checked_access(request, stage_pk)
+        stage = checked.stage
+        prefetch_related_objects([stage], "questions")  # serve both the validation and the stored labels
         serializer = MainSubmitSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
-        item = Item.objects.filter(pk=data["item"], project_id=stage.project_id).first()
-        if item is None:
-            raise NotFound("No such item in this project.")
         try:
             result = label_submit(
                 annotator=request.user,
                 stage=stage,
-                item=item,
+                item=data["item"],
                 answers=_answers(data["answers"]),
                 seconds=data["seconds"],
+                checked=checked,
             )
-        except StepRefused as exc:
-            raise PermissionDenied(str(exc)) from exc
         except ReservationExpired as exc:
+            if not Item.objects.filter(pk=data["item"], project_id=stage.project_id).exists():
+                raise NotFound("No such item in this project.") from exc
             return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
         except NoAssignment as exc:
             raise NotFound(str(exc)) from exc

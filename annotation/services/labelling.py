@@ -11,14 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from django.db import transaction
-from django.db.models import Exists, OuterRef, Subquery
 from django.utils import timezone
 
 from annotation.models import (
     Assignment,
-    Enrollment,
-    Guideline,
-    GuidelineConfirmation,
     Item,
     Label,
     MainItem,
@@ -33,7 +29,9 @@ from annotation.services.labels import (
     SubmitResult,
     answers_validate,
 )
+from annotation.workflow import main_queries
 from annotation.workflow.assignment import main_items_sync, next_assignment
+from annotation.workflow.main_queries import LabellingAccess
 from annotation.workflow.resolution import item_resolve_if_complete
 from annotation.workflow.training import Action, StepRefused, TrainingProgress, check_action
 
@@ -54,30 +52,23 @@ class LabellingProgress:
         return self.labels_done / self.labels_needed if self.labels_needed else 0.0
 
 
-def main_labelling_check(*, annotator, stage: Stage) -> Enrollment:
-    """The annotator's enrolment, if they may label main items now (passed, current guideline confirmed).
+def main_labelling_check(*, annotator, stage_id: int) -> LabellingAccess:
+    """The stage and the annotator's standing in it, if they may label its main items now (passed, current
+    guideline confirmed). Raises Stage.DoesNotExist (no such stage) or StepRefused.
 
-    The rule is the training step machine's (`check_action(…, LABEL_MAIN)`), fed from one query: main
-    labelling is the hot path, and that rule only needs the gate, the replacement and the guideline.
+    One statement (`workflow.main_queries.labelling_access`), because main labelling is the hot path; it
+    also brings the stage's assignment settings and the annotator's count of submitted items. The rule is
+    the training step machine's (`check_action(…, LABEL_MAIN)`), which here only needs the gate, the
+    replacement and the guideline.
     """
-    latest = Guideline.objects.filter(stage=stage).order_by("-version")
-    enrollment = (
-        Enrollment.objects.filter(stage=stage, user=annotator)
-        .annotate(
-            guideline_version=Subquery(latest.values("version")[:1]),
-            confirmed=Exists(
-                GuidelineConfirmation.objects.filter(
-                    enrollment=OuterRef("pk"), guideline=Subquery(latest.values("pk")[:1])
-                )
-            ),
-        )
-        .first()
-    )
-    if enrollment is None:
+    access = main_queries.labelling_access(stage_id=stage_id, annotator_id=annotator.pk)
+    if access is None:
+        raise Stage.DoesNotExist(f"No stage {stage_id}.")
+    if not access.enrolled:
         raise StepRefused("You are not enrolled in this stage.")
     progress = TrainingProgress(
-        current_guideline_version=enrollment.guideline_version,
-        confirmed_current_guideline=enrollment.confirmed,
+        current_guideline_version=access.guideline_version,
+        confirmed_current_guideline=access.confirmed_current_guideline,
         examples_total=0,
         examples_seen=0,
         pilot_total=0,
@@ -85,38 +76,46 @@ def main_labelling_check(*, annotator, stage: Stage) -> Enrollment:
         norming_done=False,
         qualification_total=0,
         qualification_labelled=0,
-        gate_passed=enrollment.gate_passed,
-        replaced=enrollment.status == Enrollment.Status.REPLACED,
+        gate_passed=access.gate_passed,
+        replaced=access.replaced,
     )
     check_action(progress, Action.LABEL_MAIN)
-    return enrollment
+    return access
 
 
-def label_next(*, annotator, stage: Stage) -> Assignment | None:
-    """The item to label now (the same one until it is submitted), or None when nothing is left."""
-    main_labelling_check(annotator=annotator, stage=stage)
+def label_next(*, annotator, stage: Stage, checked: LabellingAccess | None = None) -> Assignment | None:
+    """The item to label now (the same one until it is submitted), or None when nothing is left.
+
+    ``checked``: what `main_labelling_check` returned, when the caller already made that check.
+    """
+    if checked is None:
+        main_labelling_check(annotator=annotator, stage_id=stage.pk)
     return next_assignment(stage=stage, annotator=annotator)
 
 
 def label_submit(
-    *, annotator, stage: Stage, item: Item, answers: dict[str, Answer], seconds: float = 0.0
+    *,
+    annotator,
+    stage: Stage,
+    item: Item | int,
+    answers: dict[str, Answer],
+    seconds: float = 0.0,
+    checked: LabellingAccess | None = None,
 ) -> SubmitResult:
-    """Store the answers to a reserved main item; a repeated submit changes nothing (created=False).
+    """Store the answers to a reserved main item (``item``: the item or its id); a repeated submit changes
+    nothing (created=False). ``checked`` as for `label_next`.
 
     Validation is `services.labels.answers_validate`, the same as for pilot and qualification answers.
-    Raises StepRefused (not passed), LabelInvalid (answers), ReservationExpired.
+    Raises StepRefused (not passed), LabelInvalid (answers), ReservationExpired (no reservation of this
+    annotator on this item, which includes an item that is not in the stage).
     """
-    main_labelling_check(annotator=annotator, stage=stage)
+    if checked is None:
+        main_labelling_check(annotator=annotator, stage_id=stage.pk)
     answers_validate(stage, answers)
+    item_id = item if isinstance(item, int) else item.pk
     seconds = min(max(float(seconds or 0), 0.0), MAX_SECONDS_PER_ITEM)
     with transaction.atomic():
-        # Explicit order_by("pk"): the models' default ordering would join (and so lock) the stage row.
-        assignment = (
-            Assignment.objects.select_for_update()
-            .filter(stage=stage, item=item, annotator=annotator, phase=Phase.MAIN)
-            .order_by("pk")
-            .first()
-        )
+        assignment = main_queries.lock_assignment(stage_id=stage.pk, item_id=item_id, annotator_id=annotator.pk)
         if assignment is None:
             raise ReservationExpired(
                 "This item is no longer reserved for you (the reservation expired and it went to someone else)."
@@ -124,7 +123,7 @@ def label_submit(
         if assignment.submitted_at is not None:
             return SubmitResult(assignment=assignment, created=False)
         # Serialises the last labels of one item, so exactly one submit sees N and resolves it.
-        MainItem.objects.select_for_update().filter(stage=stage, item=item).order_by("pk").first()
+        main_item = main_queries.lock_main_item(stage_id=stage.pk, item_id=item_id)
         questions = {q.key: q for q in stage.questions.all()}
         Label.objects.bulk_create(
             [
@@ -144,7 +143,7 @@ def label_submit(
         now = timezone.now()
         Assignment.objects.filter(pk=assignment.pk, submitted_at__isnull=True).update(submitted_at=now)
         assignment.submitted_at = now
-        item_resolve_if_complete(stage=stage, item=item)
+        item_resolve_if_complete(stage=stage, item_id=item_id, main_item=main_item)
         return SubmitResult(assignment=assignment, created=True)
 
 

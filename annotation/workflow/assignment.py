@@ -30,6 +30,7 @@ from django.db.models import BooleanField, Case, F, IntegerField, Value, When
 from django.utils import timezone
 
 from annotation.models import Assignment, Item, MainItem, Phase, Stage, StageLabelling, TrainingItem, WorkedExample
+from annotation.workflow import main_queries
 from annotation.workflow.strategies import BALANCED, IN_ORDER, CandidateItem, order_items
 
 DEFAULT_RESERVATION_MINUTES = 30
@@ -87,12 +88,7 @@ def _reservation_time(stage: Stage) -> timedelta:
 
 def current_reservation(*, stage: Stage, annotator) -> Assignment | None:
     """The annotator's main assignment in the stage that is handed out but not submitted, if any."""
-    return (
-        Assignment.objects.filter(stage=stage, annotator=annotator, phase=Phase.MAIN, submitted_at__isnull=True)
-        .select_related("item")
-        .order_by("id")
-        .first()
-    )
+    return main_queries.open_reservation(stage_id=stage.pk, annotator_id=annotator.pk)
 
 
 def reclaim_expired(*, stage: Stage, now) -> int:
@@ -101,12 +97,7 @@ def reclaim_expired(*, stage: Stage, now) -> int:
     The rows are locked first (skipping any a submit is holding), so a reservation is never deleted under
     a submit that is storing its labels; the submit then finds it gone and says the reservation expired.
     """
-    expired = list(
-        Assignment.objects.select_for_update(skip_locked=True)
-        .filter(stage=stage, phase=Phase.MAIN, submitted_at__isnull=True, reserved_until__lt=now)
-        .order_by("item_id")
-        .values_list("pk", "item_id")[:RECLAIM_BATCH]
-    )
+    expired = main_queries.lock_expired_reservations(stage_id=stage.pk, now=now, limit=RECLAIM_BATCH)
     if not expired:
         return 0
     Assignment.objects.filter(pk__in=[pk for pk, _ in expired]).delete()
@@ -189,13 +180,14 @@ def _lock_one(stage: Stage, annotator, settings: StageLabelling, lost: set[int])
     One row is locked per request — locking a batch would hold rows other annotators need. Only the
     `MainItem` row is locked (``of=("self",)``), never the item it points to.
     """
-    open_rows = _open_rows(stage, annotator, lost)
     if settings.strategy == IN_ORDER:
         # The database orders, filters and locks in one statement.
-        found = _locking(open_rows).order_by("position", "id").first()
-        if found is not None:
-            return found
-        return False if open_rows.exists() else None
+        item = main_queries.lock_first_open_item(
+            stage_id=stage.pk, annotator_id=annotator.pk, overlap=stage.overlap, skip=lost
+        )
+        if item is not None:
+            return MainItem(pk=item.main_item_pk, stage=stage, item=item)
+        return False if _open_rows(stage, annotator, lost).exists() else None
     preferred = _preferred(stage, annotator, settings, lost)
     if not preferred:
         return None

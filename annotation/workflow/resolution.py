@@ -17,6 +17,7 @@ from django.utils import timezone
 
 from annotation.agreement import UNSURE
 from annotation.models import Adjudication, Assignment, Item, Label, MainItem, Phase, Stage, Thread
+from annotation.workflow import main_queries
 from annotation.workflow import resolution_rules as rules
 
 POLICY_OF_STAGE = {
@@ -54,7 +55,7 @@ def item_labels(stage: Stage, item: Item) -> tuple[dict[str, dict[int, str]], di
     ).values_list("question__key", "assignment__annotator_id", "round", "value", "unsure")
     for key, annotator_id, round_, value, unsure in rows:
         (post if round_ == Label.Round.POST else pre)[key][annotator_id] = _label_value(value, unsure)
-    questions = stage.questions.values_list("key", flat=True)
+    questions = [q.key for q in stage.questions.all()]  # prefetched by the submit
     return {key: dict(pre.get(key, {})) for key in questions}, {key: dict(post.get(key, {})) for key in questions}
 
 
@@ -62,16 +63,20 @@ def _discussion(stage: Stage, item: Item) -> Thread | None:
     return Thread.objects.filter(stage=stage, item=item, kind=Thread.Kind.ADJUDICATION).first()
 
 
-def item_resolve(*, stage: Stage, item: Item) -> rules.ItemResolution:
+def item_resolve(*, stage: Stage, item: Item, main_item: MainItem | None = None) -> rules.ItemResolution:
     """Apply the stage's policy to the item's labels; record what is settled; set the item's status.
 
     Idempotent: questions already settled (an Adjudication exists) keep their decision. Call after a
-    label is submitted, after a discussion closes, and after a reviewer decides.
+    label is submitted, after a discussion closes, and after a reviewer decides. ``main_item``: the item's
+    row when the caller already holds its lock.
     """
     with transaction.atomic():
-        main_item = MainItem.objects.select_for_update().get(stage=stage, item=item)
+        if main_item is None:
+            main_item = MainItem.objects.select_for_update().get(stage=stage, item=item)
         pre, post = item_labels(stage, item)
-        thread = _discussion(stage, item)
+        # Only the discussion policy ever opens a discussion thread.
+        has_discussion = stage.resolution_policy == Stage.Resolution.DISCUSSION_SENIOR
+        thread = _discussion(stage, item) if has_discussion else None
         discussion_over = thread is not None and not thread.is_open
         decision = rules.resolve_item(
             pre,
@@ -81,17 +86,20 @@ def item_resolve(*, stage: Stage, item: Item) -> rules.ItemResolution:
         )
         questions = {q.key: q for q in stage.questions.all()}
         settled = set(Adjudication.objects.filter(stage=stage, item=item).values_list("question__key", flat=True))
-        for key, resolution in decision.questions.items():
-            if resolution.is_resolved and key not in settled:
-                Adjudication.objects.create(
-                    stage=stage,
-                    item=item,
-                    question=questions[key],
-                    method=resolution.method,
-                    final_value=resolution.final_value,
-                    note=AUTOMATIC_NOTES.get(resolution.method, ""),
-                )
-                settled.add(key)
+        newly_settled = [
+            Adjudication(
+                stage=stage,
+                item=item,
+                question=questions[key],
+                method=resolution.method,
+                final_value=resolution.final_value,
+                note=AUTOMATIC_NOTES.get(resolution.method, ""),
+            )
+            for key, resolution in decision.questions.items()
+            if resolution.is_resolved and key not in settled
+        ]
+        Adjudication.objects.bulk_create(newly_settled)
+        settled |= {adjudication.question.key for adjudication in newly_settled}
         pending = [key for key in decision.questions if key not in settled]
         step = decision.next_step if pending else rules.RESOLVED
         if step == rules.OPEN_DISCUSSION and thread is None:
@@ -109,12 +117,13 @@ def item_resolve(*, stage: Stage, item: Item) -> rules.ItemResolution:
         return decision
 
 
-def item_resolve_if_complete(*, stage: Stage, item: Item) -> bool:
-    """Resolve when the item has its N submitted labels (called by the submit, under the item's lock)."""
-    submitted = Assignment.objects.filter(stage=stage, item=item, phase=Phase.MAIN, submitted_at__isnull=False).count()
-    if submitted < stage.overlap:
+def item_resolve_if_complete(*, stage: Stage, item_id: int, main_item: MainItem | None) -> bool:
+    """Resolve when the item has its N submitted labels (called by the submit, under ``main_item``'s lock;
+    None when the assignment was made outside `next_assignment`, as the generic label door's tests do)."""
+    if main_queries.submitted_count(stage_id=stage.pk, item_id=item_id) < stage.overlap:
         return False
-    item_resolve(stage=stage, item=item)
+    item = main_item.item if main_item is not None else Item.objects.get(pk=item_id)
+    item_resolve(stage=stage, item=item, main_item=main_item)
     return True
 
 

@@ -22,6 +22,12 @@ def user_roles(user: User | AnonymousUser) -> set[str]:
     return cached
 
 
+def remember_roles(user: User, row) -> None:
+    """Cache on ``user`` the roles that ``row`` carries as ``has_role_<role>`` flags (read with the user by
+    `authentication.RoleTokenAuthentication`): what `user_roles` would otherwise query."""
+    user._edufair_roles = set(ROLES) if user.is_superuser else {r for r in ROLES if getattr(row, f"has_role_{r}")}
+
+
 def has_role(user: User | AnonymousUser, *roles: str) -> bool:
     return bool(user_roles(user) & set(roles))
 

@@ -1,0 +1,164 @@
+"""The reads that main labelling makes on every "next item" and "submit", written as SQL.
+
+With dozens of annotators at once these two requests are most of the site's traffic, and building a
+query through the ORM costs ≈0.5–2 ms of CPU here against ≈0.1–0.3 ms for the same statement as SQL
+(`benchmarks/RESULTS.md`, "Labelling under load"). So the statements are written once below, run through
+`Model.objects.raw` (which still converts column values the way each backend needs and builds model
+instances) and kept portable: the same text runs on PostgreSQL and on SQLite. Row locks
+(``FOR UPDATE … SKIP LOCKED``) are added only where the database has them; on SQLite every transaction
+already holds the write lock (``BEGIN IMMEDIATE``, see settings).
+
+Writes stay on the ORM; what the statements mean is documented where they are used
+(`workflow.assignment`, `services.labelling`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django.db import connection
+
+from annotation.models import Assignment, Enrollment, Item, MainItem, Phase, Stage, StageLabelling
+
+
+def _row_lock(of: str) -> str:
+    """``FOR UPDATE OF <alias> SKIP LOCKED`` where the database can lock rows, else nothing."""
+    return f" FOR UPDATE OF {of} SKIP LOCKED" if connection.features.has_select_for_update_skip_locked else ""
+
+
+def _wait_lock(of: str) -> str:
+    """``FOR UPDATE OF <alias>`` (waits for the holder) where the database can lock rows, else nothing."""
+    return f" FOR UPDATE OF {of}" if connection.features.has_select_for_update else ""
+
+
+def _flag(value) -> bool | None:
+    """A boolean read outside a model field (SQLite returns 0/1)."""
+    return None if value is None else bool(value)
+
+
+@dataclass(frozen=True)
+class LabellingAccess:
+    """What deciding "may this annotator label the stage's main items now?" needs, read in one statement."""
+
+    stage: Stage  # with its assignment settings cached (`workflow.assignment.labelling_settings`)
+    enrolled: bool
+    gate_passed: bool | None
+    replaced: bool
+    guideline_version: int | None  # the stage's current guideline, None when it has none
+    confirmed_current_guideline: bool
+    main_submitted: int  # main items this annotator submitted in the stage
+
+
+_ACCESS_SQL = """
+SELECT s.*,
+       e.id AS enrollment_pk,
+       e.status AS enrollment_status,
+       e.gate_passed AS enrollment_gate_passed,
+       g.id AS guideline_pk,
+       g.version AS guideline_version,
+       EXISTS (SELECT 1 FROM annotation_guidelineconfirmation c
+               WHERE c.enrollment_id = e.id AND c.guideline_id = g.id) AS guideline_confirmed,
+       (SELECT COUNT(*) FROM annotation_assignment a
+        WHERE a.stage_id = s.id AND a.annotator_id = %s AND a.phase = %s
+          AND a.submitted_at IS NOT NULL) AS main_submitted,
+       l.id AS labelling_pk,
+       l.strategy AS labelling_strategy,
+       l.seed AS labelling_seed,
+       l.reservation_minutes AS labelling_reservation_minutes
+FROM annotation_stage s
+LEFT JOIN annotation_enrollment e ON e.stage_id = s.id AND e.user_id = %s
+LEFT JOIN annotation_guideline g ON g.id = (
+    SELECT g2.id FROM annotation_guideline g2 WHERE g2.stage_id = s.id ORDER BY g2.version DESC LIMIT 1)
+LEFT JOIN annotation_stagelabelling l ON l.stage_id = s.id
+WHERE s.id = %s
+"""
+
+
+def labelling_access(*, stage_id: int, annotator_id: int) -> LabellingAccess | None:
+    """The stage (None when there is no such stage), the annotator's enrolment state and their count."""
+    row = next(iter(Stage.objects.raw(_ACCESS_SQL, [annotator_id, Phase.MAIN, annotator_id, stage_id])), None)
+    if row is None:
+        return None
+    settings = None
+    if row.labelling_pk is not None:
+        settings = StageLabelling(
+            id=row.labelling_pk,
+            stage=row,
+            strategy=row.labelling_strategy,
+            seed=row.labelling_seed,
+            reservation_minutes=row.labelling_reservation_minutes,
+        )
+    # What `stage.labelling` would load; None makes it raise DoesNotExist, as a missing row does.
+    Stage.labelling.related.set_cached_value(row, settings)
+    return LabellingAccess(
+        stage=row,
+        enrolled=row.enrollment_pk is not None,
+        gate_passed=_flag(row.enrollment_gate_passed),
+        replaced=row.enrollment_status == Enrollment.Status.REPLACED,
+        guideline_version=row.guideline_version,
+        confirmed_current_guideline=bool(row.guideline_confirmed),
+        main_submitted=row.main_submitted,
+    )
+
+
+def open_reservation(*, stage_id: int, annotator_id: int) -> Assignment | None:
+    """The annotator's main assignment in the stage that is handed out and not submitted (the oldest)."""
+    sql = (
+        "SELECT a.* FROM annotation_assignment a WHERE a.stage_id = %s AND a.annotator_id = %s"
+        " AND a.phase = %s AND a.submitted_at IS NULL ORDER BY a.id LIMIT 1"
+    )
+    return next(iter(Assignment.objects.raw(sql, [stage_id, annotator_id, Phase.MAIN])), None)
+
+
+def lock_expired_reservations(*, stage_id: int, now, limit: int) -> list[tuple[int, int]]:
+    """(assignment id, item id) of reservations that expired unsubmitted, locked, in item order; rows a
+    submit is holding are skipped."""
+    sql = (  # noqa: S608 — constant text; every value is a parameter
+        "SELECT a.id, a.item_id FROM annotation_assignment a WHERE a.stage_id = %s AND a.phase = %s"
+        " AND a.submitted_at IS NULL AND a.reserved_until < %s ORDER BY a.item_id LIMIT %s"
+    ) + _row_lock("a")
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [stage_id, Phase.MAIN, connection.ops.adapt_datetimefield_value(now), limit])
+        return [tuple(row) for row in cursor.fetchall()]
+
+
+def lock_first_open_item(*, stage_id: int, annotator_id: int, overlap: int, skip: set[int]) -> Item | None:
+    """The item of the first open main-item row (position order) that this annotator never had and no
+    other transaction holds, its row locked; ``item.main_item_pk`` is that row's id. The partial index on
+    open rows (``has_free_slot``) makes this a short index walk however many items are full."""
+    skipped = f" AND m.id NOT IN ({', '.join(['%s'] * len(skip))})" if skip else ""
+    sql = (  # noqa: S608 — constant text and placeholders; every value is a parameter
+        "SELECT i.*, m.id AS main_item_pk FROM annotation_mainitem m"
+        " JOIN annotation_item i ON i.id = m.item_id"
+        " WHERE m.stage_id = %s AND m.has_free_slot AND m.slots_taken < %s"
+        " AND m.item_id NOT IN (SELECT a.item_id FROM annotation_assignment a"
+        " WHERE a.stage_id = %s AND a.annotator_id = %s)" + skipped + " ORDER BY m.position, m.id LIMIT 1"
+    ) + _row_lock("m")
+    params = [stage_id, overlap, stage_id, annotator_id, *sorted(skip)]
+    return next(iter(Item.objects.raw(sql, params)), None)
+
+
+def lock_assignment(*, stage_id: int, item_id: int, annotator_id: int) -> Assignment | None:
+    """The annotator's main assignment of the item, locked (a concurrent reclaim or double submit waits)."""
+    sql = (  # noqa: S608 — constant text; every value is a parameter
+        "SELECT a.* FROM annotation_assignment a WHERE a.stage_id = %s AND a.item_id = %s"
+        " AND a.annotator_id = %s AND a.phase = %s"
+    ) + _wait_lock("a")
+    return next(iter(Assignment.objects.raw(sql, [stage_id, item_id, annotator_id, Phase.MAIN])), None)
+
+
+def lock_main_item(*, stage_id: int, item_id: int) -> MainItem | None:
+    """The item's main-item row, locked: submits of one item's last labels run one after another."""
+    sql = "SELECT m.* FROM annotation_mainitem m WHERE m.stage_id = %s AND m.item_id = %s" + _wait_lock("m")  # noqa: S608
+    return next(iter(MainItem.objects.raw(sql, [stage_id, item_id])), None)
+
+
+def submitted_count(*, stage_id: int, item_id: int) -> int:
+    """How many main labels (assignments) of the item are submitted."""
+    sql = (
+        "SELECT COUNT(*) FROM annotation_assignment a WHERE a.stage_id = %s AND a.item_id = %s"
+        " AND a.phase = %s AND a.submitted_at IS NOT NULL"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [stage_id, item_id, Phase.MAIN])
+        return cursor.fetchone()[0]
