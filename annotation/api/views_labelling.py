@@ -5,7 +5,6 @@ conflict dispositions, and the project's report and label exports (researchers).
 Labelling stays blind: the next-item answer carries the item and the questions only, never other labels.
 """
 
-from django.db.models import prefetch_related_objects
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import extend_schema
@@ -27,6 +26,7 @@ from annotation.services.labelling import (
 )
 from annotation.services.labels import Answer, LabelInvalid, NoAssignment
 from annotation.views.common import label_form_questions
+from annotation.workflow import main_queries
 from annotation.workflow.assignment import AssignmentBusy, labelling_settings
 from annotation.workflow.main_queries import LabellingAccess
 from annotation.workflow.resolution import ResolutionRefused
@@ -80,12 +80,13 @@ class MainNextAPIView(APIView):
             )
         if assignment is None:
             return Response(status=status.HTTP_204_NO_CONTENT)
+        main_queries.stage_questions(stage)
         return Response(
             {
                 "assignment": assignment.pk,
                 "reserved_until": assignment.reserved_until,
                 "item": AnnotatorItemSerializer(assignment.item).data,
-                "questions": label_form_questions(stage),
+                "questions": label_form_questions(stage),  # from `main_queries.stage_questions`
                 "progress": {"mine": checked.main_submitted},
             }
         )
@@ -101,7 +102,7 @@ class MainSubmitAPIView(APIView):
     def post(self, request, stage_pk):
         checked = _checked_access(request, stage_pk)
         stage = checked.stage
-        prefetch_related_objects([stage], "questions")  # serve both the validation and the stored labels
+        main_queries.stage_questions(stage)  # serve both the validation and the stored labels
         serializer = MainSubmitSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data

@@ -16,7 +16,6 @@ from django.utils import timezone
 from annotation.models import (
     Assignment,
     Item,
-    Label,
     MainItem,
     Phase,
     Stage,
@@ -111,6 +110,7 @@ def label_submit(
     """
     if checked is None:
         main_labelling_check(annotator=annotator, stage_id=stage.pk)
+    main_queries.stage_questions(stage)  # read once: validation, labels and resolution use them
     answers_validate(stage, answers)
     item_id = item if isinstance(item, int) else item.pk
     seconds = min(max(float(seconds or 0), 0.0), MAX_SECONDS_PER_ITEM)
@@ -124,24 +124,23 @@ def label_submit(
             return SubmitResult(assignment=assignment, created=False)
         # Serialises the last labels of one item, so exactly one submit sees N and resolves it.
         main_item = main_queries.lock_main_item(stage_id=stage.pk, item_id=item_id)
-        questions = {q.key: q for q in stage.questions.all()}
-        Label.objects.bulk_create(
-            [
-                Label(
-                    assignment=assignment,
-                    question=questions[key],
-                    phase=Phase.MAIN,
-                    round=Label.Round.PRE,
-                    value="" if answer.unsure else answer.value,
-                    unsure=answer.unsure,
-                    justification=answer.justification.strip(),
-                    seconds=seconds,
+        question_ids = {q.key: q.pk for q in main_queries.stage_questions(stage)}
+        now = timezone.now()
+        main_queries.insert_main_labels(
+            assignment_id=assignment.pk,
+            labels=[
+                (
+                    question_ids[key],
+                    "" if answer.unsure else answer.value,
+                    answer.unsure,
+                    answer.justification.strip(),
                 )
                 for key, answer in answers.items()
-            ]
+            ],
+            seconds=seconds,
+            now=now,
         )
-        now = timezone.now()
-        Assignment.objects.filter(pk=assignment.pk, submitted_at__isnull=True).update(submitted_at=now)
+        main_queries.mark_submitted(assignment_id=assignment.pk, now=now)
         assignment.submitted_at = now
         item_resolve_if_complete(stage=stage, item_id=item_id, main_item=main_item)
         return SubmitResult(assignment=assignment, created=True)

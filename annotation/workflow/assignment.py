@@ -25,8 +25,8 @@ from __future__ import annotations
 import time
 from datetime import timedelta
 
-from django.db import IntegrityError, connection, transaction
-from django.db.models import BooleanField, Case, F, IntegerField, Value, When
+from django.db import connection, transaction
+from django.db.models import Case, F, IntegerField, Value, When
 from django.utils import timezone
 
 from annotation.models import Assignment, Item, MainItem, Phase, Stage, StageLabelling, TrainingItem, WorkedExample
@@ -227,26 +227,27 @@ def _claim(*, stage: Stage, annotator, until) -> Assignment | None:
 
 
 def _take_slot(*, stage: Stage, main_item: MainItem, annotator, until) -> Assignment | None:
-    try:
-        with transaction.atomic():
-            # SET reads the row as it was: a free slot remains if there were two or more before this one.
-            taken = MainItem.objects.filter(pk=main_item.pk, slots_taken__lt=stage.overlap).update(
-                slots_taken=F("slots_taken") + 1,
-                has_free_slot=Case(
-                    When(slots_taken__lt=stage.overlap - 1, then=Value(True)),
-                    default=Value(False),
-                    output_field=BooleanField(),
-                ),
-            )
-            if taken != 1:
-                return None
-            return Assignment.objects.create(
-                stage=stage, item=main_item.item, annotator=annotator, phase=Phase.MAIN, reserved_until=until
-            )
-    except IntegrityError:
-        # This annotator already has the item (two of their own requests raced): the savepoint rolled
-        # the slot back, so the count stays exact.
+    """Take a slot on the locked row and record the reservation; None when the row is full after all or
+    the annotator already has the item (two of their own requests raced: the slot is given back)."""
+    if not main_queries.take_slot(main_item_pk=main_item.pk, overlap=stage.overlap):
         return None
+    now = timezone.now()
+    item = main_item.item
+    assignment_id = main_queries.insert_reservation(
+        stage_id=stage.pk, item_id=item.pk, annotator_id=annotator.pk, now=now, until=until
+    )
+    if assignment_id is None:
+        main_queries.release_slot(main_item_pk=main_item.pk)
+        return None
+    return Assignment(
+        pk=assignment_id,
+        stage=stage,
+        item=item,
+        annotator=annotator,
+        phase=Phase.MAIN,
+        created_at=now,
+        reserved_until=until,
+    )
 
 
 def uses_row_locks() -> bool:

@@ -1,15 +1,16 @@
-"""The reads that main labelling makes on every "next item" and "submit", written as SQL.
+"""The statements that main labelling runs on every "next item" and "submit", written as SQL.
 
 With dozens of annotators at once these two requests are most of the site's traffic, and building a
 query through the ORM costs ≈0.5–2 ms of CPU here against ≈0.1–0.3 ms for the same statement as SQL
-(`benchmarks/RESULTS.md`, "Labelling under load"). So the statements are written once below, run through
-`Model.objects.raw` (which still converts column values the way each backend needs and builds model
-instances) and kept portable: the same text runs on PostgreSQL and on SQLite. Row locks
-(``FOR UPDATE … SKIP LOCKED``) are added only where the database has them; on SQLite every transaction
-already holds the write lock (``BEGIN IMMEDIATE``, see settings).
+(`benchmarks/RESULTS.md`, "Labelling under load"). So the statements are written once below and kept
+portable: the same text runs on PostgreSQL and on SQLite (≥ 3.35, for ``RETURNING``). Reads go through
+`Model.objects.raw`, which still converts column values the way each backend needs and builds model
+instances; datetimes are passed through `connection.ops.adapt_datetimefield_value`, as the ORM would.
+Row locks (``FOR UPDATE … SKIP LOCKED``) are added only where the database has them; on SQLite every
+transaction already holds the write lock (``BEGIN IMMEDIATE``, see settings).
 
-Writes stay on the ORM; what the statements mean is documented where they are used
-(`workflow.assignment`, `services.labelling`).
+What the statements are for — the slot counting, the reservations, the resolution — is documented where
+they are used (`workflow.assignment`, `services.labelling`, `workflow.resolution`).
 """
 
 from __future__ import annotations
@@ -18,7 +19,17 @@ from dataclasses import dataclass
 
 from django.db import connection
 
-from annotation.models import Assignment, Enrollment, Item, MainItem, Phase, Stage, StageLabelling
+from annotation.models import (
+    Assignment,
+    Enrollment,
+    Item,
+    Label,
+    LabelQuestion,
+    MainItem,
+    Phase,
+    Stage,
+    StageLabelling,
+)
 
 
 def _row_lock(of: str) -> str:
@@ -118,7 +129,7 @@ def lock_expired_reservations(*, stage_id: int, now, limit: int) -> list[tuple[i
         " AND a.submitted_at IS NULL AND a.reserved_until < %s ORDER BY a.item_id LIMIT %s"
     ) + _row_lock("a")
     with connection.cursor() as cursor:
-        cursor.execute(sql, [stage_id, Phase.MAIN, connection.ops.adapt_datetimefield_value(now), limit])
+        cursor.execute(sql, [stage_id, Phase.MAIN, _at(now), limit])
         return [tuple(row) for row in cursor.fetchall()]
 
 
@@ -162,3 +173,89 @@ def submitted_count(*, stage_id: int, item_id: int) -> int:
     with connection.cursor() as cursor:
         cursor.execute(sql, [stage_id, item_id, Phase.MAIN])
         return cursor.fetchone()[0]
+
+
+def _at(moment):
+    return connection.ops.adapt_datetimefield_value(moment)
+
+
+def take_slot(*, main_item_pk: int, overlap: int) -> bool:
+    """Compare-and-swap one slot of a main-item row; False when it was full. ``has_free_slot`` is set from
+    the row as it was before the statement (SQL's SET reads the old values)."""
+    sql = (
+        "UPDATE annotation_mainitem SET slots_taken = slots_taken + 1, has_free_slot = (slots_taken + 1 < %s)"
+        " WHERE id = %s AND slots_taken < %s"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [overlap, main_item_pk, overlap])
+        return cursor.rowcount == 1
+
+
+def release_slot(*, main_item_pk: int) -> None:
+    """Give a slot back (a reservation that was not made, or one reclaimed)."""
+    sql = (
+        "UPDATE annotation_mainitem SET slots_taken = slots_taken - 1, has_free_slot = %s"
+        " WHERE id = %s AND slots_taken > 0"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [True, main_item_pk])
+
+
+def insert_reservation(*, stage_id: int, item_id: int, annotator_id: int, now, until) -> int | None:
+    """Insert the main assignment; its id, or None when the annotator already has the item (the unique
+    constraint on stage, item and annotator: two of their own requests raced)."""
+    sql = (
+        "INSERT INTO annotation_assignment (stage_id, item_id, annotator_id, phase, created_at, reserved_until)"
+        " VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT DO NOTHING RETURNING id"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [stage_id, item_id, annotator_id, Phase.MAIN, _at(now), _at(until)])
+        row = cursor.fetchone()
+    return row[0] if row else None
+
+
+def insert_main_labels(*, assignment_id: int, labels: list[tuple[int, str, bool, str]], seconds: float, now) -> None:
+    """Store first-round main labels: (question id, value, unsure, justification) each."""
+    if not labels:
+        return
+    values = ", ".join(["(%s, %s, %s, %s, %s, %s, %s, %s, %s)"] * len(labels))
+    # Constant text and placeholders; every value is a parameter.
+    sql = (
+        "INSERT INTO annotation_label"  # noqa: S608
+        " (assignment_id, question_id, phase, round, value, unsure, justification, seconds, created_at)"
+        f" VALUES {values}"
+    )
+    params = []
+    for question_id, value, unsure, justification in labels:
+        params += [assignment_id, question_id, Phase.MAIN, Label.Round.PRE, value, unsure, justification, seconds]
+        params.append(_at(now))
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+
+
+def mark_submitted(*, assignment_id: int, now) -> bool:
+    """Set the assignment's submit time unless it has one; whether it was set."""
+    sql = "UPDATE annotation_assignment SET submitted_at = %s WHERE id = %s AND submitted_at IS NULL"
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [_at(now), assignment_id])
+        return cursor.rowcount == 1
+
+
+def stage_questions(stage: Stage) -> list[LabelQuestion]:
+    """The stage's questions in their usual order, read once per stage object: they are kept as
+    ``stage.questions.all()``'s result (what ``prefetch_related("questions")`` stores), so validation, the
+    label form and the resolution reuse them."""
+    prefetched = getattr(stage, "_prefetched_objects_cache", {})
+    if "questions" in prefetched:
+        return list(prefetched["questions"])
+    sql = (
+        "SELECT q.* FROM annotation_labelquestion q"
+        " JOIN annotation_stage_questions sq ON sq.labelquestion_id = q.id"
+        " WHERE sq.stage_id = %s ORDER BY q.project_id, q.position, q.id"
+    )
+    questions = list(LabelQuestion.objects.raw(sql, [stage.pk]))
+    cached = stage.questions.all()
+    cached._result_cache = questions
+    cached._prefetch_done = True
+    stage._prefetched_objects_cache = {**prefetched, "questions": cached}
+    return questions
