@@ -12,4 +12,4 @@ RUN useradd --create-home --uid 1000 edufair && mkdir -p /app/var /app/staticfil
 USER edufair
 
 EXPOSE 8000
-CMD ["gunicorn", "edufair_web.wsgi:application", "--bind", "0.0.0.0:8000", "--workers", "3"]
+CMD ["gunicorn", "edufair_web.wsgi:application", "--bind", "0.0.0.0:8000", "--workers", "4", "--worker-class", "gthread", "--threads", "4", "--keep-alive", "30"]

@@ -163,20 +163,35 @@ def start_gunicorn(port: int, workers: int, threads: int) -> subprocess.Popen:
     raise RuntimeError("gunicorn did not come up")
 
 
-def worker_cpu_seconds(master_pid: int) -> float:
-    """User + system CPU of gunicorn's worker processes (children of the master), from /proc."""
-    ticks = os.sysconf("SC_CLK_TCK")
-    total = 0
+def _process_cpu(entry: Path) -> tuple[str, int, float] | None:
+    """(command name, parent pid, user + system CPU seconds) of one /proc entry, or None if it is gone."""
+    try:
+        head, rest = (entry / "stat").read_text().rsplit(")", 1)
+    except OSError:
+        return None
+    fields = rest.split()
+    # Fields 4, 14 and 15 of /proc/pid/stat: the parent's pid, utime and stime (in clock ticks).
+    return head.split("(", 1)[1], int(fields[1]), (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def cpu_seconds(master_pid: int) -> dict[str, float]:
+    """CPU used so far by gunicorn's workers (children of the master), by every PostgreSQL process, and by
+    this load generator: where the machine's two cores go."""
+    totals = {"gunicorn": 0.0, "postgres": 0.0}
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
-        try:
-            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
+        found = _process_cpu(entry)
+        if found is None:
             continue
-        if int(fields[1]) == master_pid:  # field 4 of /proc/pid/stat: the parent's pid
-            total += int(fields[11]) + int(fields[12])  # utime, stime
-    return total / ticks
+        name, parent, seconds = found
+        if parent == master_pid:
+            totals["gunicorn"] += seconds
+        elif name == "postgres":
+            totals["postgres"] += seconds
+    usage = os.times()
+    totals["client"] = usage.user + usage.system
+    return totals
 
 
 def stop(proc: subprocess.Popen) -> None:
@@ -356,16 +371,19 @@ def run_once(mode: str, args) -> dict:
         clients = args.clients if mode == "closed" else args.annotators
         annotators = [Annotator(token, base, int(stage)) for token in tokens[:clients]]
         asyncio.run(closed_loop(annotators, 3))  # warm-up: connections, imports, caches
-        cpu_before = worker_cpu_seconds(proc.pid)
+        cpu_before = cpu_seconds(proc.pid)
         if mode == "closed":
             result = asyncio.run(closed_loop(annotators, args.duration))
         else:
             result = asyncio.run(open_loop(annotators, args.duration, args.rate))
-        cpu_used = worker_cpu_seconds(proc.pid) - cpu_before
+        cpu_after = cpu_seconds(proc.pid)
     finally:
         stop(proc)
     summary = summarise(result)
-    summary["server_cpu_ms_per_request"] = 1000 * cpu_used / max(result["requests"], 1)
+    requests = max(result["requests"], 1)
+    summary["cpu_ms_per_request"] = {
+        name: 1000 * (cpu_after[name] - cpu_before[name]) / requests for name in ("gunicorn", "postgres", "client")
+    }
     summary["integrity"] = check_integrity(args.overlap)
     return summary
 
@@ -409,7 +427,9 @@ def main() -> None:
                 f"{mode} run {n + 1}: {summary['req_per_s']:.1f} req/s, p50 {summary['p50_ms']:.1f} ms, "
                 f"p95 {summary['p95_ms']:.1f} ms, p99 {summary['p99_ms']:.1f} ms, errors {summary['errors']}, "
                 f"late starts {summary['late_starts']}, integrity {summary['integrity']}, "
-                f"gunicorn CPU {summary['server_cpu_ms_per_request']:.1f} ms/request, "
+                "CPU ms/request "
+                + ", ".join(f"{name} {ms:.1f}" for name, ms in summary["cpu_ms_per_request"].items())
+                + ", "
                 f"load {os.getloadavg()[0]:.2f}",
                 flush=True,
             )

@@ -113,6 +113,13 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     }
     # A file, not memory: a Celery worker started by a test must open the same test database.
     DATABASES["default"]["TEST"] = {"NAME": str(DATA_DIR / "test-edufair.sqlite3")}
+elif DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql" and env_bool(
+    "DATABASE_PREPARED_STATEMENTS", True
+):
+    # The server binds the parameters, and a statement run 5 times on a connection is prepared: the labelling
+    # hot path then skips PostgreSQL's planning, ≈0.3–0.5 ms a statement (benchmarks/RESULTS.md). Turn off
+    # behind a pooler in transaction mode that cannot keep prepared statements (PgBouncer before 1.21).
+    DATABASES["default"].setdefault("OPTIONS", {}).update({"server_side_binding": True, "prepare_threshold": 5})
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 

@@ -41,6 +41,8 @@ def test_web_migrates_collects_static_and_serves_with_gunicorn(compose):
     command = compose["services"]["web"]["command"]
     assert command.index("migrate --noinput") < command.index("collectstatic --noinput") < command.index("gunicorn")
     assert "edufair_web.wsgi:application" in command
+    # Threaded workers with keep-alive: the configuration benchmarks/labelling_load.py measures.
+    assert "--worker-class gthread" in command and "--threads ${GUNICORN_THREADS:-4}" in command
     assert "/healthz" in " ".join(compose["services"]["web"]["healthcheck"]["test"])
 
 

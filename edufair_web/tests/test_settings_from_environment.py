@@ -71,6 +71,20 @@ def test_database_url_and_redis_broker_are_read(tmp_path):
     assert broker_line == "redis://cache.internal:6379/0 {'visibility_timeout': 7200}"
 
 
+def test_postgresql_prepares_statements_unless_turned_off(tmp_path):
+    code = (
+        "import django; django.setup(); from django.conf import settings as s; "
+        "o = s.DATABASES['default'].get('OPTIONS', {}); "
+        "print(o.get('server_side_binding'), o.get('prepare_threshold'))"
+    )
+    env = dict(DEBUG="1", DATABASE_URL="postgres://app@db.internal:5432/edufair", EDUFAIR_DATA_DIR=str(tmp_path))
+    on = run_python(code, **env)
+    assert on.returncode == 0, on.stderr
+    assert on.stdout.strip() == "True 5"
+    off = run_python(code, DATABASE_PREPARED_STATEMENTS="0", **env)
+    assert off.stdout.strip() == "None None"
+
+
 def test_celery_app_is_json_only_acks_late_and_prefetches_one():
     code = (
         "import django; django.setup(); from edufair_web.celery import app; c = app.conf; "
