@@ -2,9 +2,11 @@
 self-contained HTML report — the same numbers the results page shows (one `AuditAnalysis` feeds all).
 
 Every export states its methods (every parameter, the judge and rubric version, the judge's validation
-status) and says SIMULATION when any model of the audit is a simulation. CSV cells that a spreadsheet
-would run as a formula (text starting with = + - @, tab or carriage return) are prefixed with a quote;
-numbers are written in full precision (repr) so a re-read gives the same floats.
+status) and says SIMULATION when any model of the audit is a simulation. Every row whose number rests on a
+metric whose judge failed validation says so (`judge_validation_failed`, and for averaged cells
+`judge_failed_metrics`); these columns come last, so existing readers keep their column order. CSV cells
+that a spreadsheet would run as a formula (text starting with = + - @, tab or carriage return) are
+prefixed with a quote; numbers are written in full precision (repr) so a re-read gives the same floats.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import csv
 import io
 import json
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +24,12 @@ from django.template.loader import render_to_string
 from django.utils import timezone
 
 from audits import heatmaps
-from audits.selectors.results import audit_analysis_inputs, judge_validation_status, raw_score_rows
+from audits.selectors.results import (
+    audit_analysis_inputs,
+    judge_failed_metrics,
+    judge_validation_status,
+    raw_score_rows,
+)
 
 SIMULATION_LABEL = (
     "SIMULATION: this audit used simulated models (seeded, offline, with planted bias where configured); "
@@ -51,6 +58,7 @@ CONTRAST_COLUMNS = (
     "insufficient",
     "n_boot_degenerate",
     "seed",
+    "judge_validation_failed",
 )
 SUMMARY_COLUMNS = (
     "tutor",
@@ -64,6 +72,8 @@ SUMMARY_COLUMNS = (
     "n_insufficient",
     "n_violations",
     "over_threshold",
+    "judge_validation_failed",
+    "judge_failed_metrics",
 )
 TABLES = (
     "contrasts",
@@ -80,6 +90,25 @@ FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
 
 def is_simulation(audit) -> bool:
     return bool(audit.uses_simulation)
+
+
+def failed_judge_metrics(analysis) -> tuple[str, ...]:
+    """The metrics whose judge failed the recorded validation, in the tables' metric order (then any the
+    tables do not hold); empty when the judge was never validated."""
+    failed = judge_failed_metrics(analysis.audit)
+    known = heatmaps.judge_failed_among([*analysis.pedagogical.metrics, *analysis.conversation.metrics], failed)
+    return known + tuple(sorted(failed - set(known)))
+
+
+def judge_failed_legend(failed: Sequence[str]) -> str:
+    """The line under every table and figure that explains the mark (empty when nothing is marked)."""
+    if not failed:
+        return ""
+    return (
+        f"{heatmaps.JUDGE_FAILED_MARK} {heatmaps.JUDGE_FAILED_TEXT}: {', '.join(failed)}. The judge's scores of "
+        f"{'this metric' if len(failed) == 1 else 'these metrics'} did not pass validation against human labels "
+        "(verdict fail or undecided); numbers marked with it rest wholly or partly on them."
+    )
 
 
 def analysis_methods(analysis) -> dict[str, Any]:
@@ -110,46 +139,60 @@ def analysis_methods(analysis) -> dict[str, Any]:
         "rubric": str(audit.judge_template),
         "rubric_version": audit.judge_template.version,
         "judge_validation": judge_validation_status(audit),
+        "judge_failed_metrics": list(failed_judge_metrics(analysis)),
         "scores_fingerprint": analysis.fingerprint,
         "dialogue_scores": analysis.n_scores,
         "computed_at": analysis.computed_at.isoformat() if analysis.computed_at else "",
     }
 
 
-def _contrast_rows(analysis, table) -> list[dict[str, Any]]:
+def _contrast_rows(analysis, table, failed: Collection[str]) -> list[dict[str, Any]]:
     rows = []
     for row in table.rows:
         values = row.as_dict()
         values["tutor_name"] = analysis.tutor_name(row.tutor)
+        values["judge_validation_failed"] = str(row.metric) in failed
         rows.append({column: values[column] for column in CONTRAST_COLUMNS})
     return rows
 
 
-def _summary_rows(analysis, cells) -> list[dict[str, Any]]:
-    return [
-        {
-            "tutor": cell.tutor,
-            "tutor_name": analysis.tutor_name(cell.tutor),
-            "domain": cell.domain,
-            "kind": cell.kind,
-            "family": cell.family,
-            "group": cell.group,
-            "value": cell.value,
-            "n_rows": cell.n_rows,
-            "n_insufficient": cell.n_insufficient,
-            "n_violations": cell.n_violations,
-            "over_threshold": cell.over_threshold,
-        }
-        for cell in cells
-    ]
+def _summary_rows(analysis, cells, failed: Collection[str]) -> list[dict[str, Any]]:
+    metrics = analysis.pedagogical.metrics
+    rows = []
+    for cell in cells:
+        cell_failed = list(heatmaps.judge_failed_among(heatmaps.summary_cell_metrics(cell, metrics), failed))
+        rows.append(
+            {
+                "tutor": cell.tutor,
+                "tutor_name": analysis.tutor_name(cell.tutor),
+                "domain": cell.domain,
+                "kind": cell.kind,
+                "family": cell.family,
+                "group": cell.group,
+                "value": cell.value,
+                "n_rows": cell.n_rows,
+                "n_insufficient": cell.n_insufficient,
+                "n_violations": cell.n_violations,
+                "over_threshold": cell.over_threshold,
+                "judge_validation_failed": bool(cell_failed),
+                "judge_failed_metrics": cell_failed,
+            }
+        )
+    return rows
 
 
-def export_tables(analysis, *, include_raw: bool = True) -> dict[str, list[dict[str, Any]]]:
-    """Every table of the results, as lists of flat rows (the raw scores only with ``include_raw``)."""
+def export_tables(
+    analysis, *, include_raw: bool = True, failed: Collection[str] | None = None
+) -> dict[str, list[dict[str, Any]]]:
+    """Every table of the results, as lists of flat rows (the raw scores only with ``include_raw``).
+    ``failed``: the metrics whose judge failed validation (default: asked of the audit's validation)."""
+    failed = failed_judge_metrics(analysis) if failed is None else failed
+    # The counts are of dimension cells, which average every turn-level metric.
+    counts_failed = list(heatmaps.judge_failed_among(analysis.pedagogical.metrics, failed))
     tables = {
-        "contrasts": _contrast_rows(analysis, analysis.pedagogical),
-        "conversation_contrasts": _contrast_rows(analysis, analysis.conversation),
-        "dimension_cells": _summary_rows(analysis, analysis.dimension_cells()),
+        "contrasts": _contrast_rows(analysis, analysis.pedagogical, failed),
+        "conversation_contrasts": _contrast_rows(analysis, analysis.conversation, failed),
+        "dimension_cells": _summary_rows(analysis, analysis.dimension_cells(), failed),
         "cells_over_threshold": [
             {
                 "tutor": count.tutor,
@@ -157,15 +200,20 @@ def export_tables(analysis, *, include_raw: bool = True) -> dict[str, list[dict[
                 "over": count.over,
                 "total": count.total,
                 "label": count.label,
+                "judge_validation_failed": bool(counts_failed),
+                "judge_failed_metrics": counts_failed,
             }
             for count in analysis.threshold_counts()
         ],
-        "metric_by_tutor": _summary_rows(analysis, analysis.metric_by_tutor()),
-        "implicit_rows": _summary_rows(analysis, analysis.implicit_rows()),
-        "opposite_decomposition": _summary_rows(analysis, analysis.opposite_decomposition()),
+        "metric_by_tutor": _summary_rows(analysis, analysis.metric_by_tutor(), failed),
+        "implicit_rows": _summary_rows(analysis, analysis.implicit_rows(), failed),
+        "opposite_decomposition": _summary_rows(analysis, analysis.opposite_decomposition(), failed),
     }
     if include_raw:
-        tables["raw_scores"] = raw_score_rows(audit_analysis_inputs(analysis.audit).frame)
+        tables["raw_scores"] = [
+            {**row, "judge_validation_failed": str(row["metric"]) in failed}
+            for row in raw_score_rows(audit_analysis_inputs(analysis.audit).frame)
+        ]
     return tables
 
 
@@ -182,6 +230,8 @@ def csv_cell(value: Any) -> Any:
         return "" if math.isnan(value) else repr(value)
     if isinstance(value, int):
         return str(value)
+    if isinstance(value, list | tuple):
+        return csv_cell(";".join(str(item) for item in value))
     text = str(value)
     if text.startswith(FORMULA_PREFIXES):
         return "'" + text
@@ -216,6 +266,11 @@ def csv_preamble(analysis, table: str) -> list[str]:
         )
     )
     lines.append(f"judge: {methods['judge_endpoint']}, rubric {methods['rubric']} ({methods['judge_validation']})")
+    if methods["judge_failed_metrics"]:
+        lines.append(
+            f"{judge_failed_legend(methods['judge_failed_metrics'])} Rows resting on them have "
+            "judge_validation_failed=true."
+        )
     return lines
 
 
@@ -265,7 +320,7 @@ def results_payload(analysis, *, include_raw: bool = False) -> dict[str, Any]:
             "methods": methods,
             "tutors": {str(t): analysis.tutor_name(t) for t in analysis.tutors},
             "from_cache": analysis.from_cache,
-            "tables": export_tables(analysis, include_raw=include_raw),
+            "tables": export_tables(analysis, include_raw=include_raw, failed=methods["judge_failed_metrics"]),
         }
     )
 
@@ -286,28 +341,32 @@ def _inline_css() -> str:
     return "\n".join(css)
 
 
-def report_figures(analysis, link=None) -> dict[str, list[heatmaps.Figure]]:
+def report_figures(analysis, link=None, failed: Collection[str] = frozenset()) -> dict[str, list[heatmaps.Figure]]:
     link = link or (lambda page, **values: "")
     return {
-        "dimensions": heatmaps.dimension_figures(analysis, link),
-        "metrics": heatmaps.metric_figures(analysis, link),
-        "implicit": heatmaps.implicit_figures(analysis, link),
-        "opposite": heatmaps.opposite_figures(analysis, link),
-        "contrasts": heatmaps.contrast_figures(analysis, link),
+        "dimensions": heatmaps.dimension_figures(analysis, link, failed_metrics=failed),
+        "metrics": heatmaps.metric_figures(analysis, link, failed_metrics=failed),
+        "implicit": heatmaps.implicit_figures(analysis, link, failed_metrics=failed),
+        "opposite": heatmaps.opposite_figures(analysis, link, failed_metrics=failed),
+        "contrasts": heatmaps.contrast_figures(analysis, link, failed_metrics=failed),
     }
 
 
 def results_html(analysis) -> str:
     """A self-contained HTML report: inline CSS and SVG, no script, no external resource."""
-    tables = export_tables(analysis, include_raw=False)
+    methods = analysis_methods(analysis)
+    failed = methods["judge_failed_metrics"]
+    tables = export_tables(analysis, include_raw=False, failed=failed)
     return render_to_string(
         "audits/results/report.html",
         {
             "analysis": analysis,
             "audit": analysis.audit,
-            "methods": analysis_methods(analysis),
+            "methods": methods,
             "simulation_label": SIMULATION_LABEL,
-            "figures": report_figures(analysis),
+            "judge_failed_metrics": failed,
+            "judge_failed_legend": judge_failed_legend(failed),
+            "figures": report_figures(analysis, failed=failed),
             "conversation_rows": tables["conversation_contrasts"],
             "violations": [row for row in tables["contrasts"] if row["violation"]],
             "counts": tables["cells_over_threshold"],

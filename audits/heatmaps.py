@@ -1,5 +1,6 @@
 """Server-rendered SVG heatmaps of fairness tables: colour by |r|, a mark on violations, insufficient
-cells greyed, a hover <title> with the numbers, and each cell a link.
+cells greyed, a "†" on numbers that rest on a metric whose judge failed validation, a hover <title> with
+the numbers, and each cell a link.
 
 Pure (no Django): the results pages, the self-contained HTML report and the tests call `heatmap_svg`
 with plain `HeatCell`s and get a string of SVG markup with every text escaped.
@@ -8,15 +9,21 @@ with plain `HeatCell`s and get a string of SVG markup with every text escaped.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from html import escape
+
+from audits.fairness import TURN_METRICS
 
 # |r| at which the colour is darkest; the paper's effects are mostly below 0.3.
 COLOUR_CEILING = 0.5
 INSUFFICIENT_FILL = "#d5d9e0"
 MISSING_FILL = "#f4f5f7"
 VIOLATION_STROKE = "#111827"
+# The mark on a metric whose judge failed validation (its labels, and every number resting on it): one
+# character, the same on the pages, in the HTML report and in the SVG, explained by a legend line.
+JUDGE_FAILED_MARK = "†"
+JUDGE_FAILED_TEXT = "judge failed validation"
 
 
 @dataclass(frozen=True)
@@ -30,6 +37,7 @@ class HeatCell:
     violation: bool = False
     insufficient: bool = False
     data: Mapping[str, str] = field(default_factory=dict)  # data-* attributes (tests, scripts)
+    judge_failed: tuple[str, ...] = ()  # metrics the value rests on whose judge failed validation
 
 
 def colour_for(value: float | None) -> str:
@@ -107,24 +115,49 @@ def _cell_svg(cell: HeatCell | None, x: float, y: float, width: float, height: f
         classes.append("violation")
     if cell.insufficient:
         classes.append("insufficient")
+    text, hover, data = cell.text, cell.title, dict(cell.data)
+    if cell.judge_failed:
+        classes.append("judge-failed")
+        text = f"{text} {JUDGE_FAILED_MARK}"
+        hover = f"{hover} · {JUDGE_FAILED_MARK} {JUDGE_FAILED_TEXT}: {', '.join(cell.judge_failed)}"
+        data["judge-failed"] = " ".join(cell.judge_failed)
     fill = INSUFFICIENT_FILL if cell.insufficient else colour_for(cell.value)
     text_fill = "#5b6475" if cell.insufficient else _text_colour(cell.value)
     stroke = f'stroke="{VIOLATION_STROKE}" stroke-width="3"' if cell.violation else 'stroke="#ffffff" stroke-width="1"'
-    data = "".join(f' data-{_attr(key)}="{_attr(value)}"' for key, value in cell.data.items())
+    data_attributes = "".join(f' data-{_attr(key)}="{_attr(value)}"' for key, value in data.items())
     inner = [
         f'<rect x="{x + 1.5}" y="{y + 1.5}" width="{width - 3}" height="{height - 3}" rx="3" fill="{fill}" {stroke}/>',
         f'<text x="{x + width / 2:.1f}" y="{y + height / 2 + 4:.1f}" text-anchor="middle" font-size="12" '
-        f'fill="{text_fill}">{escape(cell.text)}</text>',
+        f'fill="{text_fill}">{escape(text)}</text>',
     ]
     if cell.violation:
         # A filled dot in the corner, so a violation is visible without colour vision.
         inner.append(f'<circle cx="{x + width - 8}" cy="{y + 8}" r="4" fill="{VIOLATION_STROKE}"/>')
-    title = f"<title>{escape(cell.title)}</title>"
+    title = f"<title>{escape(hover)}</title>"
     body = title + "".join(inner)
-    label = f' aria-label="{_attr(cell.title)}"'
+    label = f' aria-label="{_attr(hover)}"'
     if cell.href:
-        return f'<a href="{_attr(cell.href)}" class="{" ".join(classes)}"{label}{data}>{body}</a>'
-    return f'<g class="{" ".join(classes)}"{label}{data}>{body}</g>'
+        return f'<a href="{_attr(cell.href)}" class="{" ".join(classes)}"{label}{data_attributes}>{body}</a>'
+    return f'<g class="{" ".join(classes)}"{label}{data_attributes}>{body}</g>'
+
+
+def judge_failed_among(metrics: Sequence[Hashable], failed: Collection[str]) -> tuple[str, ...]:
+    """Those of ``metrics`` whose judge failed validation, in the given order."""
+    return tuple(str(metric) for metric in metrics if str(metric) in failed)
+
+
+def summary_cell_metrics(cell, metrics: Sequence[Hashable] = TURN_METRICS) -> tuple[Hashable, ...]:
+    """The metrics a summary cell's value rests on (a `SummaryCell` or `BackboneChange`): its own metric
+    for a metric × tutor cell, else every turn-level metric of ``metrics`` — pedagogical |r| averages them.
+    The same rule `AuditAnalysis.summary_rows` uses to find a cell's rows."""
+    if cell.kind == "explicit" and cell.group in TURN_METRICS:
+        return (cell.group,)
+    return tuple(metric for metric in metrics if metric in TURN_METRICS)
+
+
+def metric_label(metric: Hashable, failed: Collection[str]) -> str:
+    """A metric's name as a heading, with the mark when its judge failed validation."""
+    return f"{metric} {JUDGE_FAILED_MARK}" if str(metric) in failed else str(metric)
 
 
 def format_number(value: float | None, digits: int = 3) -> str:
@@ -171,7 +204,7 @@ def row_title(row) -> str:
     return " · ".join(parts)
 
 
-def _summary_cell(cell, rows, href: str, subject: str) -> HeatCell:
+def _summary_cell(cell, rows, href: str, subject: str, judge_failed: tuple[str, ...] = ()) -> HeatCell:
     usable = [row for row in rows if not row.insufficient and not math.isnan(row.r)]
     strongest = max(usable, key=lambda row: abs(row.r)) if usable else None
     title = (
@@ -189,12 +222,20 @@ def _summary_cell(cell, rows, href: str, subject: str) -> HeatCell:
         violation=cell.n_violations > 0,
         insufficient=value is None,
         data={"value": repr(cell.value), "violations": str(cell.n_violations)},
+        judge_failed=judge_failed,
     )
 
 
-def dimension_figures(analysis, link) -> list[Figure]:
+def _failed_note(note: str, failed: tuple[str, ...]) -> str:
+    if not failed:
+        return note
+    return f"{note} {JUDGE_FAILED_MARK} rests on {', '.join(failed)}, whose {JUDGE_FAILED_TEXT}."
+
+
+def dimension_figures(analysis, link, *, failed_metrics: Collection[str] = frozenset()) -> list[Figure]:
     """Per tutor: domain × dimension cells (mean |r| over the five turn-level metrics), "k of 12"."""
     counts = {count.tutor: count for count in analysis.threshold_counts()}
+    metrics = analysis.pedagogical.metrics
     cells = analysis.dimension_cells()
     dimensions = list(dict.fromkeys(cell.group for cell in cells))
     figures = []
@@ -210,6 +251,7 @@ def dimension_figures(analysis, link) -> list[Figure]:
                 rows,
                 link("cell", tutor=tutor, domain=domain, kind="explicit", family="within", group=dimension),
                 f"{analysis.tutor_name(tutor)} · {domain} · {dimension}",
+                judge_failed_among(summary_cell_metrics(cell, metrics), failed_metrics),
             )
         count = counts.get(tutor)
         threshold = analysis.parameters.threshold
@@ -218,8 +260,11 @@ def dimension_figures(analysis, link) -> list[Figure]:
             Figure(
                 key=f"dimensions-{tutor}",
                 title=title,
-                note="Domain × dimension; each cell is the mean |r| over the five turn-level metrics and the "
-                "dimension's level-vs-level contrasts.",
+                note=_failed_note(
+                    "Domain × dimension; each cell is the mean |r| over the five turn-level metrics and the "
+                    "dimension's level-vs-level contrasts.",
+                    judge_failed_among(metrics, failed_metrics),
+                ),
                 svg=heatmap_svg(
                     rows=analysis.domains,
                     columns=dimensions,
@@ -231,22 +276,40 @@ def dimension_figures(analysis, link) -> list[Figure]:
     return figures
 
 
-def _by_tutor_figures(analysis, link, cells, *, kind: str, family: str, key: str, heading: str, note: str):
+def _by_tutor_figures(
+    analysis,
+    link,
+    cells,
+    *,
+    kind: str,
+    family: str,
+    key: str,
+    heading: str,
+    note: str,
+    failed_metrics: Collection[str],
+):
     groups = list(dict.fromkeys(cell.group for cell in cells))
     tutor_columns = [str(t) for t in analysis.tutors]
     names = {str(t): analysis.tutor_name(t) for t in analysis.tutors}
+    metrics = analysis.pedagogical.metrics
+    # Rows that are metrics (metric × tutor) carry the mark in their label; other rows average every metric.
+    row_labels = {group: metric_label(group, failed_metrics) for group in groups}
     figures = []
     for domain in analysis.domains:
         heat = {}
+        failed_here: dict[str, None] = {}
         for cell in cells:
             if cell.domain != domain:
                 continue
             rows = analysis.summary_rows(tutor=cell.tutor, domain=domain, kind=kind, family=family, group=cell.group)
+            failed = judge_failed_among(summary_cell_metrics(cell, metrics), failed_metrics)
+            failed_here.update(dict.fromkeys(failed))
             heat[(cell.group, str(cell.tutor))] = _summary_cell(
                 cell,
                 rows,
                 link("cell", tutor=cell.tutor, domain=domain, kind=kind, family=family, group=cell.group),
                 f"{analysis.tutor_name(cell.tutor)} · {domain} · {cell.group}",
+                failed,
             )
         if not heat:
             continue
@@ -255,14 +318,21 @@ def _by_tutor_figures(analysis, link, cells, *, kind: str, family: str, key: str
             Figure(
                 key=f"{key}-{domain}",
                 title=title,
-                note=note,
-                svg=heatmap_svg(rows=groups, columns=tutor_columns, cells=heat, caption=title, column_labels=names),
+                note=_failed_note(note, tuple(failed_here)),
+                svg=heatmap_svg(
+                    rows=groups,
+                    columns=tutor_columns,
+                    cells=heat,
+                    caption=title,
+                    row_labels=row_labels,
+                    column_labels=names,
+                ),
             )
         )
     return figures
 
 
-def metric_figures(analysis, link) -> list[Figure]:
+def metric_figures(analysis, link, *, failed_metrics: Collection[str] = frozenset()) -> list[Figure]:
     return _by_tutor_figures(
         analysis,
         link,
@@ -272,10 +342,11 @@ def metric_figures(analysis, link) -> list[Figure]:
         key="metrics",
         heading="Metric × tutor",
         note="Each cell is the mean |r| of one metric over every level-vs-level contrast of every dimension.",
+        failed_metrics=failed_metrics,
     )
 
 
-def implicit_figures(analysis, link) -> list[Figure]:
+def implicit_figures(analysis, link, *, failed_metrics: Collection[str] = frozenset()) -> list[Figure]:
     return _by_tutor_figures(
         analysis,
         link,
@@ -286,10 +357,11 @@ def implicit_figures(analysis, link) -> list[Figure]:
         heading="Implicit names (gender / ethnicity / both)",
         note="Pedagogical |r| of the name contrasts: same ethnicity different gender, same gender different "
         "ethnicity, or both different.",
+        failed_metrics=failed_metrics,
     )
 
 
-def opposite_figures(analysis, link) -> list[Figure]:
+def opposite_figures(analysis, link, *, failed_metrics: Collection[str] = frozenset()) -> list[Figure]:
     return _by_tutor_figures(
         analysis,
         link,
@@ -300,12 +372,22 @@ def opposite_figures(analysis, link) -> list[Figure]:
         heading="Opposite decomposition",
         note="Correct gap (matched cells), Wrong gap (mismatched cells), tutor effect (perceived gender), "
         "simulator effect (stated gender) and their interaction; signed values per metric are in the cell's rows.",
+        failed_metrics=failed_metrics,
     )
 
 
-def contrast_figures(analysis, link, *, kind: str = "explicit", family: str = "within") -> list[Figure]:
-    """Per (tutor, domain): contrast × metric, each cell one contrast row, linking to its pairs."""
+def contrast_figures(
+    analysis,
+    link,
+    *,
+    kind: str = "explicit",
+    family: str = "within",
+    failed_metrics: Collection[str] = frozenset(),
+) -> list[Figure]:
+    """Per (tutor, domain): contrast × metric, each cell one contrast row, linking to its pairs. A metric
+    whose judge failed validation is marked in its column heading and in each of its cells."""
     table = analysis.pedagogical
+    column_labels = {str(m): metric_label(m, failed_metrics) for m in table.metrics}
     figures = []
     for tutor in analysis.tutors:
         for domain in analysis.domains:
@@ -348,19 +430,24 @@ def contrast_figures(analysis, link, *, kind: str = "explicit", family: str = "w
                         "metric": str(row.metric),
                         "r": repr(row.r),
                     },
+                    judge_failed=judge_failed_among((row.metric,), failed_metrics),
                 )
             title = f"{analysis.tutor_name(tutor)} — {domain}"
             figures.append(
                 Figure(
                     key=f"contrasts-{kind}-{family}-{tutor}-{domain}",
                     title=title,
-                    note="Signed r per contrast and metric (positive: the second level scored higher).",
+                    note=_failed_note(
+                        "Signed r per contrast and metric (positive: the second level scored higher).",
+                        judge_failed_among(table.metrics, failed_metrics),
+                    ),
                     svg=heatmap_svg(
                         rows=list(labels),
                         columns=[str(m) for m in table.metrics],
                         cells=heat,
                         caption=f"{title}: {kind} {family} contrasts",
                         row_labels=labels,
+                        column_labels=column_labels,
                     ),
                 )
             )

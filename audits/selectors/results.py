@@ -1,6 +1,6 @@
 """Reads behind the fairness results: an audit's scores and design in the form `audits.fairness` takes,
-the fingerprint that says whether cached results are still current, the judge's validation status, the
-dialogues behind one contrast cell, and the raw dialogue scores for export."""
+the fingerprint that says whether cached results are still current, the judge's validation status and the
+metrics whose judge failed it, the dialogues behind one contrast cell, and the raw dialogue scores for export."""
 
 from __future__ import annotations
 
@@ -30,6 +30,15 @@ def judge_validation_status(audit: Audit) -> str:
     from annotation.selectors.judge_validation import judge_validation_status as recorded_status
 
     return recorded_status(audit).text
+
+
+def judge_failed_metrics(audit: Audit) -> set[str]:
+    """The metrics whose judge did not pass the recorded validation (fail or undecided): every table,
+    heatmap and export marks them. Empty when the judge was never validated — "not validated" is said once,
+    in the methods, not on every metric."""
+    from annotation.selectors.judge_validation import judge_validation_status as recorded_status
+
+    return set(recorded_status(audit).failed_metrics)
 
 
 def scores_fingerprint(audit: Audit) -> str:

@@ -3,13 +3,15 @@ contrast rows, a contrast's pairs with side-by-side transcripts, the conversatio
 methods box, exports, and the compare page (two audits or two tutors side by side).
 
 Every page reads one `AuditAnalysis` (audits.services.analysis) under the parameters of the GET form,
-so the numbers match the API and the exports.
+so the numbers match the API and the exports. Metrics whose judge failed validation are marked "†" in every
+table and figure, with the same legend line the HTML report has.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import replace
+from collections.abc import Collection, Sequence
+from dataclasses import asdict, replace
 from urllib.parse import urlencode
 
 from django import forms
@@ -88,6 +90,17 @@ def _safe_figures(figures: list[heatmaps.Figure]) -> list[dict]:
     return [{"key": f.key, "title": f.title, "note": f.note, "svg": mark_safe(f.svg)} for f in figures]  # noqa: S308
 
 
+def marked_changes(changes: Sequence, failed: Collection[str], metrics: Sequence[str]) -> list[dict]:
+    """Tutor-vs-backbone changes as rows, each with the failed-judge metrics its cells rest on."""
+    return [
+        {
+            **asdict(change),
+            "judge_failed": heatmaps.judge_failed_among(heatmaps.summary_cell_metrics(change, metrics), failed),
+        }
+        for change in changes
+    ]
+
+
 def _int_or_404(value) -> int:
     try:
         return int(value)
@@ -101,13 +114,17 @@ class _ResultsMixin(ResearcherRequiredMixin):
         self.analysis, self.form = analysis_for_request(self.audit, request.GET)
         self.link = link_maker(self.audit, self.analysis.parameters)
         self.query = urlencode(parameters_query(self.analysis.parameters))
+        self.methods = exports.analysis_methods(self.analysis)
+        self.failed = self.methods["judge_failed_metrics"]
 
     def base_context(self) -> dict:
         return {
             "audit": self.audit,
             "analysis": self.analysis,
             "form": self.form,
-            "methods": exports.analysis_methods(self.analysis),
+            "methods": self.methods,
+            "judge_failed_metrics": self.failed,
+            "judge_failed_legend": exports.judge_failed_legend(self.failed),
             "simulation": self.audit.uses_simulation,
             "simulation_label": exports.SIMULATION_LABEL,
             "query": self.query,
@@ -126,24 +143,30 @@ class AuditResultsView(_ResultsMixin, TemplateView):
         context = super().get_context_data(**kwargs)
         analysis = self.analysis
         context.update(self.base_context())
-        tables = exports.export_tables(analysis, include_raw=False)
+        failed = self.failed
+        tables = exports.export_tables(analysis, include_raw=False, failed=failed)
         tutor_choices = [(t, analysis.tutor_name(t)) for t in analysis.tutors]
+        figures = {
+            "dimension_figures": heatmaps.dimension_figures(analysis, self.link, failed_metrics=failed),
+            "metric_figures": heatmaps.metric_figures(analysis, self.link, failed_metrics=failed),
+            "implicit_figures": heatmaps.implicit_figures(analysis, self.link, failed_metrics=failed),
+            "opposite_figures": heatmaps.opposite_figures(analysis, self.link, failed_metrics=failed),
+            "within_figures": heatmaps.contrast_figures(analysis, self.link, failed_metrics=failed),
+            "control_figures": heatmaps.contrast_figures(
+                analysis, self.link, family="vs_control", failed_metrics=failed
+            ),
+            "implicit_contrast_figures": heatmaps.contrast_figures(
+                analysis, self.link, kind="implicit", family="names", failed_metrics=failed
+            ),
+            "opposite_contrast_figures": heatmaps.contrast_figures(
+                analysis, self.link, kind="opposite", family="opposite", failed_metrics=failed
+            ),
+        }
         context.update(
             {
                 "progress": audit_progress(audit=self.audit),
                 "counts": tables["cells_over_threshold"],
-                "dimension_figures": _safe_figures(heatmaps.dimension_figures(analysis, self.link)),
-                "metric_figures": _safe_figures(heatmaps.metric_figures(analysis, self.link)),
-                "implicit_figures": _safe_figures(heatmaps.implicit_figures(analysis, self.link)),
-                "opposite_figures": _safe_figures(heatmaps.opposite_figures(analysis, self.link)),
-                "within_figures": _safe_figures(heatmaps.contrast_figures(analysis, self.link)),
-                "control_figures": _safe_figures(heatmaps.contrast_figures(analysis, self.link, family="vs_control")),
-                "implicit_contrast_figures": _safe_figures(
-                    heatmaps.contrast_figures(analysis, self.link, kind="implicit", family="names")
-                ),
-                "opposite_contrast_figures": _safe_figures(
-                    heatmaps.contrast_figures(analysis, self.link, kind="opposite", family="opposite")
-                ),
+                **{name: _safe_figures(found) for name, found in figures.items()},
                 "conversation_rows": self._rows_with_links(tables["conversation_contrasts"]),
                 "violations": self._rows_with_links([r for r in tables["contrasts"] if r["violation"]]),
                 "tutor_choices": tutor_choices,
@@ -170,7 +193,8 @@ class AuditResultsView(_ResultsMixin, TemplateView):
         if tutor not in ids or backbone not in ids:
             tutor, backbone = ids[1], ids[0]
         changes = self.analysis.tutor_vs_backbone(tutor=tutor, backbone=backbone)
-        return {"tutor": tutor, "backbone": backbone, "changes": changes}
+        marked = marked_changes(changes, self.failed, self.analysis.pedagogical.metrics)
+        return {"tutor": tutor, "backbone": backbone, "changes": marked}
 
 
 class ResultsCellView(_ResultsMixin, TemplateView):
@@ -357,17 +381,25 @@ class CompareView(ResearcherRequiredMixin, TemplateView):
             cells += [replace(c, tutor="right") for c in right_analysis.summary_cells() if c.tutor == right_tutor]
             from audits.fairness import tutor_vs_backbone
 
+            left_methods = exports.analysis_methods(left_analysis)
+            right_methods = exports.analysis_methods(right_analysis)
+            # A change rests on both audits' judges: a metric that failed on either side is marked.
+            failed = list(dict.fromkeys(left_methods["judge_failed_metrics"] + right_methods["judge_failed_metrics"]))
+            changes = tutor_vs_backbone(cells, tutor="right", backbone="left")
+            metrics = list(dict.fromkeys([*left_analysis.pedagogical.metrics, *right_analysis.pedagogical.metrics]))
             context.update(
                 {
                     "left_analysis": left_analysis,
                     "right_analysis": right_analysis,
                     "left_name": f"#{left_analysis.audit.pk} {left_analysis.tutor_name(left_tutor)}",
                     "right_name": f"#{right_analysis.audit.pk} {right_analysis.tutor_name(right_tutor)}",
-                    "changes": tutor_vs_backbone(cells, tutor="right", backbone="left"),
+                    "changes": marked_changes(changes, failed, metrics),
+                    "judge_failed_metrics": failed,
+                    "judge_failed_legend": exports.judge_failed_legend(failed),
                     "simulation": left_analysis.audit.uses_simulation or right_analysis.audit.uses_simulation,
                     "simulation_label": exports.SIMULATION_LABEL,
-                    "left_methods": exports.analysis_methods(left_analysis),
-                    "right_methods": exports.analysis_methods(right_analysis),
+                    "left_methods": left_methods,
+                    "right_methods": right_methods,
                 }
             )
         return context
