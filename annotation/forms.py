@@ -4,7 +4,7 @@ from django import forms
 from django.contrib.auth.models import User
 
 from annotation import presets
-from annotation.models import Enrollment, LabelQuestion, Stage, TrainingItem, WorkedExample
+from annotation.models import Enrollment, LabelQuestion, Stage, StageLabelling, TrainingItem, WorkedExample
 from edufair_web.accounts.roles import ANNOTATOR
 
 
@@ -55,6 +55,20 @@ class EnrollForm(forms.Form):
         if stage is not None:
             enrolled = Enrollment.objects.filter(stage=stage).values("user_id")
             self.fields["user"].queryset = self.fields["user"].queryset.exclude(id__in=enrolled)
+
+
+class StageLabellingForm(forms.ModelForm):
+    """How the stage hands out its main items: the strategy, the random strategy's seed, the reservation."""
+
+    class Meta:
+        model = StageLabelling
+        fields = ["strategy", "seed", "reservation_minutes"]
+        widgets = {"strategy": forms.RadioSelect}
+
+    reservation_minutes = forms.IntegerField(
+        min_value=1,
+        help_text="An item handed out and not submitted within this time can go to someone else.",
+    )
 
 
 class TrainingSetForm(forms.Form):

@@ -19,6 +19,7 @@ from annotation.forms import (
     ItemImportForm,
     ProjectForm,
     ReplacementForm,
+    StageLabellingForm,
     TrainingSetForm,
     WorkedExampleForm,
 )
@@ -26,8 +27,10 @@ from annotation.importers import ImportFailed, items_import
 from annotation.models import AnnotationProject, Enrollment, Item, Stage, TrainingItem
 from annotation.selectors.projects import pass_rate_table, projects_list, stage_enrollments, stages_of
 from annotation.services.enrollment import enrollment_create, enrollment_mark_replacement
+from annotation.services.labelling import stage_labelling_configure
 from annotation.services.projects import project_create
 from annotation.services.training import SetupError, guideline_publish, training_set_choose, worked_example_add
+from annotation.workflow.assignment import labelling_settings, main_labelling_started
 from edufair_web.accounts.permissions import ResearcherRequiredMixin
 
 from .common import markdown_safe
@@ -157,12 +160,15 @@ class StageDetailView(ResearcherRequiredMixin, View):
             "training_set_form": forms.get("training_set") or TrainingSetForm(),
             "example_form": forms.get("example") or WorkedExampleForm(stage=stage),
             "replacement_form": ReplacementForm(),
+            "labelling_form": forms.get("labelling") or StageLabellingForm(instance=labelling_settings(stage)),
+            "main_labelling_started": main_labelling_started(stage),
         }
         return render(request, "annotation/stage_detail.html", context, status=status)
 
 
 class StageActionView(ResearcherRequiredMixin, View):
-    """The stage page's forms post here: publish a guideline, enrol, choose a training set, add an example."""
+    """The stage page's forms post here: publish a guideline, enrol, choose a training set, add an example,
+    set how main items are handed out."""
 
     def post(self, request, pk, action):
         stage = get_object_or_404(Stage.objects.select_related("project"), pk=pk)
@@ -171,6 +177,7 @@ class StageActionView(ResearcherRequiredMixin, View):
             "enroll": self._enroll,
             "training_set": self._training_set,
             "example": self._example,
+            "labelling": self._labelling,
         }
         if action not in handlers:
             return HttpResponse(status=404)
@@ -178,6 +185,18 @@ class StageActionView(ResearcherRequiredMixin, View):
         if form is not None:
             return StageDetailView().get(request, pk, forms={action: form}, status=400)
         return redirect("annotation:stage", pk)
+
+    def _labelling(self, request, stage):
+        form = StageLabellingForm(request.POST, instance=labelling_settings(stage))
+        if not form.is_valid():
+            return form
+        try:
+            stage_labelling_configure(stage=stage, **form.cleaned_data)
+        except ValueError as exc:
+            form.add_error(None, str(exc))
+            return form
+        messages.success(request, "Assignment settings saved; they apply to the next item an annotator asks for.")
+        return None
 
     def _guideline(self, request, stage):
         form = GuidelineForm(request.POST)
