@@ -80,7 +80,7 @@ class MainNextAPIView(APIView):
             )
         if assignment is None:
             return Response(status=status.HTTP_204_NO_CONTENT)
-        main_queries.stage_questions(stage)
+        main_queries.stage_questions(stage)  # one SQL read for the form below
         return Response(
             {
                 "assignment": assignment.pk,
@@ -102,7 +102,6 @@ class MainSubmitAPIView(APIView):
     def post(self, request, stage_pk):
         checked = _checked_access(request, stage_pk)
         stage = checked.stage
-        main_queries.stage_questions(stage)  # serve both the validation and the stored labels
         serializer = MainSubmitSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data

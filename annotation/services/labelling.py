@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from django.db import transaction
+from django.db.models import Count, Q
 from django.utils import timezone
 
 from annotation.models import (
@@ -110,7 +111,7 @@ def label_submit(
     """
     if checked is None:
         main_labelling_check(annotator=annotator, stage_id=stage.pk)
-    main_queries.stage_questions(stage)  # read once: validation, labels and resolution use them
+    question_ids = {q.key: q.pk for q in main_queries.stage_questions(stage)}  # validation and resolution reuse them
     answers_validate(stage, answers)
     item_id = item if isinstance(item, int) else item.pk
     seconds = min(max(float(seconds or 0), 0.0), MAX_SECONDS_PER_ITEM)
@@ -124,7 +125,6 @@ def label_submit(
             return SubmitResult(assignment=assignment, created=False)
         # Serialises the last labels of one item, so exactly one submit sees N and resolves it.
         main_item = main_queries.lock_main_item(stage_id=stage.pk, item_id=item_id)
-        question_ids = {q.key: q.pk for q in main_queries.stage_questions(stage)}
         now = timezone.now()
         main_queries.insert_main_labels(
             assignment_id=assignment.pk,
@@ -146,17 +146,15 @@ def label_submit(
         return SubmitResult(assignment=assignment, created=True)
 
 
-def labelling_progress(*, annotator, stage: Stage, stage_wide: bool = True) -> LabellingProgress:
-    """The annotator's count (one indexed query) and, when ``stage_wide``, the stage's (two aggregates
-    whose cost grows with the stage; the API's next-item answer leaves them out)."""
-    mine = Assignment.objects.filter(
-        stage=stage, annotator=annotator, phase=Phase.MAIN, submitted_at__isnull=False
-    ).count()
-    if not stage_wide:
-        return LabellingProgress(mine=mine, items=0, labels_done=0, labels_needed=0)
+def labelling_progress(*, annotator, stage: Stage) -> LabellingProgress:
+    """Two aggregate queries, whatever the number of items and labels."""
     items = MainItem.objects.filter(stage=stage).count()
-    everyone = Assignment.objects.filter(stage=stage, phase=Phase.MAIN, submitted_at__isnull=False).count()
-    return LabellingProgress(mine=mine, items=items, labels_done=everyone, labels_needed=items * stage.overlap)
+    counts = Assignment.objects.filter(stage=stage, phase=Phase.MAIN, submitted_at__isnull=False).aggregate(
+        everyone=Count("id"), mine=Count("id", filter=Q(annotator=annotator))
+    )
+    return LabellingProgress(
+        mine=counts["mine"], items=items, labels_done=counts["everyone"], labels_needed=items * stage.overlap
+    )
 
 
 @transaction.atomic

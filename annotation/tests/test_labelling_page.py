@@ -201,3 +201,21 @@ def test_queries_per_labelling_request_do_not_grow_with_items_and_labels(
         submitted += 1
     if items == 60:  # enough open items for every round
         assert submitted == 3
+
+
+def test_the_api_says_503_with_retry_after_when_every_open_item_is_being_handed_out(client, make_user, monkeypatch):
+    from annotation.api import views_labelling
+    from annotation.workflow.assignment import AssignmentBusy
+
+    def busy(**kwargs):
+        raise AssignmentBusy("Every open item is being handed out to someone else right now; try again.")
+
+    s = build_main_stage(items=2)
+    user = make_user("annotator")
+    pass_gate(s.stage, user)
+    client.force_login(user)
+    monkeypatch.setattr(views_labelling, "label_next", busy)
+    response = client.get(reverse("annotation-main-next", args=[s.stage.pk]))
+    assert response.status_code == 503
+    assert response["Retry-After"] == "1"
+    assert "try again" in response.json()["detail"]

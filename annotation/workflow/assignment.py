@@ -26,7 +26,7 @@ import time
 from datetime import timedelta
 
 from django.db import connection, transaction
-from django.db.models import Case, F, IntegerField, Value, When
+from django.db.models import Case, IntegerField, Value, When
 from django.utils import timezone
 
 from annotation.models import Assignment, Item, MainItem, Phase, Stage, StageLabelling, TrainingItem, WorkedExample
@@ -102,9 +102,7 @@ def reclaim_expired(*, stage: Stage, now) -> int:
         return 0
     Assignment.objects.filter(pk__in=[pk for pk, _ in expired]).delete()
     for _, item_id in expired:  # in item order, so two reclaimers never wait on each other in a cycle
-        MainItem.objects.filter(stage=stage, item_id=item_id, slots_taken__gt=0).update(
-            slots_taken=F("slots_taken") - 1, has_free_slot=True
-        )
+        main_queries.release_slot(stage_id=stage.pk, item_id=item_id)
     return len(expired)
 
 
@@ -132,16 +130,6 @@ def next_assignment(*, stage: Stage, annotator, now=None) -> Assignment | None:
         return assignment
 
 
-def _open_rows(stage: Stage, annotator, lost: set[int]):
-    """Main-item rows with a free slot that this annotator never had."""
-    mine = Assignment.objects.filter(stage=stage, annotator=annotator).values("item_id")
-    return (
-        MainItem.objects.filter(stage=stage, has_free_slot=True, slots_taken__lt=stage.overlap)
-        .exclude(item_id__in=mine)
-        .exclude(pk__in=lost)
-    )
-
-
 def _preferred(stage: Stage, annotator, settings: StageLabelling, lost: set[int]) -> list[tuple[int, int]]:
     """(main-item row id, item id) of open rows, in the order the random or balanced strategy prefers."""
     rows = MainItem.objects.filter(stage=stage).exclude(pk__in=lost)
@@ -167,11 +155,6 @@ def _preferred(stage: Stage, annotator, settings: StageLabelling, lost: set[int]
     return [(pk_of[item_id], item_id) for item_id in ordered]
 
 
-def _locking(rows):
-    """``rows`` locked as they are read, rows other transactions hold skipped, each with its item."""
-    return rows.select_for_update(skip_locked=True, of=("self",)).select_related("item")
-
-
 def _lock_one(stage: Stage, annotator, settings: StageLabelling, lost: set[int]) -> MainItem | None | bool:
     """Lock the most preferred open row nobody else holds (its item loaded by the same statement); None
     when no open row exists for this annotator; False when open rows exist but all are held by others
@@ -182,12 +165,11 @@ def _lock_one(stage: Stage, annotator, settings: StageLabelling, lost: set[int])
     """
     if settings.strategy == IN_ORDER:
         # The database orders, filters and locks in one statement.
-        item = main_queries.lock_first_open_item(
-            stage_id=stage.pk, annotator_id=annotator.pk, overlap=stage.overlap, skip=lost
-        )
+        rows = {"stage_id": stage.pk, "annotator_id": annotator.pk, "overlap": stage.overlap, "skip": lost}
+        item = main_queries.lock_first_open_item(**rows)
         if item is not None:
             return MainItem(pk=item.main_item_pk, stage=stage, item=item)
-        return False if _open_rows(stage, annotator, lost).exists() else None
+        return False if main_queries.open_item_exists(**rows) else None
     preferred = _preferred(stage, annotator, settings, lost)
     if not preferred:
         return None
@@ -197,7 +179,8 @@ def _lock_one(stage: Stage, annotator, settings: StageLabelling, lost: set[int])
         rows = MainItem.objects.filter(
             pk__in=[pk for pk, _ in window], has_free_slot=True, slots_taken__lt=stage.overlap
         )
-        found = _locking(rows).order_by(rank).first()
+        # Only the MainItem row is locked (of "self"), never the item it points to.
+        found = rows.select_for_update(skip_locked=True, of=("self",)).select_related("item").order_by(rank).first()
         if found is not None:
             return found
     return False
@@ -237,7 +220,7 @@ def _take_slot(*, stage: Stage, main_item: MainItem, annotator, until) -> Assign
         stage_id=stage.pk, item_id=item.pk, annotator_id=annotator.pk, now=now, until=until
     )
     if assignment_id is None:
-        main_queries.release_slot(main_item_pk=main_item.pk)
+        main_queries.release_slot(stage_id=stage.pk, item_id=item.pk)
         return None
     return Assignment(
         pk=assignment_id,

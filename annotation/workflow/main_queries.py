@@ -1,8 +1,8 @@
 """The statements that main labelling runs on every "next item" and "submit", written as SQL.
 
 With dozens of annotators at once these two requests are most of the site's traffic, and building a
-query through the ORM costs ≈0.5–2 ms of CPU here against ≈0.1–0.3 ms for the same statement as SQL
-(`benchmarks/RESULTS.md`, "Labelling under load"). So the statements are written once below and kept
+query through the ORM costs 3–4 times the CPU of the same statement as SQL (`benchmarks/orm_query_cost.py`;
+`benchmarks/RESULTS.md`, "Labelling under load"). So the statements are written once below and kept
 portable: the same text runs on PostgreSQL and on SQLite (≥ 3.35, for ``RETURNING``). Reads go through
 `Model.objects.raw`, which still converts column values the way each backend needs and builds model
 instances; datetimes are passed through `connection.ops.adapt_datetimefield_value`, as the ORM would.
@@ -133,20 +133,40 @@ def lock_expired_reservations(*, stage_id: int, now, limit: int) -> list[tuple[i
         return [tuple(row) for row in cursor.fetchall()]
 
 
+# Main-item rows with a free slot that this annotator never had (and not in the caller's skip list).
+_OPEN_FOR_ANNOTATOR = (
+    " WHERE m.stage_id = %s AND m.has_free_slot AND m.slots_taken < %s"
+    " AND m.item_id NOT IN (SELECT a.item_id FROM annotation_assignment a"
+    " WHERE a.stage_id = %s AND a.annotator_id = %s)"
+)
+
+
+def _open_for_annotator(*, stage_id: int, annotator_id: int, overlap: int, skip: set[int]) -> tuple[str, list]:
+    skipped = f" AND m.id NOT IN ({', '.join(['%s'] * len(skip))})" if skip else ""
+    return _OPEN_FOR_ANNOTATOR + skipped, [stage_id, overlap, stage_id, annotator_id, *sorted(skip)]
+
+
 def lock_first_open_item(*, stage_id: int, annotator_id: int, overlap: int, skip: set[int]) -> Item | None:
     """The item of the first open main-item row (position order) that this annotator never had and no
     other transaction holds, its row locked; ``item.main_item_pk`` is that row's id. The partial index on
     open rows (``has_free_slot``) makes this a short index walk however many items are full."""
-    skipped = f" AND m.id NOT IN ({', '.join(['%s'] * len(skip))})" if skip else ""
-    sql = (  # noqa: S608 — constant text and placeholders; every value is a parameter
-        "SELECT i.*, m.id AS main_item_pk FROM annotation_mainitem m"
-        " JOIN annotation_item i ON i.id = m.item_id"
-        " WHERE m.stage_id = %s AND m.has_free_slot AND m.slots_taken < %s"
-        " AND m.item_id NOT IN (SELECT a.item_id FROM annotation_assignment a"
-        " WHERE a.stage_id = %s AND a.annotator_id = %s)" + skipped + " ORDER BY m.position, m.id LIMIT 1"
-    ) + _row_lock("m")
-    params = [stage_id, overlap, stage_id, annotator_id, *sorted(skip)]
+    where, params = _open_for_annotator(stage_id=stage_id, annotator_id=annotator_id, overlap=overlap, skip=skip)
+    # Constant text and placeholders; every value is a parameter.
+    sql = (
+        "SELECT i.*, m.id AS main_item_pk FROM annotation_mainitem m JOIN annotation_item i ON i.id = m.item_id"  # noqa: S608
+        + where
+        + " ORDER BY m.position, m.id LIMIT 1"
+        + _row_lock("m")
+    )
     return next(iter(Item.objects.raw(sql, params)), None)
+
+
+def open_item_exists(*, stage_id: int, annotator_id: int, overlap: int, skip: set[int]) -> bool:
+    """Whether any row `lock_first_open_item` could give exists, locked by others or not."""
+    where, params = _open_for_annotator(stage_id=stage_id, annotator_id=annotator_id, overlap=overlap, skip=skip)
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT 1 FROM annotation_mainitem m" + where + " LIMIT 1", params)  # noqa: S608
+        return cursor.fetchone() is not None
 
 
 def lock_assignment(*, stage_id: int, item_id: int, annotator_id: int) -> Assignment | None:
@@ -191,14 +211,14 @@ def take_slot(*, main_item_pk: int, overlap: int) -> bool:
         return cursor.rowcount == 1
 
 
-def release_slot(*, main_item_pk: int) -> None:
-    """Give a slot back (a reservation that was not made, or one reclaimed)."""
+def release_slot(*, stage_id: int, item_id: int) -> None:
+    """Give a slot of the item back (a reservation that was not made, or one reclaimed)."""
     sql = (
         "UPDATE annotation_mainitem SET slots_taken = slots_taken - 1, has_free_slot = %s"
-        " WHERE id = %s AND slots_taken > 0"
+        " WHERE stage_id = %s AND item_id = %s AND slots_taken > 0"
     )
     with connection.cursor() as cursor:
-        cursor.execute(sql, [True, main_item_pk])
+        cursor.execute(sql, [True, stage_id, item_id])
 
 
 def insert_reservation(*, stage_id: int, item_id: int, annotator_id: int, now, until) -> int | None:

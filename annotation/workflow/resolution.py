@@ -55,7 +55,7 @@ def item_labels(stage: Stage, item: Item) -> tuple[dict[str, dict[int, str]], di
     ).values_list("question__key", "assignment__annotator_id", "round", "value", "unsure")
     for key, annotator_id, round_, value, unsure in rows:
         (post if round_ == Label.Round.POST else pre)[key][annotator_id] = _label_value(value, unsure)
-    questions = [q.key for q in stage.questions.all()]  # prefetched by the submit
+    questions = [q.key for q in main_queries.stage_questions(stage)]  # read once per stage object
     return {key: dict(pre.get(key, {})) for key in questions}, {key: dict(post.get(key, {})) for key in questions}
 
 
@@ -84,7 +84,7 @@ def item_resolve(*, stage: Stage, item: Item, main_item: MainItem | None = None)
             required=stage.overlap,
             after_discussion_by_question=post if discussion_over else None,
         )
-        questions = {q.key: q for q in stage.questions.all()}
+        questions = {q.key: q for q in main_queries.stage_questions(stage)}
         settled = set(Adjudication.objects.filter(stage=stage, item=item).values_list("question__key", flat=True))
         newly_settled = [
             Adjudication(
@@ -289,4 +289,4 @@ def reviewer_decide(*, stage: Stage, item: Item, decisions: dict[str, str], note
                 decided_by=by,
                 note=note.strip(),
             )
-        return item_resolve(stage=stage, item=item)
+        return item_resolve(stage=stage, item=item, main_item=main_item)
