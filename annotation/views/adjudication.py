@@ -10,7 +10,7 @@ from django.urls import reverse
 from django.views import View
 
 from annotation.models import Item, MainItem, Stage
-from annotation.selectors.adjudication import adjudication_queue, item_side_by_side
+from annotation.selectors.adjudication import QUEUE_STATUSES, adjudication_queue, item_side_by_side
 from annotation.services import adjudication as adjudication_services
 from annotation.views.common import label_form_questions
 from annotation.workflow.resolution import ResolutionRefused, disputed_questions
@@ -38,18 +38,14 @@ class ItemView(AdjudicatorRequiredMixin, View):
         questions = [q for q in label_form_questions(stage) if q["key"] in open_keys]
         for question in questions:
             question["allow_unsure"] = False  # a reviewer decides on a value, never Unsure
-        next_row = adjudication_queue().exclude(stage=stage, item=item).first()
         context = {
             "stage": stage,
             "item": item,
             "detail": detail,
             "main_item": main_item,
             "decide_questions": questions,
-            "can_decide": main_item is not None
-            and main_item.status
-            in (MainItem.Status.DISCUSSION, MainItem.Status.SENIOR_REVIEW, MainItem.Status.REVIEWER_QUEUE),
+            "can_decide": main_item is not None and main_item.status in QUEUE_STATUSES,
             "error": error,
-            "next_row": next_row,
         }
         return render(request, self.template_name, context, status=status)
 
