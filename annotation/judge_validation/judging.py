@@ -15,8 +15,7 @@ from django.db import connections, transaction
 from django.utils import timezone
 
 from annotation.models import Item, JudgeScore, JudgeValidation
-
-PURPOSE_JUDGE = "judge"
+from audits.engine import PURPOSE_JUDGE
 
 
 @dataclass

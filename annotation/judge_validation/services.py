@@ -365,9 +365,11 @@ def audit_scores_copy(*, validation: JudgeValidation, audit) -> int:
 @transaction.atomic
 def thresholds_set(*, validation: JudgeValidation, human_alpha_min: float, judge_agreement_min: float) -> None:
     """The researcher's thresholds, applied to every validation of the project (they share the labels)."""
-    for value in (human_alpha_min, judge_agreement_min):
-        if not -1 <= float(value) <= 1:
-            raise ValidationError("Thresholds are between -1 and 1.")
+    # The model's bounds: α can be negative, an agreement share cannot.
+    if not -1 <= float(human_alpha_min) <= 1:
+        raise ValidationError("The human α threshold is between -1 and 1.")
+    if not 0 <= float(judge_agreement_min) <= 1:
+        raise ValidationError("The judge agreement threshold is between 0 and 1.")
     JudgeValidation.objects.filter(project=validation.project).update(
         human_alpha_min=float(human_alpha_min), judge_agreement_min=float(judge_agreement_min)
     )
@@ -379,7 +381,7 @@ def validation_record(*, validation: JudgeValidation, by=None) -> JudgeValidatio
     rubric version (with these verdicts), until a later recording replaces them."""
     from annotation.selectors.judge_validation import validation_report
 
-    report = validation_report(validation.project, rubric=validation.rubric)
+    report = validation_report(validation.project, rubric=validation.rubric, validations=[validation])
     key = str(validation.pk)
     metrics = {}
     compared = 0

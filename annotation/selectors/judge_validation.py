@@ -27,6 +27,7 @@ from annotation.models import (
     RubricWorkshop,
     Stage,
 )
+from annotation.models.validation import DEFAULT_HUMAN_ALPHA_MIN, DEFAULT_JUDGE_AGREEMENT_MIN
 
 JUDGE_NOT_VALIDATED = "not validated"
 CONSENSUS_FROM_GOLD = "gold"  # imported sets: the source's label is the consensus (options["consensus"])
@@ -137,8 +138,8 @@ def validation_report(
         validations = list(project.judge_validations.filter(rubric=rubric).order_by("id"))
     first = validations[0] if validations else None
     thresholds = report_math.Thresholds(
-        human_alpha_min=first.human_alpha_min if first else 0.80,
-        judge_agreement_min=first.judge_agreement_min if first else 0.80,
+        human_alpha_min=first.human_alpha_min if first else DEFAULT_HUMAN_ALPHA_MIN,
+        judge_agreement_min=first.judge_agreement_min if first else DEFAULT_JUDGE_AGREEMENT_MIN,
     )
     items = set(sample_item_ids(project))
     stages = label_stages(project, rubric)

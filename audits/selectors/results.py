@@ -12,11 +12,9 @@ from typing import Any
 import numpy as np
 from django.db.models import Count, Max, Q, Sum
 
-from audits.fairness import CONVERSATION_METRICS, ConditionSpec, Contrast, ScoreFrame
+from audits.fairness import ConditionSpec, Contrast, ScoreFrame
 from audits.models import Audit, Condition, Dialogue, TurnScore
 from audits.selectors.runs import FRAME_COLUMNS, audit_condition_design, audit_scores_frame
-
-JUDGE_NOT_VALIDATED = "not validated"
 
 
 def judge_validation_status(audit: Audit) -> str:
@@ -105,14 +103,6 @@ def raw_score_rows(frame: dict[str, np.ndarray]) -> list[dict[str, Any]]:
 
 def audit_tutor_names(audit: Audit) -> dict[int, str]:
     return {tutor.pk: tutor.name for tutor in audit.tutors.all()}
-
-
-def condition_labels(audit: Audit) -> dict[int, str]:
-    return dict(Condition.objects.filter(audit=audit).values_list("pk", "label"))
-
-
-def is_conversation_metric(metric: str) -> bool:
-    return metric in CONVERSATION_METRICS
 
 
 def side_condition_ids(side: tuple[tuple[Any, ...], ...]) -> list[int]:
