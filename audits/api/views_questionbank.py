@@ -52,16 +52,16 @@ class QuestionViewSet(ReadAnyRoleWriteResearcherMixin, viewsets.ReadOnlyModelVie
 
     def get_queryset(self):
         params = self.request.query_params
-        if any("\x00" in params.get(name, "") for name in ("domain", "source", "q")):
-            # PostgreSQL refuses NUL in text, which would surface as a 500.
-            raise ValidationError({"detail": "Filters cannot contain NUL characters."})
         import_id = params.get("import", "")
-        return questions_filter(
-            domain=params.get("domain") or None,
-            source=params.get("source") or None,
-            import_id=int(import_id) if import_id.isdigit() else None,
-            search=params.get("q") or None,
-        )
+        try:
+            return questions_filter(
+                domain=params.get("domain") or None,
+                source=params.get("source") or None,
+                import_id=int(import_id) if import_id.isdigit() else None,
+                search=params.get("q") or None,
+            )
+        except ValueError as exc:
+            raise ValidationError({"detail": str(exc)}) from exc
 
 
 class QuestionImportViewSet(

@@ -8,6 +8,9 @@ from audits.models import Question, QuestionImport
 def questions_filter(
     *, domain: str | None = None, source: str | None = None, import_id: int | None = None, search: str | None = None
 ) -> QuerySet[Question]:
+    """Raises ValueError for a filter with a NUL character: PostgreSQL refuses NUL in text (a 500 otherwise)."""
+    if any("\x00" in value for value in (domain, source, search) if value):
+        raise ValueError("Filters cannot contain NUL characters.")
     questions = Question.objects.all()
     if domain:
         questions = questions.filter(domain=domain)

@@ -110,3 +110,14 @@ def test_pages_are_for_researchers(annotator_client, samples_imported):
     ):
         assert annotator_client.get(url).status_code == 403
     assert Client().get(reverse("audits:questionbank")).status_code == 302
+
+
+def test_a_nul_character_in_a_filter_is_refused_on_the_page_and_in_the_api(researcher_client, samples_imported):
+    """PostgreSQL refuses NUL in text, so the shared filter refuses it first: a message on the page, a 400
+    in the API — never a database error (found in review: only the API used to check)."""
+    page = researcher_client.get(reverse("audits:questionbank"), {"q": "gravity\x00"})
+    assert page.status_code == 200
+    assert "Filters cannot contain NUL characters." in page.content.decode()
+    assert list(page.context["questions"]) == []
+    api = researcher_client.get("/api/questions/", {"domain": "physics\x00"})
+    assert api.status_code == 400 and "NUL" in api.json()["detail"]

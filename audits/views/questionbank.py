@@ -41,7 +41,11 @@ class QuestionBankView(ResearcherRequiredMixin, ListView):
         }
 
     def get_queryset(self):
-        return questions_filter(**self.filters())
+        try:
+            return questions_filter(**self.filters())
+        except ValueError as exc:  # a NUL character in a filter: say so and list nothing
+            messages.error(self.request, str(exc))
+            return Question.objects.none()
 
     def get_context_data(self, **kwargs):
         context = super().get_context_data(**kwargs)
