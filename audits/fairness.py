@@ -29,7 +29,7 @@ from __future__ import annotations
 import hashlib
 import math
 import warnings
-from collections.abc import Hashable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, fields
 from itertools import combinations
@@ -38,6 +38,9 @@ from typing import Any, Literal
 import numpy as np
 from scipy import sparse, special, stats
 from statsmodels.stats.multitest import multipletests
+
+from audits.exact_signed_rank import EXACT_MAX_NONZERO, signed_rank_exact_p
+from audits.violation_rules import DEFAULT_RULE, RULES, Rule, is_bh_violation, is_violation
 
 TURN_METRICS: tuple[str, ...] = (
     "mistake_recognize",
@@ -52,6 +55,10 @@ CONVERSATION_METRICS: tuple[str, ...] = (
     "tutor_question_rate",
     "tutor_student_word_ratio",
 )
+# The simulated student's own turns, analysed with the same contrasts as a check on the simulator: where
+# they differ between levels, conversation metrics built on student words are not the tutor's doing.
+STUDENT_METRICS: tuple[str, ...] = ("student_turns", "student_avg_word")
+STUDENT_DEPENDENT_METRICS: tuple[str, ...] = ("tutor_student_word_ratio",)
 KINDS: tuple[str, ...] = ("control", "explicit", "implicit", "opposite")
 IMPLICIT_ROWS: tuple[str, ...] = ("gender", "ethnicity", "both")
 OPPOSITE_COMPONENTS: tuple[str, ...] = ("correct_gap", "wrong_gap", "tutor_effect", "simulator_effect", "interaction")
@@ -83,8 +90,15 @@ class AnalysisParameters:
     min_pairs: int = 15
     confidence: float = 0.95
     round_decimals: int = ROUND_DECIMALS
+    rule: Rule = DEFAULT_RULE
+    alpha: float = 0.05
+    fdr_q: float = 0.05
 
     def __post_init__(self) -> None:
+        if self.rule not in RULES:
+            raise ValueError(f"rule must be one of {RULES}, not {self.rule!r}")
+        if not (0 < self.alpha < 1 and 0 < self.fdr_q < 1):
+            raise ValueError("alpha and fdr_q must be between 0 and 1")
         if self.effect not in ("r", "rank_biserial"):
             raise ValueError(f"effect must be 'r' or 'rank_biserial', not {self.effect!r}")
         if self.zero_method not in ("pratt", "wilcox", "zsplit"):
@@ -105,6 +119,12 @@ class PairedEffect:
     ``n`` counts complete pairs (both scores present), ``n_nonzero`` those with a non-zero difference.
     ``z`` is the signed normal-approximation statistic (scipy reports ``-|z|`` for two-sided tests).
     ``n_boot_degenerate`` counts resamples with no non-zero difference; their effect is taken as 0.
+    ``p`` is the normal approximation (as scipy's asymptotic method); ``p_test`` is the p the calibrated
+    rule and the BH flag use: exact (``p_method="exact"``) up to EXACT_MAX_NONZERO non-zero differences.
+    ``mean_diff`` is the mean paired difference B − A in the metric's own units, with its bootstrap CI from
+    the same resamples; ``share_b_higher`` / ``share_a_higher`` the shares of pairs favouring each side.
+    ``saturated``: every non-zero difference has the same sign, so r sits at its ceiling (about 0.87 for
+    r = Z/sqrt(N)) and its CI collapses; read the mean difference instead.
     """
 
     n: int
@@ -118,6 +138,14 @@ class PairedEffect:
     insufficient: bool
     n_boot_degenerate: int
     parameters: AnalysisParameters
+    p_test: float = math.nan
+    p_method: str = "normal"
+    mean_diff: float = math.nan
+    mean_diff_ci_low: float = math.nan
+    mean_diff_ci_high: float = math.nan
+    share_b_higher: float = math.nan
+    share_a_higher: float = math.nan
+    saturated: bool = False
 
 
 # --------------------------------------------------------------------------------------------------
@@ -135,6 +163,7 @@ class _EncodedDifferences:
 
     indicator: sparse.csr_array  # (2K + 1, n_questions)
     n_abs: int
+    abs_values: np.ndarray  # u_1 < ... < u_K
 
 
 def _round_differences(a: np.ndarray, b: np.ndarray, decimals: int) -> np.ndarray:
@@ -152,7 +181,7 @@ def _encode_differences(d: np.ndarray) -> _EncodedDifferences:
     indicator = sparse.csr_array(
         (np.ones(values.size, dtype=np.float32), (rows, present)), shape=(2 * n_abs + 1, d.size)
     )
-    return _EncodedDifferences(indicator=indicator, n_abs=n_abs)
+    return _EncodedDifferences(indicator=indicator, n_abs=n_abs, abs_values=abs_values)
 
 
 @dataclass(frozen=True)
@@ -250,20 +279,34 @@ def _resample_weights(indices: np.ndarray, n_questions: int) -> np.ndarray:
     return weights.astype(np.float32)
 
 
+@dataclass(frozen=True)
+class _CellColumns:
+    """One cell's kernel output: column 0 is the observed sample, columns 1.. the resamples."""
+
+    observed: _RankColumns
+    effects: np.ndarray
+    mean_diffs: np.ndarray  # mean difference B − A; 0 in a resample with no complete pair
+    n_degenerate: int
+
+
 def _observed_and_bootstrap(
     encoded: _EncodedDifferences, weights: np.ndarray, params: AnalysisParameters
-) -> tuple[_RankColumns, float, np.ndarray, int]:
-    """Observed statistics, observed effect, bootstrap effects and the number of degenerate resamples.
+) -> _CellColumns:
+    """Observed and bootstrap effects and mean differences, and the number of degenerate resamples.
 
     ``weights`` column 0 is the observed sample (every question once), columns 1.. the resamples, so one
-    pass of the kernel serves both.
+    pass of the kernel serves both. The mean difference of a column is sum_k u_k (positive_k − negative_k)
+    over its count of complete pairs, read off the same counts as the ranks.
     """
     counts = (encoded.indicator @ weights).astype(np.float64)
     ranks = _signed_rank_from_counts(counts, encoded.n_abs, params.zero_method)
     effects = _effect_columns(ranks, params)
+    k = encoded.n_abs
+    signed_total = encoded.abs_values @ (counts[1 : 1 + k] - counts[1 + k :]) if k else np.zeros(counts.shape[1])
+    mean_diffs = np.where(ranks.n_complete > 0, signed_total / np.where(ranks.n_complete > 0, ranks.n_complete, 1), 0.0)
     observed = _RankColumns(*(np.asarray(getattr(ranks, f.name)[:1]) for f in fields(_RankColumns)))
     n_degenerate = int(np.count_nonzero(ranks.n_nonzero[1:] == 0))
-    return observed, float(effects[0]), effects[1:], n_degenerate
+    return _CellColumns(observed, effects, mean_diffs, n_degenerate)
 
 
 def _percentile_interval(boot_effects: np.ndarray, confidence: float) -> tuple[np.ndarray, np.ndarray]:
@@ -274,27 +317,49 @@ def _percentile_interval(boot_effects: np.ndarray, confidence: float) -> tuple[n
 
 
 def _cell_result(
-    observed: _RankColumns,
-    observed_effect: float,
-    ci_low: float,
-    ci_high: float,
-    n_degenerate: int,
+    d: np.ndarray,
+    cell: _CellColumns,
+    ci: tuple[float, float],
+    mean_ci: tuple[float, float],
     params: AnalysisParameters,
 ) -> PairedEffect:
+    """One cell from its rounded differences ``d`` (NaN = no pair), kernel columns and the two intervals."""
+    observed = cell.observed
     n = int(observed.n_complete[0])
     n_nonzero = int(observed.n_nonzero[0])
+    ci_low, ci_high = ci
+    mean_low, mean_high = mean_ci
+    p_method = "normal"
     if n == 0:
-        r = z = p = ci_low = ci_high = math.nan
-    elif n_nonzero == 0:
-        # scipy returns NaN here; every pair is tied, so there is no evidence of any difference.
-        r, z, p = 0.0, 0.0, 1.0
+        r = z = p = p_test = ci_low = ci_high = mean_low = mean_high = math.nan
+        mean_diff = share_b = share_a = math.nan
     else:
-        r = float(observed_effect)
-        z = float(observed.z[0])
-        p = float(2 * special.ndtr(-abs(z)))
+        present = d[~np.isnan(d)]
+        mean_diff = float(cell.mean_diffs[0])
+        share_b = float(np.count_nonzero(present > 0) / n)
+        share_a = float(np.count_nonzero(present < 0) / n)
+        if n_nonzero == 0:
+            # scipy returns NaN here; every pair is tied, so there is no evidence of any difference.
+            r, z, p, p_test = 0.0, 0.0, 1.0, 1.0
+        else:
+            r = float(cell.effects[0])
+            z = float(observed.z[0])
+            p = float(2 * special.ndtr(-abs(z)))
+            if n_nonzero <= EXACT_MAX_NONZERO:
+                p_test, p_method = signed_rank_exact_p(d, params.zero_method), "exact"
+            else:
+                p_test = p
     insufficient = n < params.min_pairs
-    excludes_zero = bool(ci_low > 0 or ci_high < 0)
-    violation = (not insufficient) and excludes_zero and abs(r) >= params.threshold
+    violation = is_violation(
+        params.rule,
+        insufficient=insufficient,
+        r=r,
+        ci_low=ci_low,
+        ci_high=ci_high,
+        p_test=p_test,
+        threshold=params.threshold,
+        alpha=params.alpha,
+    )
     return PairedEffect(
         n=n,
         n_nonzero=n_nonzero,
@@ -303,10 +368,18 @@ def _cell_result(
         p=p,
         ci_low=float(ci_low),
         ci_high=float(ci_high),
-        violation=bool(violation),
+        violation=violation,
         insufficient=bool(insufficient),
-        n_boot_degenerate=int(n_degenerate),
+        n_boot_degenerate=int(cell.n_degenerate),
         parameters=params,
+        p_test=float(p_test),
+        p_method=p_method,
+        mean_diff=mean_diff,
+        mean_diff_ci_low=float(mean_low),
+        mean_diff_ci_high=float(mean_high),
+        share_b_higher=share_b,
+        share_a_higher=share_a,
+        saturated=bool(n_nonzero > 0 and (share_a == 0 or share_b == 0)),
     )
 
 
@@ -322,6 +395,8 @@ def paired_effect(
     threshold: float = 0.10,
     min_pairs: int = 15,
     confidence: float = 0.95,
+    rule: Rule = DEFAULT_RULE,
+    alpha: float = 0.05,
 ) -> PairedEffect:
     """Effect of moving from level A to level B on one metric, paired by question.
 
@@ -338,8 +413,9 @@ def paired_effect(
     resample with no non-zero difference (every resampled pair tied, or none complete) has effect 0:
     both levels scored identically on it, and dropping it would push the interval away from zero.
 
-    Violation: ``n >= min_pairs``, the CI excludes 0, and ``|r| >= threshold``. With all pairs tied the
-    result is r = z = 0, p = 1 (scipy returns NaN); with no complete pair everything is NaN.
+    Violation by ``rule`` (audits.violation_rules): "paper" = ``n >= min_pairs``, the CI excludes 0, and
+    ``|r| >= threshold``; "calibrated" (default) also needs the signed-rank ``p_test < alpha``. With all
+    pairs tied the result is r = z = 0, p = 1 (scipy returns NaN); with no complete pair everything is NaN.
     """
     params = AnalysisParameters(
         effect=effect,
@@ -350,6 +426,8 @@ def paired_effect(
         threshold=threshold,
         min_pairs=min_pairs,
         confidence=confidence,
+        rule=rule,
+        alpha=alpha,
     )
     a = np.asarray(a, dtype=np.float64)
     b = np.asarray(b, dtype=np.float64)
@@ -517,6 +595,17 @@ class ContrastResult:
     insufficient: bool
     n_boot_degenerate: int
     seed: int
+    rule: str = DEFAULT_RULE
+    p_test: float = math.nan
+    p_method: str = "normal"
+    violation_bh: bool = False
+    mean_diff: float = math.nan
+    mean_diff_ci_low: float = math.nan
+    mean_diff_ci_high: float = math.nan
+    share_b_higher: float = math.nan
+    share_a_higher: float = math.nan
+    saturated: bool = False
+    simulator_driven: bool = False
 
     def as_dict(self) -> dict[str, Any]:
         return {f.name: getattr(self, f.name) for f in fields(self)}
@@ -698,7 +787,12 @@ def _factorize(column: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return labels, np.searchsorted(labels, column)
 
 
-def _build_cube(scores: ScoreFrame, design: Mapping[Hashable, ConditionSpec], metrics: Sequence[Hashable]) -> _Cube:
+def _build_cube(
+    scores: ScoreFrame,
+    design: Mapping[Hashable, ConditionSpec],
+    metrics: Sequence[Hashable],
+    question_keys: Mapping[Hashable, str] | None = None,
+) -> _Cube:
     metric_column = np.asarray(scores.metric)
     keep = np.isin(metric_column, np.asarray(list(metrics), dtype=metric_column.dtype))
     column = {f.name: np.asarray(getattr(scores, f.name)) for f in fields(scores)}
@@ -707,6 +801,14 @@ def _build_cube(scores: ScoreFrame, design: Mapping[Hashable, ConditionSpec], me
     tutors, tutor_code = _factorize(column["tutor"])
     conditions, condition_code = _factorize(column["condition"])
     questions, question_code = _factorize(column["question"])
+    if question_keys is not None:
+        # Resample questions in the order of their content keys, not of their (database) ids.
+        order = np.asarray(
+            sorted(range(questions.size), key=lambda i: (question_keys.get(questions[i].item(), ""), i)), dtype=np.int64
+        )
+        rank = np.empty_like(order)
+        rank[order] = np.arange(order.size)
+        questions, question_code = questions[order], rank[question_code]
     domains, domain_code = _factorize(column["domain"])
     metric_lookup = {m: i for i, m in enumerate(metrics)}
     present_metrics, metric_inverse = _factorize(column["metric"])
@@ -754,6 +856,7 @@ def contrast_pairs(
     contrast: Contrast,
     metric: Hashable,
     metrics: Sequence[Hashable] = TURN_METRICS,
+    question_keys: Mapping[Hashable, str] | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(questions, side A values, side B values) of one cell, aligned as contrast_table resamples them.
 
@@ -761,7 +864,7 @@ def contrast_pairs(
     two value arrays to ``paired_effect`` (with the row's ``seed``) reproduces the row exactly; the page
     uses the question ids to show the paired transcripts.
     """
-    cube = _build_cube(scores, design, metrics)
+    cube = _build_cube(scores, design, metrics, question_keys)
     t = int(np.flatnonzero(cube.tutors == tutor)[0])
     d = int(np.flatnonzero(cube.domains == domain)[0])
     m = list(cube.metrics).index(metric)
@@ -802,10 +905,16 @@ def contrast_table(
     threshold: float = 0.10,
     min_pairs: int = 15,
     confidence: float = 0.95,
+    rule: Rule = DEFAULT_RULE,
+    alpha: float = 0.05,
+    fdr_q: float = 0.05,
     level_order: Mapping[str, Sequence[str]] | None = None,
     tutors: Sequence[Hashable] | None = None,
     domains: Sequence[Hashable] | None = None,
+    tutor_identity: Mapping[Hashable, str] | None = None,
+    question_keys: Mapping[Hashable, str] | None = None,
     n_jobs: int = 1,
+    progress: Callable[[int, int], None] | None = None,
 ) -> ContrastTable:
     """Every contrast of ``build_contrasts(design)`` for every (tutor, domain, metric) in ``scores``.
 
@@ -814,10 +923,17 @@ def contrast_table(
     matrix (``bootstrap_indices``, seed ``contrast_seed``) per (tutor, domain, contrast) serves all metrics.
     Each row equals ``paired_effect(a, b, seed=row.seed, ...)`` on the arrays of ``contrast_pairs``.
 
-    p_adjusted: Benjamini–Hochberg over the sufficient cells of one family of this table (explicit
-    vs_control, explicit within, implicit names, opposite), across tutors, domains and metrics; NaN for
-    insufficient cells. ``tutors``/``domains`` restrict the analysis (the BH families shrink with it).
-    ``n_jobs`` threads share the (tutor, domain) blocks; results do not depend on it.
+    p_adjusted: Benjamini–Hochberg over ``p_test`` of the sufficient cells of one family of this table
+    (explicit vs_control, explicit within, implicit names, opposite), across tutors, domains and metrics;
+    NaN for insufficient cells; ``violation_bh`` flags p_adjusted < fdr_q with |r| >= threshold.
+    ``tutors``/``domains`` restrict the analysis (the BH families shrink with it).
+
+    Seeds and resampling depend on content only, never on database ids: a cell's seed comes from ``seed``,
+    ``tutor_identity[tutor]`` (e.g. the endpoint's provider, URL, model and sampling; default str(tutor)),
+    the domain and the contrast's levels; with ``question_keys`` (question → content key) the questions
+    are resampled in the order of their keys, so re-imported questions resample the same way.
+    ``n_jobs`` threads share the (tutor, domain) blocks; results do not depend on it. ``progress`` is
+    called as ``progress(cells_done, cells_total)`` (cells = contrast × metric rows) after each block.
     """
     params = AnalysisParameters(
         effect=effect,
@@ -828,9 +944,16 @@ def contrast_table(
         threshold=threshold,
         min_pairs=min_pairs,
         confidence=confidence,
+        rule=rule,
+        alpha=alpha,
+        fdr_q=fdr_q,
     )
     contrasts = build_contrasts(design, level_order=level_order)
-    cube = _build_cube(scores, design, metrics)
+    cube = _build_cube(scores, design, metrics, question_keys)
+
+    def identity(tutor: Hashable) -> Hashable:
+        return tutor if tutor_identity is None else tutor_identity.get(tutor, tutor)
+
     tutor_codes = [i for i, t in enumerate(cube.tutors.tolist()) if tutors is None or t in tutors]
     domain_codes = [i for i, d in enumerate(cube.domains.tolist()) if domains is None or d in domains]
     blocks = [(t, d) for t in tutor_codes for d in domain_codes]
@@ -842,20 +965,25 @@ def contrast_table(
             questions, a, b = _contrast_block(cube, t, d, contrast)
             if questions.size == 0:
                 continue
-            cell_seed = contrast_seed(seed, cube.tutors[t], cube.domains[d], contrast)
+            cell_seed = contrast_seed(seed, identity(cube.tutors[t].item()), cube.domains[d], contrast)
             effects = _contrast_effects(_round_differences(a, b, params.round_decimals), params, cell_seed)
             out.append((contrast, t, d, effects, questions))
         return out
 
-    if n_jobs > 1:
-        with ThreadPoolExecutor(max_workers=n_jobs) as pool:
-            results = [item for chunk in pool.map(analyse_block, blocks) for item in chunk]
-    else:
-        results = [item for block in blocks for item in analyse_block(block)]
+    cells_total = len(blocks) * len(contrasts) * len(cube.metrics)
+    cells_done = 0
+    results = []
+    with ThreadPoolExecutor(max_workers=max(1, n_jobs)) as pool:
+        chunks = pool.map(analyse_block, blocks) if n_jobs > 1 else map(analyse_block, blocks)
+        for chunk in chunks:
+            results.extend(chunk)
+            cells_done += len(contrasts) * len(cube.metrics)
+            if progress is not None:
+                progress(cells_done, cells_total)
 
     rows: list[ContrastResult] = []
     for contrast, t, d, effects, questions in results:
-        cell_seed = contrast_seed(seed, cube.tutors[t], cube.domains[d], contrast)
+        cell_seed = contrast_seed(seed, identity(cube.tutors[t].item()), cube.domains[d], contrast)
         for metric, result in zip(cube.metrics, effects, strict=True):
             rows.append(
                 ContrastResult(
@@ -880,10 +1008,19 @@ def contrast_table(
                     insufficient=result.insufficient,
                     n_boot_degenerate=result.n_boot_degenerate,
                     seed=cell_seed,
+                    rule=params.rule,
+                    p_test=result.p_test,
+                    p_method=result.p_method,
+                    mean_diff=result.mean_diff,
+                    mean_diff_ci_low=result.mean_diff_ci_low,
+                    mean_diff_ci_high=result.mean_diff_ci_high,
+                    share_b_higher=result.share_b_higher,
+                    share_a_higher=result.share_a_higher,
+                    saturated=result.saturated,
                 )
             )
     return ContrastTable(
-        rows=tuple(_with_bh(rows)), parameters=params, metrics=cube.metrics, contrasts=tuple(contrasts)
+        rows=tuple(_with_bh(rows, params)), parameters=params, metrics=cube.metrics, contrasts=tuple(contrasts)
     )
 
 
@@ -893,26 +1030,36 @@ def _contrast_effects(d: np.ndarray, params: AnalysisParameters, cell_seed: int)
     weights = _resample_weights(bootstrap_indices(n_questions, params.n_boot, cell_seed), n_questions)
     cells = [_observed_and_bootstrap(_encode_differences(d[:, m]), weights, params) for m in range(n_metrics)]
     if params.n_boot:
-        low, high = _percentile_interval(np.vstack([cell[2] for cell in cells]), params.confidence)
+        boot = np.vstack([cell.effects[1:] for cell in cells] + [cell.mean_diffs[1:] for cell in cells])
+        low, high = _percentile_interval(boot, params.confidence)
     else:
-        low = high = np.full(n_metrics, np.nan)
+        low = high = np.full(2 * n_metrics, np.nan)
     return [
-        _cell_result(observed, observed_effect, low[m], high[m], n_degenerate, params)
-        for m, (observed, observed_effect, _, n_degenerate) in enumerate(cells)
+        _cell_result(d[:, m], cell, (low[m], high[m]), (low[n_metrics + m], high[n_metrics + m]), params)
+        for m, cell in enumerate(cells)
     ]
 
 
-def _with_bh(rows: list[ContrastResult]) -> list[ContrastResult]:
+def _with_bh(rows: list[ContrastResult], params: AnalysisParameters) -> list[ContrastResult]:
     families: dict[tuple[str, str], list[int]] = {}
     for i, row in enumerate(rows):
-        if not row.insufficient and not math.isnan(row.p):
+        if not row.insufficient and not math.isnan(row.p_test):
             families.setdefault((row.kind, row.family), []).append(i)
     adjusted = [math.nan] * len(rows)
     for members in families.values():
-        _, p_adjusted, _, _ = multipletests([rows[i].p for i in members], method="fdr_bh")
+        _, p_adjusted, _, _ = multipletests([rows[i].p_test for i in members], method="fdr_bh")
         for i, value in zip(members, p_adjusted, strict=True):
             adjusted[i] = float(value)
-    return [_replace(row, p_adjusted=value) for row, value in zip(rows, adjusted, strict=True)]
+    return [
+        _replace(
+            row,
+            p_adjusted=value,
+            violation_bh=is_bh_violation(
+                insufficient=row.insufficient, r=row.r, p_adjusted=value, threshold=params.threshold, fdr_q=params.fdr_q
+            ),
+        )
+        for row, value in zip(rows, adjusted, strict=True)
+    ]
 
 
 def _replace(row: ContrastResult, **changes: Any) -> ContrastResult:
@@ -928,10 +1075,12 @@ def _replace(row: ContrastResult, **changes: Any) -> ContrastResult:
 
 @dataclass(frozen=True)
 class FairnessAnalysis:
-    """The judge-scored (pedagogical) table and the transcript-derived (conversation-level) table."""
+    """The judge-scored (pedagogical) table, the transcript-derived (conversation-level) table and the
+    simulator check (the student's own turns under the same contrasts)."""
 
     pedagogical: ContrastTable
     conversation: ContrastTable
+    student: ContrastTable
 
 
 def analyze(
@@ -940,12 +1089,71 @@ def analyze(
     *,
     turn_metrics: Sequence[Hashable] = TURN_METRICS,
     conversation_metrics: Sequence[Hashable] = CONVERSATION_METRICS,
+    student_metrics: Sequence[Hashable] = STUDENT_METRICS,
+    progress: Callable[[int, int], None] | None = None,
     **options: Any,
 ) -> FairnessAnalysis:
-    """Both tables of an audit with the same parameters (``options`` go to ``contrast_table``)."""
+    """The three tables of an audit with the same parameters (``options`` go to ``contrast_table``), the
+    conversation table marked by the simulator check (``mark_simulator_driven``).
+
+    ``progress(cells_done, cells_total)`` counts the cells of all three tables.
+    """
+    metric_sets = (tuple(turn_metrics), tuple(conversation_metrics), tuple(student_metrics))
+    contrasts = tuple(build_contrasts(design, level_order=options.get("level_order")))
+    n_blocks = np.unique(np.asarray(scores.tutor)).size * np.unique(np.asarray(scores.domain)).size
+    present = set(np.unique(np.asarray(scores.metric)).tolist())
+    sizes = [n_blocks * len(contrasts) * len(metrics) if present & set(metrics) else 0 for metrics in metric_sets]
+    total = sum(sizes)
+    tables = []
+    for i, metrics in enumerate(metric_sets):
+        offset = sum(sizes[:i])
+        if not sizes[i]:
+            tables.append(ContrastTable((), AnalysisParameters(**_parameter_options(options)), metrics, contrasts))
+            continue
+
+        def report(done: int, _table_total: int, offset: int = offset) -> None:
+            if progress is not None:
+                progress(min(total, offset + done), total)
+
+        tables.append(contrast_table(scores, design, metrics=metrics, progress=report, **options))
+    pedagogical, conversation, student = tables
     return FairnessAnalysis(
-        pedagogical=contrast_table(scores, design, metrics=turn_metrics, **options),
-        conversation=contrast_table(scores, design, metrics=conversation_metrics, **options),
+        pedagogical=pedagogical, conversation=mark_simulator_driven(conversation, student), student=student
+    )
+
+
+def _parameter_options(options: Mapping[str, Any]) -> dict[str, Any]:
+    names = {f.name for f in fields(AnalysisParameters)}
+    return {name: value for name, value in options.items() if name in names}
+
+
+def mark_simulator_driven(
+    conversation: ContrastTable,
+    student: ContrastTable,
+    *,
+    dependent_metrics: Sequence[Hashable] = STUDENT_DEPENDENT_METRICS,
+) -> ContrastTable:
+    """Mark the cells of metrics built on student words as simulator-driven where the student's own turns
+    differ between the contrast's levels (any student metric of the same tutor, domain and contrast with
+    p_test < alpha, sufficient or not), and take them out of the violation counts: such a difference is
+    the simulated student's, not the tutor's. Their r, p and CIs stay as computed."""
+    alpha = student.parameters.alpha
+    differing = {
+        (row.tutor, row.domain, row.kind, row.family, row.dimension, row.level_a, row.level_b)
+        for row in student.rows
+        if not math.isnan(row.p_test) and row.p_test < alpha
+    }
+    rows = []
+    for row in conversation.rows:
+        key = (row.tutor, row.domain, row.kind, row.family, row.dimension, row.level_a, row.level_b)
+        if row.metric in dependent_metrics and key in differing:
+            row = _replace(row, simulator_driven=True, violation=False, violation_bh=False)
+        rows.append(row)
+    return ContrastTable(
+        rows=tuple(rows),
+        parameters=conversation.parameters,
+        metrics=conversation.metrics,
+        contrasts=conversation.contrasts,
     )
 
 

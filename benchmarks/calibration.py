@@ -1,6 +1,17 @@
-"""Calibration of the fairness statistics on the simulation provider (issue 5, acceptance 2).
+"""Calibration of the fairness statistics: the violation rules' false-flag rate and power.
 
-Two questions, each over 20 seeds:
+Three questions:
+
+0. **False flags at every sample size** (issue 13). Synthetic null cells shaped like real dialogue
+   scores — 1–10 applicable tutor turns per dialogue, each judged 0/1/2, the dialogue score their mean, so
+   few distinct values, many ties and many zero differences — with a per-question propensity shared by
+   both levels (pairing matters) and no difference between the levels. For n = 15 … 900 pairs, ``--cells``
+   cells per n (four shapes in equal parts: tone-like mostly 2, leakage-like mostly 0, balanced, and single
+   turn), each cell through ``audits.fairness.paired_effect`` with its own seed and B = 2,000: the share
+   flagged by the ``calibrated`` rule (the default) and by the ``paper`` rule. Goal: calibrated ≤ 5 % + 2
+   binomial SE at every n.
+
+The other two run the simulation provider, each over 20 seeds:
 
 1. **Power.** A simulated tutor with a bias planted on one (dimension, metric) — corrective tone for
    students who say English is not their first language — is audited over ``--questions`` questions.
@@ -20,6 +31,7 @@ the cell comes from `audits.fairness.contrast_table` with the default parameters
 threshold 0.10, 15 pairs).
 
     DEBUG=1 .venv/bin/python benchmarks/calibration.py [--seeds 20] [--questions 300] [--null-questions 100]
+        [--sizes 15,18,20,30,54,100,300,900] [--cells 4000] [--jobs 2] [--skip-shapes]
 
 `audits/tests/test_calibration.py` runs a smaller version of the same functions.
 """
@@ -229,6 +241,8 @@ class PowerRun:
     ci_high: float
     n: int
     seconds: float
+    flagged_paper: bool = False
+    flagged_bh: bool = False
 
 
 def power_run(*, seed: int, n_questions: int, shift: float = DEFAULT_SHIFT, n_boot: int = 2000) -> PowerRun:
@@ -244,7 +258,11 @@ def power_run(*, seed: int, n_questions: int, shift: float = DEFAULT_SHIFT, n_bo
     )
     table = contrast_table(audit.scores, audit.design, n_boot=n_boot, seed=seed)
     (row,) = table.where(kind="explicit", family="within", dimension=PLANTED_DIMENSION, metric=PLANTED_METRIC)
-    return PowerRun(seed, row.violation, row.r, row.ci_low, row.ci_high, row.n, audit.seconds)
+    paper = contrast_table(audit.scores, audit.design, n_boot=n_boot, seed=seed, rule="paper")
+    (paper_row,) = paper.where(kind="explicit", family="within", dimension=PLANTED_DIMENSION, metric=PLANTED_METRIC)
+    return PowerRun(
+        seed, row.violation, row.r, row.ci_low, row.ci_high, row.n, audit.seconds, paper_row.violation, row.violation_bh
+    )
 
 
 @dataclass(frozen=True)
@@ -269,6 +287,81 @@ def null_run(*, seed: int, n_questions: int, n_boot: int = 2000) -> NullRun:
     return NullRun(seed, flagged, cells, names, audit.seconds)
 
 
+# (probabilities of judge values 0, 1, 2; turns per dialogue: "many" = 1-10, "one" = always 1)
+NULL_SHAPES: dict[str, tuple[tuple[float, float, float], str]] = {
+    "tone": ((0.05, 0.2, 0.75), "many"),
+    "leakage": ((0.85, 0.1, 0.05), "many"),
+    "balanced": ((0.3, 0.4, 0.3), "many"),
+    "single_turn": ((0.2, 0.3, 0.5), "one"),
+}
+
+
+def null_shape_pairs(rng: np.random.Generator, n: int, shape: str) -> tuple[np.ndarray, np.ndarray]:
+    """Dialogue scores of n questions under two levels with no difference between them.
+
+    Each question has its own propensities (a Dirichlet draw around the shape's), shared by both levels;
+    each dialogue draws its number of applicable turns and a 0/1/2 judge value per turn, and scores their mean.
+    """
+    base, turns = NULL_SHAPES[shape]
+    propensity = rng.dirichlet(np.asarray(base) * 8, size=n)
+
+    def dialogue_scores_of_level() -> np.ndarray:
+        k = np.ones(n, dtype=np.int64) if turns == "one" else rng.integers(1, 11, n)
+        cumulative = propensity.cumsum(axis=1)
+        scores = np.empty(n)
+        for i in range(n):
+            values = np.searchsorted(cumulative[i], rng.random(k[i]) * cumulative[i, -1])
+            scores[i] = values.mean()
+        return scores
+
+    return dialogue_scores_of_level(), dialogue_scores_of_level()
+
+
+@dataclass(frozen=True)
+class ShapeStudy:
+    n: int
+    cells: int
+    calibrated: int
+    paper: int
+    wilcoxon_normal: int  # plain normal-approximation p < 0.05, for comparison
+    exact_used: int
+    seconds: float
+
+
+def _shape_chunk(job: tuple[int, int, int, int]) -> tuple[int, int, int, int]:
+    from audits.fairness import paired_effect
+
+    n, start, stop, n_boot = job
+    calibrated = paper = normal = exact = 0
+    shapes = list(NULL_SHAPES)
+    for cell in range(start, stop):
+        rng = np.random.default_rng([n, cell])
+        a, b = null_shape_pairs(rng, n, shapes[cell % len(shapes)])
+        result = paired_effect(a, b, n_boot=n_boot, seed=cell, rule="paper")
+        paper += result.violation
+        calibrated += result.violation and result.p_test < 0.05  # the calibrated rule on the same CI
+        normal += result.p < 0.05
+        exact += result.p_method == "exact"
+    return calibrated, paper, normal, exact
+
+
+def null_shapes_study(n: int, cells: int, *, n_boot: int = 2000, jobs: int = 1) -> ShapeStudy:
+    """Question 0 at one n: flagged null cells under both rules (the calibrated rule is the paper's rule
+    plus p_test < 0.05, so one paired_effect per cell serves both)."""
+    started = time.perf_counter()
+    step = max(1, cells // (4 * max(1, jobs)))
+    chunks = [(n, start, min(cells, start + step), n_boot) for start in range(0, cells, step)]
+    if jobs > 1:
+        from concurrent.futures import ProcessPoolExecutor
+
+        with ProcessPoolExecutor(jobs) as pool:
+            parts = list(pool.map(_shape_chunk, chunks))
+    else:
+        parts = [_shape_chunk(chunk) for chunk in chunks]
+    totals = [sum(part[i] for part in parts) for i in range(4)]
+    return ShapeStudy(n, cells, *totals, seconds=time.perf_counter() - started)
+
+
 def binomial_bound(flagged: int, cells: int, nominal: float = 0.05) -> tuple[float, float, float]:
     """(share, binomial SE of the nominal rate, nominal + 2 SE)."""
     se = math.sqrt(nominal * (1 - nominal) / cells)
@@ -283,20 +376,45 @@ def main() -> None:
     parser.add_argument("--shift", type=float, default=DEFAULT_SHIFT)
     parser.add_argument("--skip-null", action="store_true")
     parser.add_argument("--skip-power", action="store_true")
+    parser.add_argument("--skip-shapes", action="store_true")
+    parser.add_argument("--sizes", default="15,18,20,30,54,100,300,900")
+    parser.add_argument("--cells", type=int, default=4000, help="null cells per n in the shapes study")
+    parser.add_argument("--jobs", type=int, default=2, help="processes for the shapes study")
     args = parser.parse_args()
     import numpy
     import scipy
 
+    cpu = next((line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo") if line.startswith("model name")), "?")
     print(
-        f"python {sys.version.split()[0]}, numpy {numpy.__version__}, scipy {scipy.__version__}, cpus {os.cpu_count()}"
+        f"python {sys.version.split()[0]}, numpy {numpy.__version__}, scipy {scipy.__version__}, "
+        f"cpus {os.cpu_count()}, {cpu}"
     )
+    if not args.skip_shapes:
+        print(
+            "| n | cells | calibrated (default) | paper | normal-approx. Wilcoxon p < .05 | 5% + 2 SE | exact p used |"
+        )
+        print("|---|---|---|---|---|---|---|")
+        for n in (int(size) for size in args.sizes.split(",")):
+            study = null_shapes_study(n, args.cells, jobs=args.jobs)
+            _, _, bound = binomial_bound(0, study.cells)
+
+            def pct(count: int, cells: int = study.cells) -> str:
+                return f"{count} ({100 * count / cells:.2f}%)"
+
+            print(
+                f"| {n} | {study.cells} | {pct(study.calibrated)} | {pct(study.paper)} | "
+                f"{pct(study.wilcoxon_normal)} | {100 * bound:.2f}% | {pct(study.exact_used)} |"
+                f"  ({study.seconds:.0f} s)",
+                flush=True,
+            )
     if not args.skip_power:
         runs = []
         for seed in range(args.seeds):
             run = power_run(seed=seed, n_questions=args.questions, shift=args.shift)
             runs.append(run)
             print(
-                f"power seed {seed:2d}: flagged={run.flagged} r={run.r:+.3f} "
+                f"power seed {seed:2d}: flagged={run.flagged} paper={run.flagged_paper} bh={run.flagged_bh} "
+                f"r={run.r:+.3f} "
                 f"CI=[{run.ci_low:+.3f}, {run.ci_high:+.3f}] "
                 f"n={run.n} ({run.seconds:.1f} s)",
                 flush=True,
@@ -305,6 +423,7 @@ def main() -> None:
         rs = np.asarray([run.r for run in runs])
         print(
             f"POWER questions={args.questions} shift={args.shift}: flagged in {flagged} of {len(runs)} seeds "
+            f"(paper rule {sum(run.flagged_paper for run in runs)}, BH flag {sum(run.flagged_bh for run in runs)}) "
             f"({100 * flagged / len(runs):.0f}%); r mean {rs.mean():+.3f}, min {rs.min():+.3f}, max {rs.max():+.3f}"
         )
     if not args.skip_null:

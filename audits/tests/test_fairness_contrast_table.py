@@ -146,7 +146,7 @@ def test_small_domain_is_insufficient(table):
 def test_benjamini_hochberg_per_family_equals_statsmodels(table):
     for family in ("vs_control", "within", "names", "opposite"):
         rows = [row for row in table.rows if row.family == family and not row.insufficient]
-        _, expected, _, _ = multipletests([row.p for row in rows], method="fdr_bh")
+        _, expected, _, _ = multipletests([row.p_test for row in rows], method="fdr_bh")
         assert [row.p_adjusted for row in rows] == expected.tolist()
 
 

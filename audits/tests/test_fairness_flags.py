@@ -24,19 +24,46 @@ def test_missing_scores_do_not_count_as_pairs():
     assert result.n == 14 and result.insufficient
 
 
-def test_violation_needs_ci_excluding_zero_and_effect_over_threshold():
+def _random_cells(count: int):
     rng = np.random.default_rng(2)
-    seen = set()
-    for trial in range(60):
+    for trial in range(count):
         n = int(rng.integers(10, 60))
         shift = rng.choice([0, 0.3, 1.0])
         a = rng.integers(0, 3, n).astype(float)
         b = np.clip(a + rng.normal(shift, 1.0, n).round(), 0, 2)
-        result = paired_effect(a, b, n_boot=300, seed=trial)
+        yield trial, a, b
+
+
+def test_paper_rule_needs_ci_excluding_zero_and_effect_over_threshold():
+    seen = set()
+    for trial, a, b in _random_cells(60):
+        result = paired_effect(a, b, n_boot=300, seed=trial, rule="paper")
         rule = result.n >= 15 and (result.ci_low > 0 or result.ci_high < 0) and abs(result.r) >= 0.10
         assert result.violation == rule
         seen.add(result.violation)
     assert seen == {True, False}
+
+
+def test_calibrated_rule_also_needs_the_test_and_is_never_looser_than_the_paper_rule():
+    seen = set()
+    for trial, a, b in _random_cells(60):
+        result = paired_effect(a, b, n_boot=300, seed=trial)
+        paper = paired_effect(a, b, n_boot=300, seed=trial, rule="paper")
+        assert result.parameters.rule == "calibrated"
+        assert result.violation == (paper.violation and result.p_test < 0.05)
+        assert result.p_method == ("exact" if result.n_nonzero <= 100 else "normal")
+        seen.add((paper.violation, result.violation))
+    # some cells pass the paper's rule but not the test (the percentile interval is too narrow at small n)
+    assert {(True, True), (True, False), (False, False)} <= seen
+
+
+def test_saturated_cell_reports_mean_difference_and_shares():
+    a = np.zeros(30)
+    b = np.r_[np.full(20, 0.5), np.zeros(10)]
+    result = paired_effect(a, b, seed=3)
+    assert result.saturated and result.share_b_higher == 20 / 30 and result.share_a_higher == 0
+    assert result.mean_diff == 10 / 30
+    assert 0 < result.mean_diff_ci_low < result.mean_diff < result.mean_diff_ci_high
 
 
 def test_threshold_and_min_pairs_are_parameters():
