@@ -1,24 +1,31 @@
-"""The demographic design: default dimensions, levels and names, and the conditions and contrasts built from them.
+"""The demographic design: default dimensions, levels and names, the conditions built from them, and the
+analysis's view of those conditions.
 
-Pure: no Django. Inputs are plain `LevelInfo` / `NameInfo` rows (loaded from the tables by
-`audits.selectors.design`); outputs are `ConditionSpec` dataclasses, which the audit launcher turns into
-Condition rows, and `ContrastSpec`s, which say which conditions are compared.
+Pure: no Django. Inputs are plain `LevelInfo` / `NameInfo` rows (loaded from the tables, or the defaults
+while the tables are empty, by `audits.selectors.design`); outputs are `ConditionSpec` dataclasses, which
+the audit launcher turns into Condition rows. Which conditions are compared is decided in one place,
+`audits.fairness.build_contrasts`; `analysis_design` turns conditions (specs here, Condition rows in an
+audit) into the design mapping it takes, so the design preview and the analysis list the same contrasts.
 
 Condition kinds (EduFair-Bench, plus intersectional combinations, a limitation the paper states):
 - control: no cue at all.
 - explicit: the student persona states one level ("English is not my first language…"), or a combination
   of levels of several dimensions (intersectional, e.g. female + non-English L1).
-- implicit: only a name, chosen from lists by gender × ethnicity; contrasts come in three rows — gender
-  (female vs male names), ethnicity (group vs group) and both (gender × ethnicity cell vs cell).
+- implicit: only a name, chosen from lists by gender × ethnicity; names of one gender × ethnicity cell are
+  averaged per question, and cells are compared in three rows — gender (same ethnicity), ethnicity (same
+  gender) and both (both differ).
 - opposite: 2 × 2 — the gender the student states × the gender the tutor is told it is talking to.
 Every contrast holds the question and the student model fixed; only the cue changes. The cue texts are
 copied into each spec, so later edits of a level never change a condition that already exists.
 """
 
 import random
-from collections.abc import Iterable, Sequence
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
-from itertools import combinations, product
+from itertools import product
+from typing import Protocol
+
+from audits import fairness
 
 CONTROL = "control"
 EXPLICIT = "explicit"
@@ -183,23 +190,17 @@ class ConditionSpec:
     tutor_cue: str = ""  # fills ${tutor_cue}; non-empty means the tutor-informed system prompt is used
 
     @property
+    def level(self) -> str:
+        """The level key(s), joined with '+' for an intersectional combination — as a Condition row stores it."""
+        return "+".join(ref.level for ref in self.levels)
+
+    @property
     def tutor_informed(self) -> bool:
         return bool(self.tutor_cue)
 
     @property
     def is_intersectional(self) -> bool:
         return len(self.levels) > 1
-
-
-@dataclass(frozen=True)
-class ContrastSpec:
-    """Condition group A against group B (B − A); a group of several conditions is averaged per question."""
-
-    kind: str
-    family: str  # what the row is about: a dimension key, "implicit:gender", "opposite", …
-    label: str
-    a: tuple[str, ...]
-    b: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -210,6 +211,7 @@ class ConditionChoice:
     explicit_dimensions: tuple[str, ...] = ()
     intersectional_dimensions: tuple[str, ...] = ()  # all level combinations across these dimensions
     implicit: bool = False
+    # Recorded with the audit's design; the analysis (`fairness.build_contrasts`) reports all three rows.
     implicit_rows: tuple[str, ...] = IMPLICIT_ROWS
     names_per_cell: int | None = None  # None: every active name; k: k names per gender × ethnicity, seeded
     tell_tutor_name: bool = False
@@ -348,133 +350,69 @@ def build_conditions(
     return specs
 
 
-# --- Contrasts --------------------------------------------------------------------------------------------
+# --- The analysis's view of a design ---------------------------------------------------------------------
 
 
-def design_contrasts(
-    conditions: Sequence[ConditionSpec], implicit_rows: Iterable[str] = IMPLICIT_ROWS
-) -> list[ContrastSpec]:
-    """The comparisons a set of conditions supports (B − A in each)."""
-    contrasts: list[ContrastSpec] = []
-    has_control = any(spec.kind == CONTROL for spec in conditions)
-    single = [spec for spec in conditions if spec.kind == EXPLICIT and not spec.is_intersectional]
-    combos = [spec for spec in conditions if spec.kind == EXPLICIT and spec.is_intersectional]
+class ConditionFields(Protocol):
+    """What the analysis reads of a condition. A `ConditionSpec` has these fields, and so has an audit's
+    Condition row (`audits.models.Condition`), so the preview and the analysis convert with one function."""
 
-    by_dimension: dict[str, list[ConditionSpec]] = {}
-    for spec in single:
-        by_dimension.setdefault(spec.dimension, []).append(spec)
-    for dimension, specs in by_dimension.items():
-        for a, b in combinations(specs, 2):
-            contrasts.append(
-                ContrastSpec(EXPLICIT, dimension, f"{a.levels[0].label} vs {b.levels[0].label}", (a.key,), (b.key,))
-            )
-        if has_control:
-            for spec in specs:
-                contrasts.append(
-                    ContrastSpec(EXPLICIT, dimension, f"control vs {spec.levels[0].label}", (CONTROL,), (spec.key,))
-                )
-
-    combos_by_family: dict[str, list[ConditionSpec]] = {}
-    for spec in combos:
-        combos_by_family.setdefault(spec.dimension, []).append(spec)
-    for family, specs in combos_by_family.items():
-        for a, b in combinations(specs, 2):
-            contrasts.append(ContrastSpec(EXPLICIT, family, f"{a.label} vs {b.label}", (a.key,), (b.key,)))
-        if has_control:
-            for spec in specs:
-                contrasts.append(ContrastSpec(EXPLICIT, family, f"control vs {spec.label}", (CONTROL,), (spec.key,)))
-
-    named = [spec for spec in conditions if spec.kind == IMPLICIT]
-    rows = set(implicit_rows)
-    if named and "gender" in rows:
-        genders = sorted({spec.name_gender for spec in named})
-        for a, b in combinations(genders, 2):
-            contrasts.append(
-                ContrastSpec(
-                    IMPLICIT,
-                    "implicit:gender",
-                    f"{a} names vs {b} names",
-                    _keys(named, gender=a),
-                    _keys(named, gender=b),
-                )
-            )
-    if named and "ethnicity" in rows:
-        groups = sorted({spec.name_ethnicity for spec in named})
-        for a, b in combinations(groups, 2):
-            contrasts.append(
-                ContrastSpec(
-                    IMPLICIT,
-                    "implicit:ethnicity",
-                    f"{a} vs {b} names",
-                    _keys(named, ethnicity=a),
-                    _keys(named, ethnicity=b),
-                )
-            )
-    if named and "both" in rows:
-        cells = sorted({(spec.name_gender, spec.name_ethnicity) for spec in named}, key=lambda c: (c[1], c[0]))
-        for (ga, ea), (gb, eb) in combinations(cells, 2):
-            contrasts.append(
-                ContrastSpec(
-                    IMPLICIT,
-                    "implicit:both",
-                    f"{ea} {ga} vs {eb} {gb} names",
-                    _keys(named, gender=ga, ethnicity=ea),
-                    _keys(named, gender=gb, ethnicity=eb),
-                )
-            )
-
-    crossed = {(spec.stated_gender, spec.perceived_gender): spec.key for spec in conditions if spec.kind == OPPOSITE}
-    if len(crossed) == 4:
-        first, second = sorted({stated for stated, _ in crossed}, key=lambda g: (g != "male", g))
-        # B is always the `second` gender (female by default), so every row reads the same way round.
-        contrasts += [
-            ContrastSpec(
-                OPPOSITE,
-                "opposite",
-                "correct gap (matched cells)",
-                (crossed[first, first],),
-                (crossed[second, second],),
-            ),
-            ContrastSpec(
-                OPPOSITE,
-                "opposite",
-                "wrong gap (mismatched cells, by perceived gender)",
-                (crossed[second, first],),
-                (crossed[first, second],),
-            ),
-            ContrastSpec(
-                OPPOSITE,
-                "opposite",
-                "tutor effect (perceived gender)",
-                (crossed[first, first], crossed[second, first]),
-                (crossed[first, second], crossed[second, second]),
-            ),
-            ContrastSpec(
-                OPPOSITE,
-                "opposite",
-                "simulator effect (stated gender)",
-                (crossed[first, first], crossed[first, second]),
-                (crossed[second, first], crossed[second, second]),
-            ),
-            ContrastSpec(
-                OPPOSITE,
-                "opposite",
-                "interaction (mismatched vs matched)",
-                (crossed[first, second], crossed[second, first]),
-                (crossed[first, first], crossed[second, second]),
-            ),
-        ]
-    return contrasts
+    @property
+    def kind(self) -> str: ...
+    @property
+    def dimension(self) -> str: ...
+    @property
+    def level(self) -> str: ...
+    @property
+    def name_cue(self) -> str: ...
+    @property
+    def name_gender(self) -> str: ...
+    @property
+    def name_ethnicity(self) -> str: ...
+    @property
+    def stated_gender(self) -> str: ...
+    @property
+    def perceived_gender(self) -> str: ...
 
 
-def _keys(
-    specs: Sequence[ConditionSpec], *, gender: str | None = None, ethnicity: str | None = None
-) -> tuple[str, ...]:
-    return tuple(
-        spec.key
-        for spec in specs
-        if (gender is None or spec.name_gender == gender) and (ethnicity is None or spec.name_ethnicity == ethnicity)
-    )
+def analysis_condition(condition: ConditionFields) -> fairness.ConditionSpec | None:
+    """The condition as `audits.fairness` sees it, or None for a name that cues neither gender nor ethnicity.
+
+    An intersectional explicit condition stays one level of its own dimension ("gender+first_language",
+    level "female+non_english_l1"), so its combinations are compared with each other and with control.
+    A name that cues nothing still runs, but no contrast can place it, so the analysis leaves it out.
+    """
+    kind = str(condition.kind)
+    if kind == EXPLICIT:
+        return fairness.ConditionSpec(kind, dimension=condition.dimension, level=condition.level)
+    if kind == IMPLICIT:
+        if not (condition.name_gender or condition.name_ethnicity):
+            return None
+        return fairness.ConditionSpec(
+            kind,
+            level=condition.name_cue,
+            name_gender=condition.name_gender,
+            name_ethnicity=condition.name_ethnicity,
+        )
+    if kind == OPPOSITE:
+        return fairness.ConditionSpec(
+            kind, stated_gender=condition.stated_gender, perceived_gender=condition.perceived_gender
+        )
+    return fairness.ConditionSpec(kind)
+
+
+def analysis_design(conditions: Mapping[Hashable, ConditionFields]) -> dict[Hashable, fairness.ConditionSpec]:
+    """{key: fairness.ConditionSpec}: the design mapping `fairness.build_contrasts` and `contrast_table` take.
+
+    The preview keys it by condition key, the analysis by Condition id; in the same order, the same
+    conditions give the same contrasts (`fairness.Contrast.key`) either way.
+    """
+    design = {}
+    for key, condition in conditions.items():
+        spec = analysis_condition(condition)
+        if spec is not None:
+            design[key] = spec
+    return design
 
 
 def conditions_as_dicts(conditions: Sequence[ConditionSpec]) -> list[dict]:
@@ -484,8 +422,8 @@ def conditions_as_dicts(conditions: Sequence[ConditionSpec]) -> list[dict]:
 
 __all__ = [
     "CONTROL", "EXPLICIT", "IMPLICIT", "OPPOSITE", "KINDS", "IMPLICIT_ROWS",
-    "DEFAULT_DIMENSIONS", "DEFAULT_NAMES", "LevelInfo", "NameInfo", "LevelRef", "ConditionSpec", "ContrastSpec",
+    "DEFAULT_DIMENSIONS", "DEFAULT_NAMES", "LevelInfo", "NameInfo", "LevelRef", "ConditionSpec",
     "ConditionChoice", "default_levels", "default_names", "control_condition", "explicit_conditions",
     "intersectional_conditions", "implicit_conditions", "opposite_conditions", "build_conditions",
-    "design_contrasts", "explicit_persona_cue", "conditions_as_dicts",
+    "explicit_persona_cue", "conditions_as_dicts", "ConditionFields", "analysis_condition", "analysis_design",
 ]  # fmt: skip

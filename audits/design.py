@@ -15,9 +15,13 @@ Upper bound of model calls (the engine may stop a dialogue earlier; it never mak
                   = T_max × (2 + judge_attempts + reveal_checks)
     total         = that × dialogues, dialogues = Σ_tutors Σ_domains questions(tutor, domain) × conditions
 
-Pairs per contrast: every condition runs on every selected question, so a contrast (tutor, domain, A vs B)
-has as many pairs as the tutor has questions in that domain — fewer in the final analysis if dialogues fail
-or a metric never applies. A contrast below `min_pairs` (15, EduFair-Bench) is flagged as insufficient.
+Contrasts are the analysis's own: `audits.fairness.build_contrasts` over `audits.conditions.analysis_design`
+of the conditions, so the preview lists exactly the contrasts (`fairness.Contrast.key`) an audit of this
+design will report. Pairs per contrast: every condition runs on every selected question, so a contrast
+(tutor, domain, A vs B) has as many pairs as the tutor has questions in that domain — fewer in the final
+analysis if dialogues fail or a metric never applies. A contrast below `min_pairs` (15, EduFair-Bench) is
+reported as insufficient; for the others, `fairness.min_detectable_effect` says the smallest |r| the test
+finds with 80 % power at α = 0.05, per contrast family and tutor × domain.
 """
 
 from collections.abc import Mapping, Sequence
@@ -26,9 +30,18 @@ from zlib import crc32
 
 import numpy as np
 
-from .conditions import ConditionSpec, ContrastSpec, design_contrasts
+from . import fairness
+from .conditions import ConditionSpec, analysis_condition, analysis_design
 
 MIN_PAIRS = 15
+
+# The analysis's contrast families (kind, family), in the order the page lists them, with how to say them.
+CONTRAST_FAMILIES: dict[tuple[str, str], str] = {
+    ("explicit", "vs_control"): "explicit: each level vs control",
+    ("explicit", "within"): "explicit: levels within a dimension",
+    ("implicit", "names"): "implicit: name cells",
+    ("opposite", "opposite"): "opposite 2 × 2",
+}
 
 
 @dataclass(frozen=True)
@@ -131,12 +144,51 @@ class TutorRow:
 class ContrastRow:
     tutor: str
     domain: str
-    contrast: ContrastSpec
+    contrast: fairness.Contrast
     pairs: int
+    min_pairs: int = MIN_PAIRS
 
     @property
     def insufficient(self) -> bool:
-        return self.pairs < MIN_PAIRS
+        return self.pairs < self.min_pairs
+
+
+@dataclass(frozen=True)
+class ContrastLine:
+    """One contrast of the design (B − A), with how many conditions each side pools."""
+
+    contrast: fairness.Contrast
+    conditions_a: int
+    conditions_b: int
+
+    @classmethod
+    def of(cls, contrast: fairness.Contrast) -> "ContrastLine":
+        return cls(contrast, sum(map(len, contrast.side_a)), sum(map(len, contrast.side_b)))
+
+
+@dataclass(frozen=True)
+class FamilyPower:
+    """One contrast family for one tutor × domain: how many contrasts, their pairs, and the smallest
+    effect they can detect (|r|, two-sided α = 0.05, power 0.8; None without pairs)."""
+
+    tutor: str
+    domain: str
+    kind: str
+    family: str
+    label: str
+    contrasts: int
+    pairs: int
+    min_detectable_effect: float | None
+    min_pairs: int = MIN_PAIRS
+
+    @property
+    def insufficient(self) -> bool:
+        return self.pairs < self.min_pairs
+
+    @property
+    def detectable(self) -> bool:
+        """False when even |r| = 1 is out of reach (r cannot exceed 1 in size)."""
+        return self.min_detectable_effect is not None and self.min_detectable_effect <= 1
 
 
 @dataclass
@@ -148,7 +200,9 @@ class DesignPreview:
     dialogues: int
     calls: dict[str, int]  # tutor, student, judge, reveal_check, total (upper bounds)
     budget: CallBudget
-    contrasts: list[ContrastRow]
+    contrasts: list[ContrastRow]  # one per tutor × domain × contrast
+    contrast_list: list[ContrastLine]  # the design's contrasts, once each
+    power: list[FamilyPower]  # one per tutor × domain × contrast family
     warnings: list[str]
     question_ids: dict[str, dict[str, list[int]]]  # tutor label → domain → ids
 
@@ -165,12 +219,12 @@ def preview_design(
     *,
     budget: CallBudget | None = None,
     min_pairs: int = MIN_PAIRS,
-    contrasts: Sequence[ContrastSpec] | None = None,
 ) -> DesignPreview:
     budget = budget or CallBudget()
     selected = select_questions(ids_by_domain, selection)
-    contrasts = list(design_contrasts(conditions) if contrasts is None else contrasts)
-    tutor_rows, contrast_rows, question_ids = [], [], {}
+    contrasts = fairness.build_contrasts(analysis_design({spec.key: spec for spec in conditions}))
+    families = _contrast_families(contrasts)
+    tutor_rows, contrast_rows, power_rows, question_ids = [], [], [], {}
     warnings = []
     for tutor in tutors:
         if tutor.fraction is None:
@@ -183,7 +237,13 @@ def preview_design(
         tutor_rows.append(TutorRow(tutor.label, counts, dialogues, dialogues * budget.per_dialogue))
         for domain, pairs in counts.items():
             for contrast in contrasts:
-                contrast_rows.append(ContrastRow(tutor.label, domain, contrast, pairs))
+                contrast_rows.append(ContrastRow(tutor.label, domain, contrast, pairs, min_pairs))
+            detectable = float(fairness.min_detectable_effect(pairs)) if pairs >= 1 else None
+            for (kind, family), count in families.items():
+                label = CONTRAST_FAMILIES.get((kind, family), f"{kind}: {family}")
+                power_rows.append(
+                    FamilyPower(tutor.label, domain, kind, family, label, count, pairs, detectable, min_pairs)
+                )
             if contrasts and pairs < min_pairs:
                 warnings.append(
                     f"{tutor.label} · {domain}: {pairs} pairs per contrast, fewer than {min_pairs} — "
@@ -202,6 +262,19 @@ def preview_design(
         warnings.append("no condition chosen: the design has no dialogues")
     if not contrasts and conditions:
         warnings.append("the chosen conditions support no contrast (add a second level, or the control)")
+    if contrast_rows and all(row.insufficient for row in contrast_rows):
+        # Said first and on its own: the design can run, but its analysis can flag nothing.
+        warnings.insert(
+            0,
+            f"every contrast has fewer than {min_pairs} pairs: the analysis will report all of them as "
+            "insufficient and can flag no difference — select more questions",
+        )
+    uncued = [spec.key for spec in conditions if analysis_condition(spec) is None]
+    if uncued:
+        warnings.append(
+            f"{len(uncued)} name condition(s) cue neither gender nor ethnicity ({', '.join(uncued[:3])}"
+            f"{', …' if len(uncued) > 3 else ''}): they run, but enter no contrast"
+        )
     for domain in selection.domains:
         if not ids_by_domain.get(domain):
             warnings.append(f"{domain}: the question bank has no questions in this domain")
@@ -214,6 +287,17 @@ def preview_design(
         calls=calls,
         budget=budget,
         contrasts=contrast_rows,
+        contrast_list=[ContrastLine.of(contrast) for contrast in contrasts],
+        power=power_rows,
         warnings=warnings,
         question_ids=question_ids,
     )
+
+
+def _contrast_families(contrasts: Sequence[fairness.Contrast]) -> dict[tuple[str, str], int]:
+    """Contrasts per (kind, family), in `CONTRAST_FAMILIES` order (any other family after them)."""
+    counts: dict[tuple[str, str], int] = {}
+    for contrast in contrasts:
+        counts[contrast.kind, contrast.family] = counts.get((contrast.kind, contrast.family), 0) + 1
+    order = list(CONTRAST_FAMILIES)
+    return dict(sorted(counts.items(), key=lambda item: order.index(item[0]) if item[0] in order else len(order)))

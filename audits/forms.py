@@ -2,7 +2,7 @@
 
 from django import forms
 
-from audits.conditions import IMPLICIT_ROWS, ConditionChoice
+from audits.conditions import ConditionChoice
 from audits.design import CallBudget, QuestionSelection, TutorPlan
 from audits.models import DemographicDimension, DemographicLevel, NameCue, PromptTemplate
 from audits.prompt_templates import TEMPLATE_KIND_CHOICES, template_placeholder_errors
@@ -129,10 +129,6 @@ class DesignPreviewForm(forms.Form):
         widget=forms.CheckboxSelectMultiple, required=False, label="Intersectional: cross these dimensions"
     )
     implicit = forms.BooleanField(required=False, label="Implicit (names)")
-    implicit_rows = forms.MultipleChoiceField(
-        choices=[(row, row) for row in IMPLICIT_ROWS], initial=list(IMPLICIT_ROWS), required=False,
-        widget=forms.CheckboxSelectMultiple, label="Implicit rows",
-    )  # fmt: skip
     names_per_cell = forms.IntegerField(min_value=1, required=False, label="Names per gender × ethnicity (blank: all)")
     tell_tutor_name = forms.BooleanField(required=False, label="Also tell the tutor the name")
     opposite = forms.BooleanField(required=False, label="Opposite 2 × 2 (stated × perceived gender)")
@@ -184,7 +180,6 @@ class DesignPreviewForm(forms.Form):
             explicit_dimensions=tuple(data["explicit_dimensions"]),
             intersectional_dimensions=tuple(data["intersectional_dimensions"]),
             implicit=data["implicit"],
-            implicit_rows=tuple(data["implicit_rows"]),
             names_per_cell=data["names_per_cell"],
             tell_tutor_name=data["tell_tutor_name"],
             opposite=data["opposite"],

@@ -193,6 +193,8 @@ CONVERSATION_METRICS: tuple[str, ...] = (
     "tutor_question_rate",
     "tutor_student_word_ratio",
 )
+# The simulated student's own side of the transcript, for the analysis's simulator check.
+STUDENT_METRICS: tuple[str, ...] = ("student_turns", "student_avg_word")
 _WORD = re.compile(r"\d+(?:[.,]\d+)*|[\w'’-]+", re.UNICODE)
 
 
@@ -206,7 +208,8 @@ def asks_question(text: str) -> bool:
 
 
 def conversation_metrics(turns: Sequence[tuple[str, str]]) -> dict[str, float | None]:
-    """tutor_turns, mean words per tutor turn, share of tutor turns asking a question, tutor/student words.
+    """tutor_turns, mean words per tutor turn, share of tutor turns asking a question, tutor/student words,
+    and the student's own turns and mean words per turn (STUDENT_METRICS, for the simulator check).
 
     A ratio whose denominator is zero is None (undefined), not 0.
     """
@@ -219,4 +222,6 @@ def conversation_metrics(turns: Sequence[tuple[str, str]]) -> dict[str, float | 
         "tutor_avg_word": tutor_words / len(tutor) if tutor else None,
         "tutor_question_rate": sum(asks_question(t) for t in tutor) / len(tutor) if tutor else None,
         "tutor_student_word_ratio": tutor_words / student_words if student_words else None,
+        "student_turns": float(len(student)),
+        "student_avg_word": student_words / len(student) if student else None,
     }

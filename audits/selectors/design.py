@@ -2,7 +2,15 @@
 
 from django.db.models import Max, QuerySet
 
-from audits.conditions import LevelInfo, NameInfo
+from audits.conditions import (
+    ConditionChoice,
+    ConditionSpec,
+    LevelInfo,
+    NameInfo,
+    build_conditions,
+    default_levels,
+    default_names,
+)
 from audits.models import DemographicDimension, DemographicLevel, NameCue, PromptTemplate, Question
 
 
@@ -25,6 +33,37 @@ def names_info(*, active_only: bool = True) -> list[NameInfo]:
     if active_only:
         names = names.filter(active=True)
     return [NameInfo(name.name, name.gender, name.ethnicity) for name in names]
+
+
+def design_levels() -> list[LevelInfo]:
+    """The levels a new design draws on: the table's, or the project defaults while the table is empty."""
+    if not DemographicLevel.objects.exists():
+        return default_levels()
+    return levels_info()
+
+
+def design_names() -> list[NameInfo]:
+    """The active names a new design draws on: the table's, or the project defaults while the table is empty.
+
+    A table whose names are all retired stays the researcher's choice: it gives no names, not the defaults.
+    """
+    if not NameCue.objects.exists():
+        return default_names()
+    return names_info()
+
+
+def design_conditions(*, choice: ConditionChoice) -> list[ConditionSpec]:
+    """The conditions a choice yields over `design_levels` and `design_names` — what the design preview
+    shows and what `audit_create_from_design` launches, so the two always describe the same design."""
+    return build_conditions(choice, design_levels(), design_names())
+
+
+def design_dimensions() -> list[tuple[str, str]]:
+    """(key, name) of each dimension `design_levels` offers, in order: the choices of the design forms."""
+    dimensions: dict[str, str] = {}
+    for level in design_levels():
+        dimensions.setdefault(level.dimension, level.dimension_name or level.dimension)
+    return list(dimensions.items())
 
 
 def dimensions_with_levels() -> QuerySet[DemographicDimension]:

@@ -9,7 +9,7 @@ import numpy as np
 from django.db.models import Avg, Count, Q, Sum
 from django.utils import timezone
 
-from audits.judge import CONVERSATION_METRICS, METRICS
+from audits.judge import CONVERSATION_METRICS, METRICS, STUDENT_METRICS
 from audits.models import Audit, Condition, Dialogue, LLMCall, ModelEndpoint, Turn, TurnScore
 
 
@@ -149,7 +149,8 @@ def audit_scores_frame(audit: Audit, *, include_conversation_metrics: bool = Tru
     A turn-level metric's dialogue score is the mean of the judge's values over the dialogue's tutor
     turns, ignoring −1 (not applicable) and turns without a value (unparsable or failed judgements); a
     dialogue with no applicable turn has no row for that metric. Conversation-level metrics come from
-    the transcript. Only finished (`done`) dialogues are included.
+    the transcript, and so do the student's own statistics (`STUDENT_METRICS`, for the simulator check;
+    absent for dialogues finished before they were recorded). Only finished (`done`) dialogues are included.
     """
     dialogues = {
         row["pk"]: row
@@ -187,7 +188,7 @@ def audit_scores_frame(audit: Audit, *, include_conversation_metrics: bool = Tru
     rows: list[tuple] = [(row["turn__dialogue_id"], row["metric"], float(row["mean"])) for row in scored]
     if include_conversation_metrics:
         for pk, row in dialogues.items():
-            for metric in CONVERSATION_METRICS:
+            for metric in CONVERSATION_METRICS + STUDENT_METRICS:
                 value = (row["metrics"] or {}).get(metric)
                 if value is not None:
                     rows.append((pk, metric, float(value)))
@@ -236,21 +237,9 @@ def audit_score_frame_for_fairness(audit: Audit):
 
 
 def audit_condition_design(audit: Audit) -> dict:
-    """{condition id: audits.fairness.ConditionSpec} for the audit's conditions (the design mapping)."""
-    from audits.fairness import ConditionSpec
+    """{condition id: audits.fairness.ConditionSpec} for the audit's conditions (the design mapping), in
+    creation order — converted as the design preview converts them (`audits.conditions.analysis_design`),
+    so the analysis reports the contrasts the preview listed."""
+    from audits.conditions import analysis_design
 
-    design = {}
-    for condition in Condition.objects.filter(audit=audit):
-        kind = condition.kind
-        if kind == Condition.Kind.IMPLICIT and not (condition.name_gender or condition.name_ethnicity):
-            continue
-        design[condition.pk] = ConditionSpec(
-            kind=kind,
-            dimension=condition.dimension if kind == Condition.Kind.EXPLICIT else "",
-            level=condition.level if kind == Condition.Kind.EXPLICIT else condition.name_cue,
-            name_gender=condition.name_gender,
-            name_ethnicity=condition.name_ethnicity,
-            stated_gender=condition.stated_gender,
-            perceived_gender=condition.perceived_gender,
-        )
-    return design
+    return analysis_design({condition.pk: condition for condition in Condition.objects.filter(audit=audit)})

@@ -859,10 +859,11 @@ def audit_create_from_design(
     **options,
 ) -> Audit:
     """An audit from a question selection (`audits.design.QuestionSelection` fields) and a condition
-    choice (`audits.conditions.ConditionChoice` fields), over the design tables (or the defaults)."""
-    from audits.conditions import ConditionChoice, build_conditions, default_levels, default_names
+    choice (`audits.conditions.ConditionChoice` fields), over the design tables (or the defaults) — the
+    same conditions the design preview shows for that choice (`audits.selectors.design.design_conditions`)."""
+    from audits.conditions import ConditionChoice
     from audits.design import QuestionSelection, select_questions
-    from audits.selectors.design import levels_info, names_info, question_ids_by_domain
+    from audits.selectors.design import design_conditions, question_ids_by_domain
 
     selection = {k: v for k, v in selection.items() if v not in (None, "")}
     domains = tuple(selection.pop("domains", ()) or ())
@@ -873,9 +874,7 @@ def audit_create_from_design(
         raise ValueError("the selection holds no questions; import some first")
     tuple_fields = ("explicit_dimensions", "intersectional_dimensions", "implicit_rows", "opposite_levels")
     choice = {k: tuple(v) if k in tuple_fields else v for k, v in choice.items()}
-    specs = build_conditions(
-        ConditionChoice(**choice), levels_info() or default_levels(), names_info() or default_names()
-    )
+    specs = design_conditions(choice=ConditionChoice(**choice))
     return audit_create(
         name=name,
         tutors=tutors,

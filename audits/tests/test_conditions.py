@@ -1,20 +1,27 @@
 """The demographic design: default levels and names; explicit, implicit, opposite, intersectional specs; contrasts."""
 
+from collections import Counter
+
 import pytest
 
 from audits.conditions import (
     CONTROL,
     DEFAULT_NAMES,
     ConditionChoice,
+    analysis_design,
     build_conditions,
     default_levels,
     default_names,
-    design_contrasts,
     explicit_conditions,
     implicit_conditions,
     intersectional_conditions,
     opposite_conditions,
 )
+from audits.fairness import build_contrasts
+
+
+def contrasts_of(specs):
+    return build_contrasts(analysis_design({spec.key: spec for spec in specs}))
 
 
 def test_defaults_are_nine_levels_over_four_dimensions():
@@ -78,8 +85,11 @@ def test_intersectional_conditions_combine_levels_of_several_dimensions():
     combo = next(spec for spec in specs if spec.key == "explicit/gender=female+first_language=non_english_l1")
     assert combo.is_intersectional and combo.dimension == "gender+first_language"
     assert "I'm a girl. English is not my first language" in combo.persona_cue
-    contrasts = [c for c in design_contrasts(specs) if c.family == "gender+first_language"]
-    assert len(contrasts) == 6 * 5 // 2  # every two combinations can be compared
+    contrasts = contrasts_of(specs)
+    assert {c.dimension for c in contrasts} == {"gender+first_language"}
+    assert len(contrasts) == 6 * 5 // 2  # every two combinations can be compared (no control here)
+    female_other = next(c for c in contrasts if c.level_b == "female+non_english_l1")
+    assert female_other.side_b == (("explicit/gender=female+first_language=non_english_l1",),)
     with pytest.raises(ValueError, match="no levels"):
         intersectional_conditions(default_levels(), ["gender", "religion"])
 
@@ -91,24 +101,26 @@ def test_contrasts_of_the_paper_design():
         default_levels(),
         default_names(),
     )  # fmt: skip
-    contrasts = design_contrasts(conditions)
-    families = {}
-    for contrast in contrasts:
-        families[contrast.family] = families.get(contrast.family, 0) + 1
-    # Explicit: level pairs within a dimension (3 + 1 + 1 + 1) plus each of the 9 levels against control.
-    assert sum(families[d] for d in ("gender", "immigration", "first_language", "ses")) == 6 + 9
+    contrasts = contrasts_of(conditions)
+    rows = Counter((c.kind, c.family, c.dimension if c.kind != "explicit" else "") for c in contrasts)
+    # Explicit: each of the 9 levels against control, plus level pairs within a dimension (3 + 1 + 1 + 1).
+    assert rows["explicit", "vs_control", ""] == 9
+    assert rows["explicit", "within", ""] == 6
+    # Implicit name cells (gender × ethnicity), paired within a question: gender = same ethnicity,
+    # ethnicity = same gender, both = both differ.
     groups = len(DEFAULT_NAMES)
-    assert families["implicit:gender"] == 1
-    assert families["implicit:ethnicity"] == groups * (groups - 1) // 2
-    assert families["implicit:both"] == (2 * groups) * (2 * groups - 1) // 2
-    opposite = {c.label: c for c in contrasts if c.family == "opposite"}
-    correct = opposite["correct gap (matched cells)"]
-    assert correct.a == ("opposite/stated=male/perceived=male",)
-    assert correct.b == ("opposite/stated=female/perceived=female",)
-    wrong = opposite["wrong gap (mismatched cells, by perceived gender)"]
-    assert wrong.b == ("opposite/stated=male/perceived=female",)
-    gender_names = next(c for c in contrasts if c.family == "implicit:gender")
-    assert len(gender_names.a) == len(gender_names.b) == sum(len(g["female"]) for g in DEFAULT_NAMES.values())
+    assert rows["implicit", "names", "gender"] == groups
+    assert rows["implicit", "names", "ethnicity"] == 2 * groups * (groups - 1) // 2
+    assert rows["implicit", "names", "both"] == groups * (groups - 1)
+    gender_row = next(c for c in contrasts if c.kind == "implicit" and c.dimension == "gender")
+    (cell_a,), (cell_b,) = gender_row.side_a, gender_row.side_b
+    assert len(cell_a) == len(cell_b) == 4  # the four names of one cell are averaged per question
+    # Opposite: genders in the design's order (female, male); B is the second perceived gender.
+    opposite = {c.dimension: c for c in contrasts if c.kind == "opposite"}
+    assert list(opposite) == ["correct_gap", "wrong_gap", "tutor_effect", "simulator_effect", "interaction"]
+    assert opposite["correct_gap"].side_a == (("opposite/stated=female/perceived=female",),)
+    assert opposite["correct_gap"].side_b == (("opposite/stated=male/perceived=male",),)
+    assert opposite["wrong_gap"].side_b == (("opposite/stated=female/perceived=male",),)
     assert conditions[0].kind == CONTROL
 
 

@@ -7,7 +7,6 @@ from django.shortcuts import get_object_or_404, redirect
 from django.urls import reverse, reverse_lazy
 from django.views.generic import CreateView, DeleteView, DetailView, FormView, TemplateView, UpdateView
 
-from audits.conditions import build_conditions, design_contrasts
 from audits.design import preview_design
 from audits.forms import (
     DemographicDimensionForm,
@@ -19,10 +18,10 @@ from audits.forms import (
 )
 from audits.models import DemographicDimension, DemographicLevel, Domain, NameCue, PromptTemplate
 from audits.selectors.design import (
+    design_conditions,
+    design_dimensions,
     dimensions_with_levels,
-    levels_info,
     name_grid,
-    names_info,
     prompt_templates_latest,
     question_ids_by_domain,
 )
@@ -183,47 +182,33 @@ class PromptTemplateDeleteView(ResearcherRequiredMixin, DeleteView):
 
 
 class DesignPreviewView(ResearcherRequiredMixin, TemplateView):
-    """GET form: the preview is computed from the query string, so a preview can be bookmarked and shared."""
+    """GET form: the preview is computed from the query string, so a preview can be bookmarked and shared.
+
+    Conditions come from `design_conditions`, as for a launched audit, and contrasts from the analysis's
+    own `build_contrasts`, so the page lists what an audit of this design will report."""
 
     template_name = "audits/design_preview.html"
 
     def get_context_data(self, **kwargs):
         context = super().get_context_data(**kwargs)
         domains = question_domains() or [choice for choice, _ in Domain.choices]
-        dimensions = [(d.key, d.name) for d in dimensions_with_levels()]
         submitted = "domains" in self.request.GET
-        form = DesignPreviewForm(self.request.GET if submitted else None, domains=domains, dimensions=dimensions)
+        form = DesignPreviewForm(
+            self.request.GET if submitted else None, domains=domains, dimensions=design_dimensions()
+        )
         context["form"] = form
         if submitted and form.is_valid():
-            choice = form.condition_choice()
             try:
-                conditions = build_conditions(choice, levels_info(), names_info())
+                conditions = design_conditions(choice=form.condition_choice())
+                preview = preview_design(
+                    question_ids_by_domain(domains=list(form.cleaned_data["domains"])),
+                    form.selection(),
+                    form.tutor_plans(),
+                    conditions,
+                    budget=form.budget(),
+                )
             except ValueError as error:
                 form.add_error(None, str(error))
                 return context
-            contrasts = design_contrasts(conditions, implicit_rows=choice.implicit_rows)
-            preview = preview_design(
-                question_ids_by_domain(domains=list(form.cleaned_data["domains"])),
-                form.selection(),
-                form.tutor_plans(),
-                conditions,
-                budget=form.budget(),
-                contrasts=contrasts,
-            )
-            context.update(
-                preview=preview, conditions=conditions, contrasts=contrasts, summary=_contrast_summary(preview)
-            )
+            context.update(preview=preview, conditions=conditions)
         return context
-
-
-def _contrast_summary(preview) -> list[dict]:
-    """One row per (tutor, domain): pairs per contrast, number of contrasts, and how many are insufficient."""
-    rows: dict[tuple[str, str], dict] = {}
-    for row in preview.contrasts:
-        entry = rows.setdefault(
-            (row.tutor, row.domain),
-            {"tutor": row.tutor, "domain": row.domain, "pairs": row.pairs, "contrasts": 0, "insufficient": 0},
-        )
-        entry["contrasts"] += 1
-        entry["insufficient"] += row.insufficient
-    return list(rows.values())

@@ -69,13 +69,12 @@ class AuditForm(forms.Form):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        from audits.selectors.design import dimensions_with_levels
+        from audits.selectors.design import design_dimensions
 
         domains = Question.objects.order_by("domain").values_list("domain", flat=True).distinct()
         self.fields["domains"].choices = [(d, d) for d in domains]
-        self.fields["explicit_dimensions"].choices = [(d.key, d.name) for d in dimensions_with_levels()] or [
-            (key, key) for key in ("gender", "immigration", "first_language", "ses")
-        ]
+        # The dimensions the launch draws its levels from (the tables, or the defaults), as the preview offers.
+        self.fields["explicit_dimensions"].choices = design_dimensions()
 
     def clean(self):
         data = super().clean()
