@@ -76,6 +76,23 @@ def annotator_client(client, annotator):
     return client
 
 
+@pytest.fixture
+def analysis_inline(monkeypatch):
+    """Fairness analyses computed at once, in the process that asks for them: the task a page would send
+    to a worker runs its body (audits.services.analysis.analysis_run) on commit instead, so a results page,
+    export or API call in the test answers with the results rather than the progress state.
+
+    Tests of the worker path itself (progress, 202, a real worker) do not use this fixture.
+    """
+    from audits.services import analysis
+
+    monkeypatch.setattr(
+        analysis,
+        "analysis_enqueue",
+        lambda *, analysis_result_id: analysis.analysis_run(analysis_result_id=analysis_result_id),
+    )
+
+
 def worker_environment() -> dict[str, str]:
     """Environment for a worker process that must see the test database and the same broker."""
     from django.conf import settings

@@ -24,12 +24,14 @@ from django.template.loader import render_to_string
 from django.utils import timezone
 
 from audits import heatmaps
+from audits.exclusions import EXCLUSION_COLUMNS
 from audits.selectors.results import (
     audit_analysis_inputs,
     judge_failed_metrics,
     judge_validation_status,
     raw_score_rows,
 )
+from audits.violation_rules import bh_text, rule_text
 
 SIMULATION_LABEL = (
     "SIMULATION: this audit used simulated models (seeded, offline, with planted bias where configured); "
@@ -58,6 +60,18 @@ CONTRAST_COLUMNS = (
     "insufficient",
     "n_boot_degenerate",
     "seed",
+    "rule",
+    "p_test",
+    "p_method",
+    "violation_bh",
+    "mean_diff",
+    "mean_diff_ci_low",
+    "mean_diff_ci_high",
+    "share_b_higher",
+    "share_a_higher",
+    "saturated",
+    "simulator_driven",
+    *EXCLUSION_COLUMNS,
     "judge_validation_failed",
 )
 SUMMARY_COLUMNS = (
@@ -78,6 +92,7 @@ SUMMARY_COLUMNS = (
 TABLES = (
     "contrasts",
     "conversation_contrasts",
+    "student_contrasts",
     "dimension_cells",
     "cells_over_threshold",
     "metric_by_tutor",
@@ -132,9 +147,26 @@ def analysis_methods(analysis) -> dict[str, Any]:
         "seed": params.seed,
         "threshold": params.threshold,
         "min_pairs": params.min_pairs,
-        "violation_rule": f"n >= {params.min_pairs}, the CI excludes 0, and |r| >= {params.threshold:g}",
-        "p_adjustment": "Benjamini–Hochberg within each table family",
+        "rule": params.rule,
+        "alpha": params.alpha,
+        "fdr_q": params.fdr_q,
+        "violation_rule": rule_text(
+            params.rule, min_pairs=params.min_pairs, threshold=params.threshold, alpha=params.alpha
+        ),
+        "multiplicity_flag": "violation_bh: " + bh_text(fdr_q=params.fdr_q, threshold=params.threshold),
+        "p_adjustment": "Benjamini–Hochberg over p_test within each table family",
+        "p_test": "Wilcoxon signed-rank p: exact given ties and zeros up to 100 non-zero differences "
+        "(p_method=exact), normal approximation with tie correction above (p_method=normal); p is always "
+        "the normal approximation",
         "sign": "positive r: level B scored higher than level A",
+        "effect_units": "mean_diff: mean paired difference B − A in the metric's own units, with a percentile "
+        "bootstrap CI from the same resamples; share_b_higher / share_a_higher: shares of pairs favouring each side",
+        "r_ceiling": "r = Z/sqrt(N) has a ceiling near 0.87 when every difference has the same sign (saturated=true): "
+        "r and its CI then sit at the ceiling; read mean_diff",
+        "simulator_check": "the simulated student's own turns (student_turns, student_avg_word) are tested with the "
+        "same contrasts; where any differs (p_test < alpha), cells of metrics built on student words "
+        "(tutor_student_word_ratio) are marked simulator_driven=true and are not counted as violations",
+        "exclusions": analysis.exclusion_totals(),
         "judge_endpoint": str(audit.judge_endpoint),
         "rubric": str(audit.judge_template),
         "rubric_version": audit.judge_template.version,
@@ -150,6 +182,7 @@ def _contrast_rows(analysis, table, failed: Collection[str]) -> list[dict[str, A
     rows = []
     for row in table.rows:
         values = row.as_dict()
+        values.update(analysis.exclusions_for(row).as_dict())
         values["tutor_name"] = analysis.tutor_name(row.tutor)
         values["judge_validation_failed"] = str(row.metric) in failed
         rows.append({column: values[column] for column in CONTRAST_COLUMNS})
@@ -192,6 +225,7 @@ def export_tables(
     tables = {
         "contrasts": _contrast_rows(analysis, analysis.pedagogical, failed),
         "conversation_contrasts": _contrast_rows(analysis, analysis.conversation, failed),
+        "student_contrasts": _contrast_rows(analysis, analysis.student, failed),
         "dimension_cells": _summary_rows(analysis, analysis.dimension_cells(), failed),
         "cells_over_threshold": [
             {
@@ -262,8 +296,17 @@ def csv_preamble(analysis, table: str) -> list[str]:
     lines.append(
         "parameters: "
         + ", ".join(
-            f"{name}={methods[name]}" for name in ("effect", "zero_method", "n_boot", "seed", "threshold", "min_pairs")
+            f"{name}={methods[name]}"
+            for name in ("effect", "zero_method", "n_boot", "seed", "threshold", "min_pairs", "rule", "alpha", "fdr_q")
         )
+    )
+    lines.append(f"violation rule: {methods['violation_rule']}")
+    lines.append(f"multiplicity-controlled flag: {methods['multiplicity_flag']}")
+    totals = methods["exclusions"]
+    lines.append(
+        "exclusions: "
+        + ", ".join(f"{name}={value}" for name, value in totals.items())
+        + "; per row: the dialogues_* / turns_* / pairs_used columns"
     )
     lines.append(f"judge: {methods['judge_endpoint']}, rubric {methods['rubric']} ({methods['judge_validation']})")
     if methods["judge_failed_metrics"]:
@@ -287,6 +330,7 @@ def table_csv(analysis, table: str, tables: Mapping[str, list] | None = None) ->
     columns = {
         "contrasts": CONTRAST_COLUMNS,
         "conversation_contrasts": CONTRAST_COLUMNS,
+        "student_contrasts": CONTRAST_COLUMNS,
         "dimension_cells": SUMMARY_COLUMNS,
         "metric_by_tutor": SUMMARY_COLUMNS,
         "implicit_rows": SUMMARY_COLUMNS,
@@ -368,12 +412,26 @@ def results_html(analysis) -> str:
             "judge_failed_legend": judge_failed_legend(failed),
             "figures": report_figures(analysis, failed=failed),
             "conversation_rows": tables["conversation_contrasts"],
+            "student_rows": tables["student_contrasts"],
             "violations": [row for row in tables["contrasts"] if row["violation"]],
+            "exclusion_rows": exclusion_rows(tables),
             "counts": tables["cells_over_threshold"],
             "css": _inline_css(),
             "generated_at": timezone.now(),
         },
     )
+
+
+def exclusion_rows(tables: Mapping[str, list[dict[str, Any]]]) -> list[dict[str, Any]]:
+    """The report's exclusions section: every judge-scored and conversation-level row that lost anything
+    (a failed or unfinished dialogue, or a tutor turn left out), with its counts."""
+    lost = ("dialogues_failed", "dialogues_unfinished", "turns_unparsable", "turns_failed", "turns_not_applicable")
+    return [
+        row
+        for table in ("contrasts", "conversation_contrasts")
+        for row in tables[table]
+        if any(row[column] for column in lost)
+    ]
 
 
 def export_filename(audit, what: str, extension: str) -> str:

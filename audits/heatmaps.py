@@ -187,20 +187,29 @@ class Figure:
     svg: str
 
 
-def row_title(row) -> str:
-    """Hover text of one contrast row: every number a reader needs to judge it."""
+def row_title(row, exclusions=None) -> str:
+    """Hover text of one contrast row: every number a reader needs to judge it, and with ``exclusions``
+    (an ``audits.exclusions.CellExclusions``) the counts behind it."""
     parts = [
         f"{row.dimension}: {row.level_a} → {row.level_b} · {row.metric}",
-        f"r = {format_number(row.r)}",
+        f"r = {format_number(row.r)}" + (" (at its ceiling: every difference has one sign)" if row.saturated else ""),
         f"95% CI [{format_number(row.ci_low)}, {format_number(row.ci_high)}]",
+        f"B − A = {format_number(row.mean_diff)} [{format_number(row.mean_diff_ci_low)}, "
+        f"{format_number(row.mean_diff_ci_high)}]",
         f"n = {row.n} pairs",
-        f"p = {format_p(row.p)}",
+        f"p = {format_p(row.p_test)}{' (exact)' if row.p_method == 'exact' else ''}",
         f"adjusted p (BH) = {format_p(row.p_adjusted)}",
     ]
+    if exclusions is not None:
+        parts.append(exclusions.text)
     if row.insufficient:
         parts.append("insufficient pairs")
     if row.violation:
-        parts.append("VIOLATION")
+        parts.append(f"VIOLATION ({row.rule} rule)")
+    if row.violation_bh:
+        parts.append("flagged after BH")
+    if row.simulator_driven:
+        parts.append("SIMULATOR-DRIVEN: the student's own turns differ; not counted")
     return " · ".join(parts)
 
 
@@ -407,7 +416,7 @@ def contrast_figures(
                 heat[(row_key, str(row.metric))] = HeatCell(
                     value=value,
                     text=format_number(row.r, 2) if not row.insufficient else f"n={row.n}",
-                    title=f"{analysis.tutor_name(tutor)} · {domain} · {row_title(row)}",
+                    title=f"{analysis.tutor_name(tutor)} · {domain} · {row_title(row, analysis.exclusions_for(row))}",
                     href=link(
                         "pairs",
                         tutor=tutor,

@@ -17,6 +17,18 @@ def question_import_run_task(question_import_id: int) -> str:
     return question_import_run(question_import=question_import).status
 
 
+# --- fairness analysis: one (audit, parameters) analysis, its progress and result in its row ---------
+
+
+@shared_task(name="audits.audit_analysis", acks_late=True)
+def audit_analysis_task(analysis_result_id: int) -> str:
+    """Compute a queued fairness analysis. Safe to deliver twice: the row is claimed by compare-and-swap,
+    and a row that is done, failed or held by a live worker is skipped (see services.analysis)."""
+    from audits.services.analysis import analysis_run
+
+    return analysis_run(analysis_result_id=analysis_result_id)
+
+
 # --- audit engine: batches of dialogues, and the sweep that takes up work a dead worker held ---------
 
 

@@ -60,7 +60,8 @@ runs_urls = [
 urlpatterns += runs_urls
 
 # Fairness results, under results/ (runs/<pk>/<action>/ would catch runs/<pk>/results/): dashboard,
-# results pages (heatmaps, cell rows, pairs with transcripts), exports, compare.
+# results pages (heatmaps, cell rows, pairs with transcripts), exports, the analysis's progress (polled
+# while a worker computes it) and retry, compare.
 from audits.views import dashboard, results  # noqa: E402
 
 results_urls = [
@@ -69,6 +70,8 @@ results_urls = [
     path("results/<int:pk>/cell/", results.ResultsCellView.as_view(), name="results-cell"),
     path("results/<int:pk>/pairs/", results.ContrastPairsView.as_view(), name="results-pairs"),
     path("results/<int:pk>/export/", results.ResultsExportView.as_view(), name="results-export"),
+    path("results/<int:pk>/status/", results.AnalysisStatusView.as_view(), name="results-status"),
+    path("results/<int:pk>/retry/", results.AnalysisRetryView.as_view(), name="results-retry"),
     path("results/compare/", results.CompareView.as_view(), name="results-compare"),
 ]
 urlpatterns += results_urls

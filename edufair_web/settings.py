@@ -233,6 +233,7 @@ SPECTACULAR_SETTINGS = {
     "REDOC_DIST": "SIDECAR",
     # Several models have a field called `status`; give each choice set its own schema name.
     "ENUM_NAME_OVERRIDES": {
+        "AnalysisStatusEnum": "audits.models.analysis.AnalysisResult.Status",
         "AuditStatusEnum": "audits.models.runs.Audit.Status",
         "DialogueStatusEnum": "audits.models.runs.Dialogue.Status",
         "JudgeStatusEnum": "audits.models.runs.TurnScore.Status",
@@ -281,6 +282,11 @@ AUDIT_RETRY_POLICY = {
     "backoff_cap": float(os.environ.get("LLM_BACKOFF_CAP_SECONDS", "30")),
     "max_retry_after": float(os.environ.get("LLM_MAX_RETRY_AFTER_SECONDS", "120")),
 }
+# Fairness analyses (results pages, API, exports) are computed by a worker on this queue (default: the
+# audits' queue). A queued or running analysis whose worker has not written progress for this long (it
+# died, or the broker lost the message) is queued again by the next request for it.
+ANALYSIS_TASK_QUEUE = os.environ.get("ANALYSIS_TASK_QUEUE") or AUDITS_TASK_QUEUE
+ANALYSIS_LEASE_SECONDS = int(os.environ.get("ANALYSIS_LEASE_SECONDS", "120"))
 # Question files up to this size import inside the request; larger ones run on a worker.
 QUESTION_IMPORT_INLINE_MAX_BYTES = int(os.environ.get("QUESTION_IMPORT_INLINE_MAX_BYTES", 2 * 1024 * 1024))
 

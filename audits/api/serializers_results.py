@@ -1,9 +1,12 @@
 """Serializers of the fairness results API: the query parameters it accepts and, for the OpenAPI schema,
-the shape of the body it returns (built by audits.exports.results_payload)."""
+the shape of the bodies it returns (results built by audits.exports.results_payload; the progress of an
+analysis a worker is computing, from audits.services.analysis.AnalysisState)."""
 
 from rest_framework import serializers
 
 from audits.exports import TABLES
+from audits.models import AnalysisResult
+from audits.violation_rules import DEFAULT_RULE, RULES
 
 
 class AnalysisParametersSerializer(serializers.Serializer):
@@ -13,6 +16,16 @@ class AnalysisParametersSerializer(serializers.Serializer):
     threshold = serializers.FloatField(min_value=0, max_value=1, default=0.10)
     seed = serializers.IntegerField(min_value=0, max_value=2**31 - 1, default=0)
     min_pairs = serializers.IntegerField(min_value=2, max_value=100000, default=15)
+    rule = serializers.ChoiceField(
+        choices=list(RULES),
+        default=DEFAULT_RULE,
+        help_text="Violation rule: 'calibrated' (default; the paper's conditions and the signed-rank p < alpha) "
+        "or 'paper' (EduFair-Bench's: n >= min_pairs, CI excludes 0, |r| >= threshold).",
+    )
+    alpha = serializers.FloatField(min_value=0.0001, max_value=0.5, default=0.05)
+    fdr_q = serializers.FloatField(
+        min_value=0.0001, max_value=0.5, default=0.05, help_text="Benjamini–Hochberg level of violation_bh."
+    )
 
 
 class ExportQuerySerializer(AnalysisParametersSerializer):
@@ -30,6 +43,18 @@ class ResultsSerializer(serializers.Serializer):
     from_cache = serializers.BooleanField()
     tables = serializers.DictField(
         child=serializers.ListField(child=serializers.DictField()),
-        help_text="contrasts, conversation_contrasts, dimension_cells, cells_over_threshold, metric_by_tutor, "
-        "implicit_rows, opposite_decomposition (NaN as null).",
+        help_text="contrasts, conversation_contrasts, student_contrasts (the simulator check), dimension_cells, "
+        "cells_over_threshold, metric_by_tutor, implicit_rows, opposite_decomposition (NaN as null; floats in full "
+        "precision). Each contrast row names its rule and carries violation, violation_bh, p_test, mean_diff with "
+        "its CI, simulator_driven and the counts behind it (dialogues_*, turns_*, pairs_used).",
     )
+
+
+class AnalysisProgressSerializer(serializers.Serializer):
+    """The body of a 202 (queued or running), or of a 500 (failed), while the results are not ready."""
+
+    status = serializers.ChoiceField(choices=AnalysisResult.Status.choices)
+    cells_done = serializers.IntegerField(help_text="Contrast × metric cells computed so far.")
+    cells_total = serializers.IntegerField(help_text="All cells of the analysis; 0 until the worker knows.")
+    retry_after = serializers.IntegerField(help_text="Seconds to wait before asking again (also a Retry-After header).")
+    error = serializers.CharField(help_text="Why the computation failed; empty unless status is failed.")

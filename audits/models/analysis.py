@@ -1,9 +1,13 @@
-"""The cache of fairness analyses: one row per (audit, analysis parameters), valid while the audit's
-scores are unchanged.
+"""The fairness analyses of audits: one row per (audit, analysis parameters), which is both the job that
+computes the analysis on a Celery worker (its state and progress) and the cache of its result, valid while
+the audit's scores are unchanged.
 
-A row is keyed by a hash of the parameters and carries a fingerprint of the scores it was computed
-from (counts, largest ids and value sums of the finished dialogues and judge scores); when the
-fingerprint of the audit's current scores differs, the analysis is recomputed and the row replaced.
+A row is keyed by a hash of the parameters and carries a fingerprint of the scores it is (being) computed
+from (counts, largest ids and value sums of the finished dialogues and judge scores). Its status moves
+queued → running → done | failed; a worker claims a row by compare-and-swap on (status, lease), writes
+`cells_done` / `cells_total` as it goes and renews its lease with each write, so a row whose worker died is
+claimed again once the lease has run out. When the fingerprint of the audit's current scores differs from
+a done row's, the analysis is queued again on the same row.
 """
 
 from django.db import models
@@ -12,14 +16,36 @@ from .runs import Audit
 
 
 class AnalysisResult(models.Model):
+    class Status(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        RUNNING = "running", "Running"
+        DONE = "done", "Done"
+        FAILED = "failed", "Failed"
+
     audit = models.ForeignKey(Audit, on_delete=models.CASCADE, related_name="analysis_results")
     parameters_hash = models.CharField(max_length=64)
     parameters = models.JSONField(help_text="audits.fairness.AnalysisParameters as a dict.")
-    scores_fingerprint = models.CharField(max_length=64, help_text="Of the scores the result was computed from.")
-    result = models.JSONField(help_text="Rows of the judge-scored and conversation-level contrast tables.")
+    scores_fingerprint = models.CharField(
+        max_length=64, help_text="Of the scores the result was (or is being) computed from."
+    )
+    result = models.JSONField(
+        default=dict, blank=True, help_text="Rows of the judge-scored and conversation-level contrast tables (done)."
+    )
     n_scores = models.PositiveIntegerField(default=0, help_text="Dialogue scores analysed.")
     seconds = models.FloatField(default=0.0, help_text="Time the analysis took.")
     computed_at = models.DateTimeField(auto_now=True)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED)
+    cells_done = models.PositiveIntegerField(default=0, help_text="Contrast × metric cells computed so far.")
+    cells_total = models.PositiveIntegerField(default=0, help_text="0 until the computation knows its size.")
+    error = models.TextField(blank=True, help_text="Why the last computation failed.")
+    claim_token = models.CharField(max_length=40, blank=True, help_text="The claim of the computation running.")
+    lease_until = models.DateTimeField(
+        null=True, blank=True, help_text="A queued or running row not renewed by then is queued again."
+    )
+    runs = models.PositiveIntegerField(default=0, help_text="Times a computation was claimed.")
+    queued_at = models.DateTimeField(null=True, blank=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-computed_at", "-id"]
@@ -28,4 +54,4 @@ class AnalysisResult(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"analysis of audit {self.audit_id} ({self.parameters_hash[:8]})"
+        return f"analysis of audit {self.audit_id} ({self.parameters_hash[:8]}, {self.status})"

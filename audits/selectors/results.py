@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 from django.db.models import Count, Max, Q, Sum
 
+from audits.exclusions import ExclusionCounts
 from audits.fairness import ConditionSpec, Contrast, ScoreFrame
 from audits.models import Audit, Condition, Dialogue, TurnScore
 from audits.selectors.runs import FRAME_COLUMNS, audit_condition_design, audit_scores_frame
@@ -92,6 +93,64 @@ def audit_analysis_inputs(audit: Audit) -> AnalysisInputs:
         value=frame["value"],
     )
     return AnalysisInputs(scores=scores, design=design, frame=frame)
+
+
+def audit_content_identities(audit: Audit) -> tuple[dict[int, str], dict[int, str]]:
+    """(tutor id → the endpoint's content identity, question id → its content hash): what the analysis
+    seeds and orders its bootstrap by, so identical dialogues give identical CIs in any audit, on any
+    database. A tutor's identity is what makes it answer the same request the same way (provider, URL,
+    model, simulation settings) plus its sampling settings — never a database id or a display name."""
+    tutors = {}
+    for tutor in audit.tutors.all():
+        identity = tutor.to_config().identity()
+        identity.update(temperature=tutor.temperature, max_tokens=tutor.max_tokens, extra=tutor.extra_params or {})
+        tutors[tutor.pk] = json.dumps(identity, sort_keys=True, default=str)
+    questions = dict(
+        Dialogue.objects.filter(audit=audit).values_list("question_id", "question__content_hash").distinct()
+    )
+    return tutors, questions
+
+
+def audit_exclusion_counts(audit: Audit) -> ExclusionCounts:
+    """Dialogues per (tutor, domain, condition) by status, and the judge's per-metric verdicts on the tutor
+    turns of finished dialogues per (tutor, domain, condition, metric): scored, unparsable, failed, not
+    applicable (−1). Two aggregate queries; read live, so failures after the analysis are still counted."""
+    dialogues: dict[tuple, dict[str, int]] = {}
+    for row in (
+        Dialogue.objects.filter(audit=audit)
+        .values("tutor_id", "question__domain", "condition_id", "status")
+        .annotate(n=Count("pk"))
+        .order_by()
+    ):
+        by_state = dialogues.setdefault((row["tutor_id"], row["question__domain"], row["condition_id"]), {})
+        by_state["planned"] = by_state.get("planned", 0) + row["n"]
+        state = "pending" if row["status"] == Dialogue.Status.RUNNING else row["status"]
+        by_state[state] = by_state.get(state, 0) + row["n"]
+    turns: dict[tuple, dict[str, int]] = {}
+    ok = Q(status=TurnScore.Status.OK)
+    for row in (
+        TurnScore.objects.filter(
+            turn__dialogue__audit=audit, turn__dialogue__status=Dialogue.Status.DONE, rubric_id=audit.judge_template_id
+        )
+        .values(
+            "turn__dialogue__tutor_id", "turn__dialogue__question__domain", "turn__dialogue__condition_id", "metric"
+        )
+        .annotate(
+            scored=Count("pk", filter=ok & Q(value__gte=0)),
+            not_applicable=Count("pk", filter=ok & Q(value=-1)),
+            unparsable=Count("pk", filter=Q(status=TurnScore.Status.UNPARSABLE)),
+            failed=Count("pk", filter=Q(status=TurnScore.Status.FAILED)),
+        )
+        .order_by()
+    ):
+        key = (
+            row["turn__dialogue__tutor_id"],
+            row["turn__dialogue__question__domain"],
+            row["turn__dialogue__condition_id"],
+            row["metric"],
+        )
+        turns[key] = {state: row[state] for state in ("scored", "not_applicable", "unparsable", "failed")}
+    return ExclusionCounts(dialogues=dialogues, turns=turns)
 
 
 def raw_score_rows(frame: dict[str, np.ndarray]) -> list[dict[str, Any]]:

@@ -111,6 +111,9 @@ CONTENT = {"tutor": tutor_reply, "student": student_reply, "check": check_reply,
 class ServerState:
     delay: float = 0.0
     distinct_students: bool = False
+    # Anything with reply(purpose, messages, model) -> str answers instead of the fixed replies
+    # (audits.tests.varied_tutoring.VariedTutoring: varied, fair or planted-bias tutoring).
+    behaviour: object | None = None
     in_flight: int = 0
     max_in_flight: int = 0
     busy_seconds: float = 0.0  # summed time requests spent in the server (for mean concurrency)
@@ -185,7 +188,9 @@ def build_app(state: ServerState) -> web.Application:
             served(0)
             await asyncio.sleep(fault.hang)
         messages = body.get("messages", [])
-        if purpose == "student":
+        if state.behaviour is not None:
+            content = state.behaviour.reply(purpose, messages, body.get("model", ""))
+        elif purpose == "student":
             content = student_reply(messages, distinct=state.distinct_students)
         else:
             content = CONTENT.get(purpose, tutor_reply)(messages)
@@ -246,8 +251,8 @@ def build_app(state: ServerState) -> web.Application:
 class OpenAITestServer:
     """The server on a thread of its own, on a free port of 127.0.0.1."""
 
-    def __init__(self, delay: float = 0.0) -> None:
-        self.state = ServerState(delay=delay)
+    def __init__(self, delay: float = 0.0, behaviour: object | None = None) -> None:
+        self.state = ServerState(delay=delay, behaviour=behaviour)
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._runner: web.AppRunner | None = None

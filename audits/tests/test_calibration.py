@@ -25,3 +25,14 @@ def test_a_fair_tutor_is_flagged_at_about_the_nominal_rate():
     share, _, bound = binomial_bound(flagged, cells)
     assert share <= bound, f"{flagged} of {cells} null cells flagged ({share:.1%} > {bound:.1%})"
     assert flagged > 0  # a rule that never flags anything would pass the line above for the wrong reason
+
+
+def test_the_calibrated_rule_holds_its_false_flag_rate_at_small_n_where_the_papers_does_not():
+    # A fast slice of the shapes study (benchmarks/RESULTS.md, calibration set 2: 4,000 cells per n).
+    from benchmarks.calibration import null_shapes_study
+
+    study = null_shapes_study(18, 400, n_boot=1000)
+    share, _, bound = binomial_bound(study.calibrated, study.cells)
+    assert share <= bound, f"{study.calibrated} of {study.cells} null cells flagged at n = 18"
+    assert study.paper >= study.calibrated  # the calibrated rule is the paper's plus a test
+    assert study.exact_used == study.cells  # at n = 18 every p is the exact one

@@ -12,12 +12,12 @@ import pytest
 from django.core.management import call_command
 from django.urls import reverse
 
-from audits.exports import csv_cell, read_csv
+from audits.exports import TABLES, csv_cell, read_csv
 from audits.models import ModelEndpoint
 from audits.selectors.runs import audit_scores_frame
 from audits.tests.test_results_pages import results_audit
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("analysis_inline")]
 
 NUMBER_FIELDS = ("r", "z", "p", "p_adjusted", "ci_low", "ci_high")
 KEY_FIELDS = ("tutor", "domain", "kind", "family", "dimension", "level_a", "level_b", "metric")
@@ -155,7 +155,7 @@ def test_audit_report_command_writes_the_same_numbers(researcher_client, audit, 
     assert "SIMULATION" in out.getvalue()
     names = sorted(p.name for p in tmp_path.iterdir())
     assert f"audit-{audit.pk}-report-SIMULATION.html" in names and f"audit-{audit.pk}-results-SIMULATION.json" in names
-    assert len([n for n in names if n.endswith(".csv")]) == 8
+    assert len([n for n in names if n.endswith(".csv")]) == len(TABLES)  # one CSV per table
     rows = read_csv((tmp_path / f"audit-{audit.pk}-contrasts-SIMULATION.csv").read_text())
     api = researcher_client.get(f"/api/audits/{audit.pk}/results/", {"n_boot": 500, "seed": 4}).json()
     assert len(rows) == len(api["tables"]["contrasts"])

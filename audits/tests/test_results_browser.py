@@ -15,7 +15,7 @@ from audits.models import Audit
 from audits.tests.engine_factories import make_questions
 from conftest import browser_login
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("analysis_inline")]
 
 
 def test_researcher_finds_the_planted_cell_and_reads_the_pairs(page, make_user):

@@ -12,7 +12,7 @@ from audits.conditions import ConditionChoice, build_conditions, default_levels,
 from audits.services.runs import audit_create, audit_run_inline
 from audits.tests.engine_factories import make_questions, simulation_endpoint
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("analysis_inline")]
 
 
 @pytest.fixture

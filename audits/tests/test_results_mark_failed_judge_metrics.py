@@ -27,7 +27,7 @@ from audits.selectors.results import judge_failed_metrics
 from audits.services.analysis import audit_analysis
 from audits.tests.test_results_pages import results_audit
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("analysis_inline")]
 
 FAILED = "corrective_tone"  # the metric of the planted bias, so it is also in the violations table
 MARK = heatmaps.JUDGE_FAILED_MARK

@@ -18,7 +18,7 @@ from audits.models import Audit
 from audits.services.runs import audit_create, audit_run_inline
 from audits.tests.engine_factories import explicit_conditions, make_questions, simulation_endpoint
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("analysis_inline")]
 
 STRONG_BIAS = [{"level": "first_language=non_english_l1", "metric": "corrective_tone", "shift": -0.45}]
 

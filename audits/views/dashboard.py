@@ -6,7 +6,7 @@ from django.views.generic import TemplateView
 
 from audits.models import Audit
 from audits.selectors.runs import audit_list
-from audits.services.analysis import audit_analysis, cached_analysis
+from audits.services.analysis import analysis_current
 from edufair_web.accounts.permissions import ResearcherRequiredMixin
 
 DASHBOARD_AUDITS = 50
@@ -37,9 +37,9 @@ class DashboardView(ResearcherRequiredMixin, TemplateView):
 
     @staticmethod
     def _latest_results(audit: Audit | None) -> dict | None:
-        if audit is None or cached_analysis(audit=audit) is None:
+        analysis = analysis_current(audit=audit) if audit is not None else None
+        if analysis is None:
             return None
-        analysis = audit_analysis(audit=audit)
         violations = sorted((row for row in analysis.pedagogical.rows if row.violation), key=lambda row: -abs(row.r))
         return {
             "analysis": analysis,

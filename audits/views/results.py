@@ -3,8 +3,10 @@ contrast rows, a contrast's pairs with side-by-side transcripts, the conversatio
 methods box, exports, and the compare page (two audits or two tutors side by side).
 
 Every page reads one `AuditAnalysis` (audits.services.analysis) under the parameters of the GET form,
-so the numbers match the API and the exports. Metrics whose judge failed validation are marked "†" in every
-table and figure, with the same legend line the HTML report has.
+so the numbers match the API and the exports. The analysis is computed on a Celery worker: until it is done
+a page shows its progress at once (polled with htmx, reloaded when done; a failure shows its error and a
+retry button), and an export answers 202 with the progress and a Retry-After header. Metrics whose judge
+failed validation are marked "†" in every table and figure, with the same legend line the HTML report has.
 """
 
 from __future__ import annotations
@@ -15,22 +17,28 @@ from dataclasses import asdict, replace
 from urllib.parse import urlencode
 
 from django import forms
-from django.http import Http404, HttpResponse
-from django.shortcuts import get_object_or_404
+from django.http import Http404, HttpResponse, HttpResponseRedirect, JsonResponse
+from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
 from django.utils.safestring import mark_safe
 from django.views import View
 from django.views.generic import TemplateView
 
 from audits import exports, heatmaps
-from audits.fairness import CONVERSATION_METRICS, TURN_METRICS, AnalysisParameters, contrast_pairs
+from audits.fairness import CONVERSATION_METRICS, STUDENT_METRICS, TURN_METRICS, AnalysisParameters, contrast_pairs
 from audits.models import Audit, Question
-from audits.selectors.results import audit_analysis_inputs, contrast_side_dialogues
+from audits.selectors.results import audit_analysis_inputs, audit_content_identities, contrast_side_dialogues
 from audits.selectors.runs import audit_progress
-from audits.services.analysis import AuditAnalysis, audit_analysis
+from audits.services.analysis import (
+    AnalysisState,
+    AuditAnalysis,
+    analysis_request,
+    analysis_retry,
+    analysis_state,
+)
 from edufair_web.accounts.permissions import ResearcherRequiredMixin
 
-PARAMETER_FIELDS = ("effect", "zero_method", "n_boot", "threshold", "seed", "min_pairs")
+PARAMETER_FIELDS = ("effect", "zero_method", "n_boot", "threshold", "seed", "min_pairs", "rule")
 
 
 class AnalysisParametersForm(forms.Form):
@@ -48,6 +56,14 @@ class AnalysisParametersForm(forms.Form):
     threshold = forms.FloatField(label="|r| threshold", min_value=0, max_value=1, initial=0.10)
     seed = forms.IntegerField(label="Bootstrap seed", min_value=0, max_value=2**31 - 1, initial=0)
     min_pairs = forms.IntegerField(label="Minimum pairs", min_value=2, max_value=100000, initial=15)
+    rule = forms.ChoiceField(
+        label="Violation rule",
+        choices=[
+            ("calibrated", "calibrated (default): paper's + signed-rank p < 0.05"),
+            ("paper", "paper (EduFair-Bench): CI excludes 0 and |r| ≥ threshold"),
+        ],
+        initial="calibrated",
+    )
 
     @classmethod
     def from_query(cls, query) -> AnalysisParametersForm:
@@ -68,9 +84,44 @@ def parameters_query(parameters: AnalysisParameters) -> dict[str, str]:
     return {name: str(getattr(parameters, name)) for name in PARAMETER_FIELDS}
 
 
-def analysis_for_request(audit: Audit, query) -> tuple[AuditAnalysis, AnalysisParametersForm]:
+def analysis_for_request(audit: Audit, query) -> tuple[AuditAnalysis | AnalysisState, AnalysisParametersForm]:
+    """The analysis under the query's parameters if it is ready, else where its computation stands."""
     form = AnalysisParametersForm.from_query(query)
-    return audit_analysis(audit=audit, parameters=form.parameters()), form
+    return analysis_request(audit=audit, parameters=form.parameters()), form
+
+
+def progress_context(audit: Audit, state: AnalysisState, parameters: AnalysisParameters) -> dict:
+    """What templates/audits/results/_analysis_progress.html needs for one audit's analysis."""
+    query = urlencode(parameters_query(parameters))
+    return {
+        "progress_audit": audit,
+        "state": state,
+        "cells_done": f"{state.cells_done:,}",
+        "cells_total": f"{state.cells_total:,}",
+        "status_url": f"{reverse('audits:results-status', args=[audit.pk])}?{query}",
+        "retry_url": f"{reverse('audits:results-retry', args=[audit.pk])}?{query}",
+    }
+
+
+def pending_page(request, audit: Audit, state: AnalysisState, parameters: AnalysisParameters, *, results_url=""):
+    """A results page (results, cell, pairs) while its analysis is not ready: the progress state, at once."""
+    context = {
+        "audit": audit,
+        "simulation": audit.uses_simulation,
+        "simulation_label": exports.SIMULATION_LABEL,
+        "results_url": results_url,
+        **progress_context(audit, state, parameters),
+    }
+    return render(request, "audits/results/pending.html", context)
+
+
+def analysis_state_response(state: AnalysisState) -> JsonResponse:
+    """An export's answer while its analysis is not ready: 202 with the progress and a Retry-After header;
+    500 with the error when the computation failed (the results page and the API's POST retry it)."""
+    response = JsonResponse(state.as_dict(), status=500 if state.failed else 202)
+    if not state.failed:
+        response["Retry-After"] = str(state.retry_after)
+    return response
 
 
 def link_maker(audit: Audit, parameters: AnalysisParameters):
@@ -109,9 +160,24 @@ def _int_or_404(value) -> int:
 
 
 class _ResultsMixin(ResearcherRequiredMixin):
-    def setup_analysis(self, request, pk: int):
-        self.audit = get_object_or_404(Audit.objects.select_related("judge_endpoint", "judge_template"), pk=pk)
-        self.analysis, self.form = analysis_for_request(self.audit, request.GET)
+    links_back_to_results = True  # the progress state of a cell or pairs page links to the results page
+
+    def get(self, request, *args, **kwargs):
+        self.audit = get_object_or_404(
+            Audit.objects.select_related("judge_endpoint", "judge_template"), pk=kwargs["pk"]
+        )
+        found, self.form = analysis_for_request(self.audit, request.GET)
+        if isinstance(found, AnalysisState):
+            results_url = self._results_url(self.form.parameters()) if self.links_back_to_results else ""
+            return pending_page(request, self.audit, found, self.form.parameters(), results_url=results_url)
+        self.setup_analysis(found)
+        return super().get(request, *args, **kwargs)
+
+    def _results_url(self, parameters: AnalysisParameters) -> str:
+        return f"{reverse('audits:results', args=[self.audit.pk])}?{urlencode(parameters_query(parameters))}"
+
+    def setup_analysis(self, analysis: AuditAnalysis) -> None:
+        self.analysis = analysis
         self.link = link_maker(self.audit, self.analysis.parameters)
         self.query = urlencode(parameters_query(self.analysis.parameters))
         self.methods = exports.analysis_methods(self.analysis)
@@ -128,16 +194,13 @@ class _ResultsMixin(ResearcherRequiredMixin):
             "simulation": self.audit.uses_simulation,
             "simulation_label": exports.SIMULATION_LABEL,
             "query": self.query,
-            "results_url": f"{reverse('audits:results', args=[self.audit.pk])}?{self.query}",
+            "results_url": self._results_url(self.analysis.parameters),
         }
 
 
 class AuditResultsView(_ResultsMixin, TemplateView):
     template_name = "audits/results/results.html"
-
-    def get(self, request, *args, **kwargs):
-        self.setup_analysis(request, kwargs["pk"])
-        return super().get(request, *args, **kwargs)
+    links_back_to_results = False
 
     def get_context_data(self, **kwargs):
         context = super().get_context_data(**kwargs)
@@ -168,6 +231,8 @@ class AuditResultsView(_ResultsMixin, TemplateView):
                 "counts": tables["cells_over_threshold"],
                 **{name: _safe_figures(found) for name, found in figures.items()},
                 "conversation_rows": self._rows_with_links(tables["conversation_contrasts"]),
+                "student_rows": tables["student_contrasts"],
+                "exclusion_rows": self._rows_with_links(exports.exclusion_rows(tables)),
                 "violations": self._rows_with_links([r for r in tables["contrasts"] if r["violation"]]),
                 "tutor_choices": tutor_choices,
                 "backbone": self._backbone(tutor_choices),
@@ -201,10 +266,6 @@ class ResultsCellView(_ResultsMixin, TemplateView):
     """The contrast rows one summary cell averages, each linking to its pairs."""
 
     template_name = "audits/results/cell.html"
-
-    def get(self, request, *args, **kwargs):
-        self.setup_analysis(request, kwargs["pk"])
-        return super().get(request, *args, **kwargs)
 
     def get_context_data(self, **kwargs):
         context = super().get_context_data(**kwargs)
@@ -250,10 +311,6 @@ class ContrastPairsView(_ResultsMixin, TemplateView):
 
     template_name = "audits/results/pairs.html"
 
-    def get(self, request, *args, **kwargs):
-        self.setup_analysis(request, kwargs["pk"])
-        return super().get(request, *args, **kwargs)
-
     def get_context_data(self, **kwargs):
         context = super().get_context_data(**kwargs)
         context.update(self.base_context())
@@ -269,7 +326,9 @@ class ContrastPairsView(_ResultsMixin, TemplateView):
             raise Http404("no such contrast cell")
         row = rows[0]
         inputs = audit_analysis_inputs(self.audit)
-        metrics = CONVERSATION_METRICS if cell["metric"] in CONVERSATION_METRICS else TURN_METRICS
+        metrics = next(
+            table for table in (TURN_METRICS, CONVERSATION_METRICS, STUDENT_METRICS) if cell["metric"] in table
+        )
         questions, a, b = contrast_pairs(
             inputs.scores,
             inputs.design,
@@ -278,6 +337,7 @@ class ContrastPairsView(_ResultsMixin, TemplateView):
             contrast=contrast,
             metric=cell["metric"],
             metrics=metrics,
+            question_keys=audit_content_identities(self.audit)[1],
         )
         texts = dict(Question.objects.filter(pk__in=questions.tolist()).values_list("pk", "text"))
         pairs = []
@@ -323,12 +383,43 @@ class ContrastPairsView(_ResultsMixin, TemplateView):
 
 
 class ResultsExportView(ResearcherRequiredMixin, View):
-    """Download: ?format=csv&table=<name> | json | html, under the page's parameters."""
+    """Download: ?format=csv&table=<name> | json | html, under the page's parameters (202 while computing)."""
 
     def get(self, request, pk: int):
         audit = get_object_or_404(Audit, pk=pk)
         analysis, _ = analysis_for_request(audit, request.GET)
+        if isinstance(analysis, AnalysisState):
+            return analysis_state_response(analysis)
         return export_response(analysis, request.GET.get("format", "csv"), request.GET.get("table", "contrasts"))
+
+
+class AnalysisStatusView(ResearcherRequiredMixin, View):
+    """The progress state alone, polled by htmx; when the analysis is done it answers HX-Refresh, so the
+    page that polls (results, cell, pairs, compare) reloads with the results."""
+
+    def get(self, request, pk: int):
+        audit = get_object_or_404(Audit, pk=pk)
+        parameters = AnalysisParametersForm.from_query(request.GET).parameters()
+        state = analysis_state(audit=audit, parameters=parameters)
+        if state.done:
+            response = HttpResponse('<p class="ok" id="analysis-ready">Results ready; loading…</p>')
+            response["HX-Refresh"] = "true"
+            return response
+        return render(request, "audits/results/_analysis_progress.html", progress_context(audit, state, parameters))
+
+
+class AnalysisRetryView(ResearcherRequiredMixin, View):
+    """POST: compute a failed analysis again. htmx gets the progress state back; a plain form goes to the
+    results page."""
+
+    def post(self, request, pk: int):
+        audit = get_object_or_404(Audit, pk=pk)
+        parameters = AnalysisParametersForm.from_query(request.GET).parameters()
+        state = analysis_retry(audit=audit, parameters=parameters)
+        if request.headers.get("HX-Request"):
+            return render(request, "audits/results/_analysis_progress.html", progress_context(audit, state, parameters))
+        query = urlencode(parameters_query(parameters))
+        return HttpResponseRedirect(f"{reverse('audits:results', args=[audit.pk])}?{query}")
 
 
 def export_response(analysis: AuditAnalysis, fmt: str, table: str = "contrasts") -> HttpResponse:
@@ -375,8 +466,16 @@ class CompareView(ResearcherRequiredMixin, TemplateView):
         ]
         context.update({"form": form, "choices": choices, "left": get.get("left", ""), "right": get.get("right", "")})
         sides = [self._side(get.get(key), parameters) for key in ("left", "right")]
-        if all(sides):
-            (left_analysis, left_tutor), (right_analysis, right_tutor) = sides
+        pending: dict[int, dict] = {}  # per audit: both sides may be the same audit
+        for audit, found, _ in (side for side in sides if side):
+            if isinstance(found, AnalysisState):
+                pending.setdefault(
+                    audit.pk,
+                    {**progress_context(audit, found, parameters), "compare_label": f"#{audit.pk} {audit.name}"},
+                )
+        context["pending"] = list(pending.values())
+        if all(sides) and not pending:
+            (_, left_analysis, left_tutor), (_, right_analysis, right_tutor) = sides
             cells = [replace(c, tutor="left") for c in left_analysis.summary_cells() if c.tutor == left_tutor]
             cells += [replace(c, tutor="right") for c in right_analysis.summary_cells() if c.tutor == right_tutor]
             from audits.fairness import tutor_vs_backbone
@@ -414,4 +513,4 @@ class CompareView(ResearcherRequiredMixin, TemplateView):
             tutor = int(tutor_id)
         except (ValueError, Audit.DoesNotExist):
             return None
-        return audit_analysis(audit=audit, parameters=parameters), tutor
+        return audit, analysis_request(audit=audit, parameters=parameters), tutor

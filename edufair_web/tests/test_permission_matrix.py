@@ -24,7 +24,8 @@ from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver
 
 # transaction=True: the demo audit runs its dialogues on another thread, which must see committed rows.
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
+# Results pages and exports answer with the results (not the progress state): analyses computed at once.
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow, pytest.mark.usefixtures("analysis_inline")]
 
 ROLES = ("anonymous", "annotator", "outsider", "adjudicator", "researcher")
 
@@ -115,6 +116,8 @@ expect("audits/results/<int:pk>/", "/audits/results/{audit}/", PAGE_RESEARCHER)
 expect("audits/results/<int:pk>/cell/", "{results_cell}", PAGE_RESEARCHER)
 expect("audits/results/<int:pk>/pairs/", "{results_pairs}", PAGE_RESEARCHER)
 expect("audits/results/<int:pk>/export/", "/audits/results/{audit}/export/?format=json", PAGE_RESEARCHER)
+expect("audits/results/<int:pk>/status/", "/audits/results/{audit}/status/", PAGE_RESEARCHER)
+expect("audits/results/<int:pk>/retry/", "/audits/results/{audit}/retry/", PAGE_RESEARCHER_POST)
 expect("audits/results/compare/", "/audits/results/compare/", PAGE_RESEARCHER)
 
 # --- audits API ----------------------------------------------------------------------------------
