@@ -1918,23 +1918,18 @@ def analyze(
     ``progress(cells_done, cells_total)`` counts the cells of all three tables.
     """
     metric_sets = (tuple(turn_metrics), tuple(conversation_metrics), tuple(student_metrics))
-    contrasts = tuple(build_contrasts(design, level_order=options.get("level_order")))
-    n_blocks = np.unique(np.asarray(scores.tutor)).size * np.unique(np.asarray(scores.domain)).size
     present = set(np.unique(np.asarray(scores.metric)).tolist())
-    sizes = [n_blocks * len(contrasts) * len(metrics) if present & set(metrics) else 0 for metrics in metric_sets]
-    total = sum(sizes)
-    tables = []
-    for i, metrics in enumerate(metric_sets):
-        offset = sum(sizes[:i])
-        if not sizes[i]:
-            tables.append(ContrastTable((), AnalysisParameters(**_parameter_options(options)), metrics, contrasts))
-            continue
-
-        def report(done: int, _table_total: int, offset: int = offset) -> None:
-            if progress is not None:
-                progress(min(total, offset + done), total)
-
-        tables.append(contrast_table(scores, design, metrics=metrics, progress=report, **options))
+    wanted = [metrics for metrics in metric_sets if present & set(metrics)]
+    # One pass over the tables that have scores: resamples shared by their sets are drawn once.
+    computed = iter(
+        _contrast_tables(scores, design, metric_sets=wanted, progress=progress, **options) if wanted else []
+    )
+    contrasts = tuple(build_contrasts(design, level_order=options.get("level_order")))
+    parameters = AnalysisParameters(**_parameter_options(options))
+    tables = [
+        next(computed) if metrics in wanted else ContrastTable((), parameters, metrics, contrasts)
+        for metrics in metric_sets
+    ]
     pedagogical, conversation, student = tables
     return FairnessAnalysis(
         pedagogical=pedagogical, conversation=mark_simulator_driven(conversation, student), student=student
