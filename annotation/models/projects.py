@@ -151,7 +151,7 @@ class Stage(models.Model):
     unsure_enabled = models.BooleanField(default=False)
     unsure_rule = models.CharField(max_length=16, choices=UnsureRule.choices, default=UnsureRule.STRICT)
     unsure_min_coverage = models.FloatField(
-        default=0.5,
+        default=0.8,
         validators=[MinValueValidator(0), MaxValueValidator(1)],
         help_text="With Unsure excluded: the least share of gold items that must get a real answer.",
     )
