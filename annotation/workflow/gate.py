@@ -1,14 +1,19 @@
-"""The training gate, pure: an annotator passes when pilot agreement with gold ≥ its threshold AND the
-qualification test ≥ its threshold (SafeTutors Appendix D: ≥ 80 % on the pilot and ≥ 8/10 on the test).
+"""The training gate, pure: an annotator passes when pilot agreement with gold ≥ its threshold AND at least
+K of the N qualification items are answered correctly (SafeTutors Appendix D: ≥ 80 % on the pilot and
+≥ 8/10 on the test).
 
-Agreement with gold comes from `annotation.agreement.gold_agreement`, with the stage's rule for "Unsure":
-``strict`` (an Unsure answer is a miss) or ``exclude`` (left out; coverage reported, and a stage can ask
-for a minimum coverage so that answering Unsure to everything hard is not a way through the gate).
-The decision records both scores, the rule and the thresholds, so it can be stored and published as is.
+The qualification counts correct answers over the whole test: an Unsure answer is not correct, whatever
+the stage's Unsure rule ("8 of 10" means eight right answers out of ten items). The stage's rule applies
+to the pilot's agreement with gold (`annotation.agreement.gold_agreement`): ``strict`` (an Unsure answer
+is a miss) or ``exclude`` (left out); with ``exclude`` the pilot must also reach a minimum coverage
+(answered / pilot items), so that answering Unsure to everything hard is not a way through the gate.
+`gate_rules` states these rules in words for the stage page, the annotator's page and the report. The
+decision records both scores, the rule and the thresholds, so it can be stored and published as is.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 
@@ -35,6 +40,9 @@ class GoldComparison:
 
 @dataclass(frozen=True)
 class GateParams:
+    """``qualification_threshold`` is K / N (8 of 10 is 0.8); ``min_coverage`` is the pilot's coverage
+    floor under the ``exclude`` rule (the stage's ``unsure_min_coverage``)."""
+
     pilot_threshold: float = 0.80
     qualification_threshold: float = 0.80
     unsure_rule: str = STRICT
@@ -99,27 +107,54 @@ def gold_score(comparisons: Sequence[GoldComparison], rule: str) -> GoldScore:
     )
 
 
-def _check(name: str, score: GoldScore, threshold: float, params: GateParams) -> list[str]:
+def correct_needed(threshold: float, total: int) -> int:
+    """K for a test of ``total`` items: the least number of correct answers whose share meets ``threshold``."""
+    return max(0, math.ceil(threshold * total - TOLERANCE))
+
+
+def _pilot_reasons(score: GoldScore, params: GateParams) -> list[str]:
     if score.total == 0:
-        return [f"{name}: no gold items to score"]
-    if score.agreement is None:
-        return [f"{name}: nothing to score (every answer was Unsure and Unsure is excluded)"]
+        return ["pilot: no gold items to score"]
     reasons = []
-    if score.agreement < threshold - TOLERANCE:
-        reasons.append(f"{name}: agreement {score.agreement:.1%} is below the threshold {threshold:.0%}")
+    if score.agreement is None:
+        reasons.append("pilot: nothing to score (every answer was Unsure and Unsure is excluded)")
+    elif score.agreement < params.pilot_threshold - TOLERANCE:
+        reasons.append(
+            f"pilot: agreement {score.agreement:.1%} ({score.correct} of {score.counted}) is below the "
+            f"threshold {params.pilot_threshold:.0%}"
+        )
     if params.unsure_rule == EXCLUDE and score.coverage < params.min_coverage - TOLERANCE:
-        reasons.append(f"{name}: coverage {score.coverage:.1%} is below the minimum {params.min_coverage:.0%}")
+        reasons.append(
+            f"pilot: coverage {score.coverage:.1%} ({score.counted} of {score.total} items answered, "
+            f"{score.unsure} Unsure) is below the minimum coverage {params.min_coverage:.0%} "
+            "required when Unsure is excluded"
+        )
     return reasons
+
+
+def _qualification_reasons(score: GoldScore, params: GateParams) -> list[str]:
+    if score.total == 0:
+        return ["qualification: no gold items to score"]
+    needed = correct_needed(params.qualification_threshold, score.total)
+    if score.correct >= needed:
+        return []
+    unsure = f", {score.unsure} Unsure" if score.unsure else ""
+    return [
+        f"qualification: {score.correct} of {score.total} correct{unsure}; at least {needed} of {score.total} "
+        "needed (Unsure counts as not correct)"
+    ]
 
 
 def gate_decide(
     pilot: Sequence[GoldComparison], qualification: Sequence[GoldComparison], params: GateParams
 ) -> GateDecision:
-    """Pass or fail, with both scores, the Unsure rule and every reason for a failure."""
+    """Pass or fail, with both scores, the Unsure rule and every reason for a failure.
+
+    The pilot is scored under the stage's Unsure rule; the qualification always over the whole test (its
+    score is correct / N, an Unsure answer counting as not correct)."""
     pilot_score = gold_score(pilot, params.unsure_rule)
-    qualification_score = gold_score(qualification, params.unsure_rule)
-    reasons = _check("pilot", pilot_score, params.pilot_threshold, params)
-    reasons += _check("qualification", qualification_score, params.qualification_threshold, params)
+    qualification_score = gold_score(qualification, STRICT)
+    reasons = _pilot_reasons(pilot_score, params) + _qualification_reasons(qualification_score, params)
     return GateDecision(
         passed=not reasons,
         pilot=pilot_score,
@@ -128,3 +163,20 @@ def gate_decide(
         params=params,
         reasons=reasons,
     )
+
+
+def gate_rules(params: GateParams, *, pilot_size: int, qualification_size: int) -> dict[str, str]:
+    """The gate's rules in words, as the stage page, the annotator's training page and the report state them."""
+    pilot = f"Pilot ({pilot_size} gold items): agreement with gold of at least {params.pilot_threshold:.0%}"
+    if params.unsure_rule == EXCLUDE:
+        pilot += (
+            f"; Unsure answers are left out of the agreement, its coverage (answered / pilot items) is reported, "
+            f"and at least {params.min_coverage:.0%} of the pilot items must get a real answer"
+        )
+    else:
+        pilot += "; an Unsure answer counts as a miss"
+    needed = correct_needed(params.qualification_threshold, qualification_size)
+    qualification = (
+        f"Qualification test: at least {needed} of {qualification_size} correct, Unsure counts as not correct"
+    )
+    return {"pilot": pilot + ".", "qualification": qualification + ".", "both": "Both are needed to pass."}
