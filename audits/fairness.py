@@ -1918,7 +1918,7 @@ def analyze(
     ``progress(cells_done, cells_total)`` counts the cells of all three tables.
     """
     metric_sets = (tuple(turn_metrics), tuple(conversation_metrics), tuple(student_metrics))
-    present = set(np.unique(np.asarray(scores.metric)).tolist())
+    present = set(_frame_codes(scores)["metric"][0].tolist())  # factorised once, reused by the tables
     wanted = [metrics for metrics in metric_sets if present & set(metrics)]
     # One pass over the tables that have scores: resamples shared by their sets are drawn once.
     computed = iter(

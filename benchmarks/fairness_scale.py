@@ -23,9 +23,6 @@ Measured, in this order:
 * memory during one more such analysis, sampled from /proc: this process's RSS before and at its peak,
   the largest worker process's RSS (which counts the pages it shares with this process) and the peak of
   the PSS summed over this process and its workers (shared pages split, i.e. the memory the run holds);
-* with ``--shared``: the same tables computed in one pass (``fairness._contrast_tables``, each (tutor,
-  domain, contrast)'s resamples drawn once for both tables) — not what analyze does today — and whether
-  its tables equal analyze's;
 * a per-cell ``scipy.stats.wilcoxon`` + ``scipy.stats.bootstrap`` loop on ``--baseline-cells`` cells of
   both tables, timed in the same run and extrapolated to all cells (the ratio is that / the median), and
   whether those cells' r, |Z|, p and CI equal scipy's bit for bit (the mean-difference CI is compared with
@@ -34,12 +31,13 @@ Measured, in this order:
 * unless ``--no-student``: ``analyze`` with the default student metrics (11 metrics, 4,785 cells) on an
   11-metric frame.
 
-    .venv/bin/python benchmarks/fairness_scale.py --runs 5 --jobs 2 --baseline-cells 18 --shared
+    .venv/bin/python benchmarks/fairness_scale.py --runs 5 --jobs 2 --baseline-cells 18
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import platform
 import statistics
@@ -207,35 +205,6 @@ def full_analysis(frame, design, n_boot: int, jobs: int, student: bool):
         student_metrics=fairness.STUDENT_METRICS if student else (),
     )
     return analysis, summaries(analysis)
-
-
-def shared_analysis(frame, design, n_boot: int, jobs: int, student: bool):
-    """What ``analyze`` would give if it computed its tables in one pass (``fairness._contrast_tables``:
-    each (tutor, domain, contrast)'s resamples drawn once for all its tables). Not what analyze does today;
-    the benchmark checks that the tables are the same."""
-    sets = (fairness.TURN_METRICS, fairness.CONVERSATION_METRICS) + ((fairness.STUDENT_METRICS,) if student else ())
-    tables = fairness._contrast_tables(
-        frame, design, metric_sets=sets, n_boot=n_boot, n_jobs=jobs, tutor_identity=TUTORS
-    )
-    empty = fairness.ContrastTable((), tables[0].parameters, (), tables[0].contrasts)
-    student_table = tables[2] if student else empty
-    analysis = fairness.FairnessAnalysis(
-        pedagogical=tables[0],
-        conversation=fairness.mark_simulator_driven(tables[1], student_table),
-        student=student_table,
-    )
-    return analysis, summaries(analysis)
-
-
-def same_tables(x, y) -> bool:
-    def same(a, b):
-        return a == b or (a != a and b != b)  # NaN equals NaN here
-
-    return all(
-        len(a) == len(b)
-        and all(all(same(r[k], s[k]) for k in r) for r, s in zip(a.records(), b.records(), strict=True))
-        for a, b in zip(_tables(x).values(), _tables(y).values(), strict=True)
-    )
 
 
 def check_index_draws() -> int:
@@ -413,11 +382,18 @@ def _load() -> str:
     return "{:.2f} {:.2f} {:.2f}".format(*os.getloadavg())
 
 
+def fresh(frame: fairness.ScoreFrame) -> fairness.ScoreFrame:
+    """The same columns in a new frame object, so that no run reuses another's factorisation (the kernel
+    caches it per frame object): every timed run pays for it, as an audit's single analysis does."""
+    return fairness.ScoreFrame(**{field.name: getattr(frame, field.name) for field in dataclasses.fields(frame)})
+
+
 def timed_runs(frame, design, args, student: bool, analysis=full_analysis):
     walls = []
     for run in range(args.runs):
+        scores = fresh(frame)
         start = time.perf_counter()
-        result, _ = analysis(frame, design, args.n_boot, args.jobs, student)
+        result, _ = analysis(scores, design, args.n_boot, args.jobs, student)
         walls.append(time.perf_counter() - start)
         print(f"  run {run + 1}: {walls[-1]:.2f} s (load {_load()})", flush=True)
     median = statistics.median(walls)
@@ -436,9 +412,6 @@ def main() -> None:
     parser.add_argument("--n-boot", type=int, default=2000)
     parser.add_argument("--baseline-cells", type=int, default=18)
     parser.add_argument("--no-student", action="store_true", help="skip the 11-metric figure")
-    parser.add_argument(
-        "--shared", action="store_true", help="also time the one-pass variant (fairness._contrast_tables)"
-    )
     args = parser.parse_args()
 
     print(machine())
@@ -450,6 +423,12 @@ def main() -> None:
     assert len(design) == CONDITIONS and len(contrasts) == CONTRASTS, (len(design), len(contrasts))
     frame = synthetic_scores(design, fairness.TURN_METRICS + fairness.CONVERSATION_METRICS)
     print(f"frame: {len(frame):,} dialogue scores (9 metrics), {len(frame) / 9:,.0f} dialogues")
+    columns = {field.name: getattr(frame, field.name).nbytes / 2**20 for field in dataclasses.fields(frame)}
+    print(
+        f"frame columns: {sum(columns.values()):.0f} MiB ("
+        + ", ".join(f"{k} {v:.0f}" for k, v in columns.items())
+        + ")"
+    )
 
     print("analyze(student_metrics=()): 5 turn-level + 4 conversation-level metrics")
     analysis, median = timed_runs(frame, design, args, student=False)
@@ -458,17 +437,12 @@ def main() -> None:
     print(f"cells: {n_cells:,} ({CONTRASTS} contrasts × {len(TUTORS)} tutors × {len(DOMAINS)} domains × 9 metrics)")
     assert n_cells == expected, (n_cells, expected)
     before = _rss_now()
-    memory = measure_memory(lambda: full_analysis(frame, design, args.n_boot, args.jobs, False))
+    memory = measure_memory(lambda: full_analysis(fresh(frame), design, args.n_boot, args.jobs, False))
     print(
         f"memory during one more analysis: this process {before:.0f} MiB resident before (the frame and the"
         f" libraries), peak {memory.parent_rss:.0f} MiB; largest worker process RSS {memory.worker_rss:.0f} MiB"
         f" (shared pages included); peak PSS summed over this process and its workers {memory.total_pss:.0f} MiB"
     )
-    if args.shared:
-        print("one pass over both tables (fairness._contrast_tables), not what analyze does today:")
-        shared, shared_median = timed_runs(frame, design, args, student=False, analysis=shared_analysis)
-        print(f"  tables identical to analyze's: {same_tables(analysis, shared)}")
-
     if args.baseline_cells:
         extrapolated, identical, checked, mean_error = baseline(
             frame, design, analysis, args.n_boot, args.baseline_cells
@@ -486,10 +460,6 @@ def main() -> None:
         print(f"analyze() with the default student metrics: {len(METRICS)} metrics, {len(frame):,} dialogue scores")
         with_student, _ = timed_runs(frame, design, args, student=True)
         print(f"cells: {sum(len(t) for t in _tables(with_student).values()):,}")
-        if args.shared:
-            print("  one pass over the three tables, not what analyze does today:")
-            shared, _ = timed_runs(frame, design, args, student=True, analysis=shared_analysis)
-            print(f"  tables identical to analyze's: {same_tables(with_student, shared)}")
     print(f"load average at the end (1, 5, 15 min): {_load()}")
 
 

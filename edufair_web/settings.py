@@ -287,6 +287,8 @@ AUDIT_RETRY_POLICY = {
 # died, or the broker lost the message) is queued again by the next request for it.
 ANALYSIS_TASK_QUEUE = os.environ.get("ANALYSIS_TASK_QUEUE") or AUDITS_TASK_QUEUE
 ANALYSIS_LEASE_SECONDS = int(os.environ.get("ANALYSIS_LEASE_SECONDS", "120"))
+# Processes one analysis forks for its statistics (results never depend on it; 1 = in the worker itself).
+ANALYSIS_PROCESSES = max(1, int(os.environ.get("ANALYSIS_PROCESSES", "1")))
 # Question files up to this size import inside the request; larger ones run on a worker.
 QUESTION_IMPORT_INLINE_MAX_BYTES = int(os.environ.get("QUESTION_IMPORT_INLINE_MAX_BYTES", 2 * 1024 * 1024))
 

@@ -482,7 +482,11 @@ def _compute(row_id: int, token: str, progress: Callable[[int, int], None] | Non
 
         if len(inputs.scores):
             result = fairness.analyze(
-                inputs.scores, inputs.design, progress=report, **_analyze_options(parameters, audit)
+                inputs.scores,
+                inputs.design,
+                progress=report,
+                n_jobs=settings.ANALYSIS_PROCESSES,
+                **_analyze_options(parameters, audit),
             )
             pedagogical, conversation, student = result.pedagogical, result.conversation, result.student
         else:

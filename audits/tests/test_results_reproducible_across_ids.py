@@ -1,5 +1,6 @@
 """Issue 13, acceptance 3: identical dialogues give identical CIs and flags in any audit, whatever the
-database ids of the tutor endpoint and the questions (seeds and resampling come from content)."""
+database ids of the tutor endpoint and the questions (seeds and resampling come from content), and
+whatever the number of processes the analysis uses (ANALYSIS_PROCESSES)."""
 
 import pytest
 
@@ -57,13 +58,14 @@ def cell_values(analysis):
     return table
 
 
-def test_same_dialogues_under_other_ids_give_identical_cis_and_flags():
+def test_same_dialogues_under_other_ids_give_identical_cis_and_flags(settings):
     questions = make_questions(24, prefix="ids")
     first = run("first", simulation_endpoint("tutor-a", bias=BIAS, seed=3, model="sim-tutor"), questions)
 
     for i in range(5):  # push the next endpoint's id well away from the first one's
         simulation_endpoint(f"spacer-{i}")
     second_tutor = simulation_endpoint("tutor-b (same model)", bias=BIAS, seed=3, model="sim-tutor")
+    settings.ANALYSIS_PROCESSES = 2  # and the statistics in two forked processes: the same numbers
     second = run("second", second_tutor, copies_in_reverse(questions))
 
     assert second_tutor.pk != first.tutors[0]
