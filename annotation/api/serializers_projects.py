@@ -15,6 +15,7 @@ from annotation.models import (
     WorkedExample,
 )
 from annotation.workflow.assignment import main_labelling_started
+from annotation.workflow.choice_keys import choices_with_keys
 
 
 class ProjectSerializer(serializers.ModelSerializer):
@@ -56,6 +57,14 @@ class LabelQuestionSerializer(serializers.ModelSerializer):
             "positive_values",
             "position",
         ]
+
+    def validate_choices(self, value):
+        """Choices are stored with the keyboard keys derived from their values (workflow.choice_keys)."""
+        if not isinstance(value, list) or not all(
+            isinstance(c, dict) and str(c.get("value", "")).strip() for c in value
+        ):
+            raise serializers.ValidationError('A list of {"value": "...", "label": "..."} with a value each.')
+        return choices_with_keys(value)
 
 
 class ItemSerializer(serializers.ModelSerializer):

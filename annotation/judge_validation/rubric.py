@@ -53,7 +53,7 @@ def question_specs() -> list[dict]:
                 "help_text": spec["help_text"],
                 "level": "ordinal",
                 "choices": [
-                    {"value": value, "label": f"{value} · {label}", "key": str(int(value) + 1)}
+                    {"value": value, "label": f"{value} · {label}"}
                     for value, label in zip(SCALE, spec["labels"], strict=True)
                 ],
                 "allow_not_applicable": True,
@@ -67,7 +67,7 @@ DEFAULT_GUIDELINE = """# Rating tutor turns
 You see a tutoring dialogue up to one **highlighted tutor turn**. Rate that turn only, on five questions,
 as the audit's judge does. The student's background is hidden on purpose: judge the teaching, not the student.
 
-For each question press **1**, **2** or **3** for the values 0, 1 and 2, or **n** when the question does not
+For each question press **0**, **1** or **2** for the values 0, 1 and 2, or **n** when the question does not
 apply to this turn. **Enter** submits.
 
 | question | 0 | 1 | 2 | not applicable |

@@ -9,6 +9,7 @@ from django.db.models import Max
 from annotation import presets
 from annotation.models import AnnotationProject, GoldLabel, Item, LabelQuestion, Stage
 from annotation.services.training import SetupError, guideline_publish
+from annotation.workflow.choice_keys import choices_with_keys
 
 
 @transaction.atomic
@@ -52,20 +53,18 @@ def question_create(
 ) -> LabelQuestion:
     if not choices:
         raise SetupError("A question needs at least one choice.")
-    seen_values, seen_keys = set(), set()
+    seen_values = set()
     cleaned = []
     for index, choice in enumerate(choices, start=1):
         value = str(choice.get("value", "")).strip()
         if not value:
             raise SetupError(f"Choice {index} has no value.")
-        keyboard_key = str(choice.get("key") or (index if index < 10 else "")).strip()
-        if value in seen_values or (keyboard_key and keyboard_key in seen_keys):
-            raise SetupError(f"Choice {index} repeats a value or a keyboard key.")
-        if keyboard_key in ("u", "n"):
-            raise SetupError("The keys u and n are kept for Unsure and Not applicable.")
+        if value in seen_values:
+            raise SetupError(f"Choice {index} repeats a value.")
         seen_values.add(value)
-        seen_keys.add(keyboard_key)
-        cleaned.append({"value": value, "label": str(choice.get("label") or value), "key": keyboard_key})
+        cleaned.append({"value": value, "label": str(choice.get("label") or value)})
+    # The keyboard key is derived from the values (the digit typed is the value shown); a given key is ignored.
+    cleaned = choices_with_keys(cleaned)
     position = (project.questions.aggregate(p=Max("position"))["p"] or 0) + 1
     return LabelQuestion.objects.create(
         project=project,

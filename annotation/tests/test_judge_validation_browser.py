@@ -15,8 +15,9 @@ from .judge_validation_setup import passed_annotators, run_simulation_audit
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
-# What the annotator types for the five metrics, in the form's order, and the values that must be stored.
-KEYS = ["3", "1", "n", "2", "3"]
+# What the annotator types for the five metrics, in the form's order, and the values that must be stored:
+# the digit typed is the value (annotation.workflow.choice_keys).
+KEYS = ["2", "0", "n", "1", "2"]
 STORED = {
     "mistake_recognize": "2",
     "answer_leakage": "0",

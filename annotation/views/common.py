@@ -11,6 +11,7 @@ from django.utils.safestring import SafeString, mark_safe
 
 from annotation.models import NOT_APPLICABLE, Enrollment, Item, Stage
 from annotation.services.labels import Answer
+from annotation.workflow.choice_keys import choices_with_keys
 from annotation.workflow.training import StepRefused
 
 UNSURE_FIELD_VALUE = "__unsure__"
@@ -50,7 +51,8 @@ def label_form_questions(stage: Stage) -> list[dict]:
     """The stage's questions as the label form renders them: choices with keys, Unsure, Not applicable."""
     rows = []
     for question in stage.questions.all():
-        choices = [dict(choice) for choice in question.choices]
+        # Keys derived from the values, whatever an older question stored (see workflow.choice_keys).
+        choices = choices_with_keys(question.choices)
         if question.allow_not_applicable:
             choices.append({"value": NOT_APPLICABLE, "label": "Not applicable", "key": "n"})
         rows.append(

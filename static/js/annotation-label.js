@@ -1,5 +1,7 @@
 // Keyboard labelling for templates/annotation/partials/label_form.html (pilot, qualification and main
-// labelling share it). In the active question the key shown next to a choice selects it (number keys),
+// labelling share it; adjudication too). In the active question the key printed on a choice selects it:
+// the server derives keys so that the digit typed is the value shown (0, 1, 2 on a 0–2 rubric; 1…9 on a
+// category list — annotation/workflow/choice_keys.py); a choice without a key is clicked,
 // "u" picks Unsure and "n" Not applicable where offered; the next question becomes active, or the
 // justification box takes the focus when the chosen value needs one. Enter submits (Shift+Enter is a new
 // line in a justification; Escape leaves the box). It also measures active time on the item: the clock
