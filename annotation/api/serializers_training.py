@@ -47,6 +47,18 @@ class CommentSerializer(serializers.ModelSerializer):
         read_only_fields = ["pinned", "created_at"]
 
 
+class ThreadCommentSerializer(serializers.Serializer):
+    """A comment as the caller may see it (`selectors.threads.thread_comments`): the author is a username
+    for moderators and a pseudonym ("Annotator 2", "Adjudicator") for annotators; ``you`` marks your own."""
+
+    id = serializers.IntegerField()
+    author = serializers.CharField()
+    you = serializers.BooleanField()
+    body = serializers.CharField()
+    pinned = serializers.BooleanField()
+    created_at = serializers.DateTimeField()
+
+
 class ThreadSerializer(serializers.ModelSerializer):
     item = AnnotatorItemSerializer(read_only=True)
 

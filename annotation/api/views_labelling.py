@@ -1,8 +1,9 @@
 """API for main labelling and adjudication: next item and submit (annotators who passed the gate), the
-discussion of an item (its annotators, after submitting), the reviewer queue and decisions (adjudicators),
+discussion of an item (as the blindness rule allows), the reviewer queue and decisions (adjudicators),
 conflict dispositions, and the project's report and label exports (researchers).
 
 Labelling stays blind: the next-item answer carries the item and the questions only, never other labels.
+An item's discussion is served only through `workflow.blindness` (404 to anyone it keeps out).
 """
 
 from django.http import HttpResponse
@@ -15,7 +16,7 @@ from rest_framework.views import APIView
 
 from annotation import exports, reports
 from annotation.models import AnnotationProject, CrossStageConflict, Item, MainItem, Stage
-from annotation.selectors.adjudication import adjudication_queue, item_side_by_side
+from annotation.selectors.adjudication import adjudication_queue, discussion_visibility_for, item_side_by_side
 from annotation.services import adjudication as adjudication_services
 from annotation.services.labelling import (
     ReservationExpired,
@@ -150,8 +151,13 @@ class StageLabellingSettingsAPIView(APIView):
         return Response(StageLabellingSerializer(settings).data)
 
 
-def _item_detail(stage, item) -> dict:
-    detail = item_side_by_side(stage=stage, item=item)
+def _item_detail(request, stage, item, visibility=None) -> dict:
+    """The item's labels and discussion as ``request.user`` may see them (``visibility`` when already read)."""
+    if visibility is None:
+        visibility = discussion_visibility_for(user=request.user, stage=stage, item=item)
+    if visibility is None:
+        raise NotFound("No discussion of this item for you.")
+    detail = item_side_by_side(stage=stage, item=item, visibility=visibility)
     main_item = MainItem.objects.filter(stage=stage, item=item).first()
     return {
         "stage": stage.pk,
@@ -161,7 +167,14 @@ def _item_detail(stage, item) -> dict:
             {
                 "key": row["question"].key,
                 "answers": [
-                    {"annotator": a["annotator"]["name"], "pre": a["pre"], "post": a["post"]} for a in row["answers"]
+                    {
+                        "annotator": a["annotator"]["name"],
+                        "you": a["annotator"]["you"],
+                        **({"username": a["annotator"]["username"]} if visibility.full else {}),
+                        "pre": a["pre"],
+                        "post": a["post"],
+                    }
+                    for a in row["answers"]
                 ],
                 "decision": (
                     {
@@ -180,7 +193,8 @@ def _item_detail(stage, item) -> dict:
             {
                 "open": detail["thread"].is_open,
                 "comments": [
-                    {"author": c.author.username, "body": c.body, "at": c.created_at} for c in detail["comments"]
+                    {"author": c["author"], "you": c["you"], "body": c["body"], "at": c["created_at"]}
+                    for c in detail["comments"]
                 ],
             }
             if detail["thread"]
@@ -211,7 +225,7 @@ class AdjudicationItemAPIView(APIView):
     def get(self, request, stage_pk, item_pk):
         stage = get_object_or_404(Stage, pk=stage_pk)
         item = get_object_or_404(Item, pk=item_pk, project_id=stage.project_id)
-        return Response(_item_detail(stage, item))
+        return Response(_item_detail(request, stage, item))
 
     @extend_schema(request=ReviewerDecisionSerializer, responses=None)
     def post(self, request, stage_pk, item_pk):
@@ -225,30 +239,33 @@ class AdjudicationItemAPIView(APIView):
             )
         except ResolutionRefused as exc:
             return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
-        return Response(_item_detail(stage, item))
+        return Response(_item_detail(request, stage, item))
 
 
 class DiscussionAPIView(APIView):
-    """An item's discussion: its annotators (after submitting) and adjudicators read it, comment, and the
-    annotators give their post-discussion answers (kept apart from their first ones)."""
+    """An item's discussion, as the blindness rule allows: in a discussion stage, once all N labels of a
+    disputed item are in and while its discussion is open, its annotators read the disputed questions'
+    answers (pseudonymised, ``you`` marked), comment, and give post-discussion answers (kept apart from
+    their first ones); adjudicators and researchers see everything. Anyone else: 404."""
 
     permission_classes = [IsAnnotator]
 
     def _objects(self, request, stage_pk, item_pk):
         stage = get_object_or_404(Stage, pk=stage_pk)
         item = get_object_or_404(Item, pk=item_pk, project_id=stage.project_id)
-        if not adjudication_services.may_join_discussion(request.user, stage, item):
-            raise PermissionDenied("Only this item's annotators (after submitting) and adjudicators see it.")
-        return stage, item
+        visibility = discussion_visibility_for(user=request.user, stage=stage, item=item)
+        if visibility is None:
+            raise NotFound("No discussion of this item for you.")
+        return stage, item, visibility
 
     @extend_schema(responses=None)
     def get(self, request, stage_pk, item_pk):
-        stage, item = self._objects(request, stage_pk, item_pk)
-        return Response(_item_detail(stage, item))
+        stage, item, visibility = self._objects(request, stage_pk, item_pk)
+        return Response(_item_detail(request, stage, item, visibility))
 
     @extend_schema(request=DiscussionAnswersSerializer, responses=None)
     def post(self, request, stage_pk, item_pk):
-        stage, item = self._objects(request, stage_pk, item_pk)
+        stage, item, _ = self._objects(request, stage_pk, item_pk)
         serializer = DiscussionAnswersSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
@@ -265,7 +282,10 @@ class DiscussionAPIView(APIView):
             return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
         except LabelInvalid as exc:
             return Response({"answers": exc.errors}, status=status.HTTP_400_BAD_REQUEST)
-        return Response(_item_detail(stage, item))
+        after = discussion_visibility_for(user=request.user, stage=stage, item=item)
+        if after is None:  # the last post-discussion answer closed the discussion
+            return Response({"stage": stage.pk, "item": item.pk, "discussion": {"open": False}})
+        return Response(_item_detail(request, stage, item, after))
 
 
 class DiscussionCloseAPIView(APIView):
@@ -279,7 +299,7 @@ class DiscussionCloseAPIView(APIView):
             adjudication_services.discussion_close(stage=stage, item=item)
         except ResolutionRefused as exc:
             return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
-        return Response(_item_detail(stage, item))
+        return Response(_item_detail(request, stage, item))
 
 
 class ConflictsAPIView(APIView):

@@ -10,6 +10,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation.models import Comment, Enrollment, Item, Stage, Thread
+from annotation.selectors.threads import ThreadHidden, thread_access, thread_comments
 from annotation.selectors.training import (
     examples_seen_ids,
     guideline_current,
@@ -20,6 +21,7 @@ from annotation.selectors.training import (
     training_progress,
     worked_examples,
 )
+from annotation.services.adjudication import discussion_comment
 from annotation.services.labels import Answer, LabelInvalid, NoAssignment, labels_submit
 from annotation.services.training import (
     SetupError,
@@ -30,15 +32,16 @@ from annotation.services.training import (
     norming_acknowledge,
 )
 from annotation.views.common import label_form_questions
+from annotation.workflow.resolution import ResolutionRefused
 from annotation.workflow.training import STEP_TITLES, Action, StepRefused, check_action, next_step
 from edufair_web.accounts.permissions import IsAdjudicator, IsAnnotator
-from edufair_web.accounts.roles import ADJUDICATOR, RESEARCHER, has_role
 
 from .serializers_training import (
     AnnotatorItemSerializer,
     CommentSerializer,
     GuidelineConfirmSerializer,
     LabelSubmitSerializer,
+    ThreadCommentSerializer,
     ThreadSerializer,
 )
 
@@ -274,42 +277,54 @@ class NormingAPIView(APIView):
         return Response(_state(enrollment))
 
 
-def _is_moderator(user) -> bool:
-    return has_role(user, ADJUDICATOR, RESEARCHER)
-
-
-def _thread_for(request, thread_pk) -> Thread:
+def _thread_access(request, thread_pk):
+    """The caller's access to the thread (`selectors.threads.thread_access`): 404 for a thread they may not
+    know of, 403 for a norming thread of their stage before their pilot is in."""
     thread = get_object_or_404(Thread.objects.select_related("stage", "item"), pk=thread_pk)
-    if not _is_moderator(request.user):
-        _check(_enrollment(request, thread.stage_id), Action.NORMING)
-    return thread
+    try:
+        return thread_access(user=request.user, thread=thread)
+    except ThreadHidden as exc:
+        raise NotFound("No such thread.") from exc
+    except StepRefused as exc:
+        raise PermissionDenied(str(exc)) from exc
+
+
+def _shown_comment(request, access, comment_id: int) -> dict:
+    return next(c for c in thread_comments(access=access, user=request.user) if c["id"] == comment_id)
 
 
 class ThreadCommentsAPIView(APIView):
+    """A thread's comments. Norming threads: the annotators of the stage (after their pilot) and moderators.
+    An item's discussion: only as the blindness rule allows (its annotators while it is open and disputed,
+    and moderators), and no posting once it is closed. Authors are pseudonyms to annotators."""
+
     permission_classes = [IsAnnotator]
 
-    @extend_schema(responses=CommentSerializer(many=True))
+    @extend_schema(responses=ThreadCommentSerializer(many=True))
     def get(self, request, thread_pk):
-        thread = _thread_for(request, thread_pk)
-        return Response(CommentSerializer(thread.comments.select_related("author"), many=True).data)
+        access = _thread_access(request, thread_pk)
+        return Response(ThreadCommentSerializer(thread_comments(access=access, user=request.user), many=True).data)
 
-    @extend_schema(request=CommentSerializer, responses=CommentSerializer)
+    @extend_schema(request=CommentSerializer, responses=ThreadCommentSerializer)
     def post(self, request, thread_pk):
-        thread = _thread_for(request, thread_pk)
+        access = _thread_access(request, thread_pk)
         serializer = CommentSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
+        body = serializer.validated_data["body"]
         try:
-            comment = comment_post(
-                thread=thread,
-                author=request.user,
-                body=serializer.validated_data["body"],
-                moderator=_is_moderator(request.user),
-            )
+            if access.discussion is not None:
+                thread = access.thread
+                comment = discussion_comment(stage=thread.stage, item=thread.item, author=request.user, body=body)
+            else:
+                comment = comment_post(thread=access.thread, author=request.user, body=body, moderator=access.moderator)
         except StepRefused as exc:
             raise PermissionDenied(str(exc)) from exc
+        except ResolutionRefused as exc:
+            return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
         except SetupError as exc:
             return Response({"body": [str(exc)]}, status=status.HTTP_400_BAD_REQUEST)
-        return Response(CommentSerializer(comment).data, status=status.HTTP_201_CREATED)
+        shown = _shown_comment(request, access, comment.pk)
+        return Response(ThreadCommentSerializer(shown).data, status=status.HTTP_201_CREATED)
 
 
 class CommentPinAPIView(APIView):

@@ -1,10 +1,17 @@
-"""Reads for adjudication: the queue of items waiting for a discussion or a reviewer, and one item's
-labels and justifications side by side (shown to adjudicators, and to an item's own annotators only
-after they submitted — labelling stays blind)."""
+"""Reads for adjudication: the queue of items waiting for a discussion or a reviewer, who may see an item's
+labels and discussion (the facts `workflow.blindness` decides on), and one item's labels, justifications and
+comments side by side, cut to what that viewer may see."""
 
 from __future__ import annotations
 
-from annotation.models import Adjudication, Comment, Item, Label, MainItem, Phase, Stage, Thread
+from django.contrib.auth import get_user_model
+from django.db.models import Q
+
+from annotation.models import Adjudication, Assignment, Comment, Item, Label, MainItem, Phase, Stage, Thread
+from annotation.workflow import blindness
+from annotation.workflow.blindness import DiscussionVisibility, ItemFacts
+from annotation.workflow.resolution import disputed_questions
+from edufair_web.accounts.roles import ADJUDICATOR, RESEARCHER, has_role
 
 QUEUE_STATUSES = (MainItem.Status.DISCUSSION, MainItem.Status.SENIOR_REVIEW, MainItem.Status.REVIEWER_QUEUE)
 
@@ -19,42 +26,99 @@ def adjudication_queue(*, stage: Stage | None = None, project=None):
     return rows.order_by("stage__project_id", "stage__order", "position", "id")
 
 
-def item_side_by_side(*, stage: Stage, item: Item) -> dict:
-    """Per question: every annotator's first answer and post-discussion answer with justifications, and
-    the decision if there is one. Annotators appear as "Annotator 1…N" in the order they submitted."""
-    questions = list(stage.questions.all())
+def is_moderator(user) -> bool:
+    """Adjudicators and researchers: they see every label, name and discussion."""
+    return has_role(user, ADJUDICATOR, RESEARCHER)
+
+
+def moderator_ids(user_ids) -> frozenset[int]:
+    """Which of ``user_ids`` are adjudicators or researchers (superusers hold every role)."""
+    ids = set(user_ids)
+    if not ids:
+        return frozenset()
+    rows = (
+        get_user_model()
+        .objects.filter(pk__in=ids)
+        .filter(Q(is_superuser=True) | Q(groups__name__in=(ADJUDICATOR, RESEARCHER)))
+        .values_list("pk", flat=True)
+    )
+    return frozenset(rows)
+
+
+def discussion_facts(*, stage: Stage, item: Item) -> ItemFacts:
+    """The item's state as the blindness rule reads it."""
+    annotators = tuple(
+        Assignment.objects.filter(stage=stage, item=item, phase=Phase.MAIN, submitted_at__isnull=False)
+        .order_by("submitted_at", "id")
+        .values_list("annotator_id", flat=True)
+    )
+    status = MainItem.objects.filter(stage=stage, item=item).values_list("status", flat=True).first()
+    thread_open = (
+        Thread.objects.filter(stage=stage, item=item, kind=Thread.Kind.ADJUDICATION)
+        .values_list("is_open", flat=True)
+        .first()
+    )
+    return ItemFacts(
+        discussion_policy=stage.resolution_policy == Stage.Resolution.DISCUSSION_SENIOR,
+        overlap=stage.overlap,
+        annotators=annotators,
+        disputed=tuple(disputed_questions(stage, item)),
+        in_discussion=status == MainItem.Status.DISCUSSION,
+        discussion_open=bool(thread_open),
+    )
+
+
+def discussion_visibility_for(*, user, stage: Stage, item: Item) -> DiscussionVisibility | None:
+    """What ``user`` may see of the item's labels and discussion; None: nothing (answer 404)."""
+    return blindness.discussion_visibility(
+        viewer_id=user.pk, viewer_is_moderator=is_moderator(user), facts=discussion_facts(stage=stage, item=item)
+    )
+
+
+def item_side_by_side(*, stage: Stage, item: Item, visibility: DiscussionVisibility) -> dict:
+    """Per question the viewer may see: every annotator's first answer and post-discussion answer with
+    justifications, and (for moderators) the decision. Annotators appear as "Annotator 1…N" in the order they
+    submitted, the viewer's own column marked ``you``; usernames and times only in a moderator's view."""
+    full = visibility.full
+    questions = [q for q in stage.questions.all() if visibility.shows_question(q.key)]
     labels = (
         Label.objects.filter(
-            assignment__stage=stage, assignment__item=item, phase=Phase.MAIN, assignment__submitted_at__isnull=False
+            assignment__stage=stage,
+            assignment__item=item,
+            phase=Phase.MAIN,
+            assignment__submitted_at__isnull=False,
+            question__in=questions,
         )
-        .select_related("assignment__annotator", "question")
+        .select_related("assignment__annotator")
         .order_by("assignment__submitted_at", "assignment_id")
     )
-    annotators: dict[int, dict] = {}
     cells: dict[tuple[int, int, str], Label] = {}
+    usernames: dict[int, str] = {}
     for label in labels:
         annotator = label.assignment.annotator
-        annotators.setdefault(
-            annotator.pk,
-            {"id": annotator.pk, "name": f"Annotator {len(annotators) + 1}", "username": annotator.username},
-        )
+        usernames[annotator.pk] = annotator.username
         cells[(annotator.pk, label.question_id, label.round)] = label
-    decisions = {
-        a.question_id: a for a in Adjudication.objects.filter(stage=stage, item=item).select_related("decided_by")
-    }
+    annotators = []
+    for annotator_id, name in visibility.names.items():
+        who = {"name": name, "you": visibility.is_viewer(annotator_id)}
+        if full:
+            who |= {"id": annotator_id, "username": usernames.get(annotator_id, "")}
+        annotators.append((annotator_id, who))
+    decisions = (
+        {a.question_id: a for a in Adjudication.objects.filter(stage=stage, item=item).select_related("decided_by")}
+        if full
+        else {}
+    )
     rows = []
     for question in questions:
-        answers = []
-        for annotator_id, who in annotators.items():
-            pre = cells.get((annotator_id, question.id, Label.Round.PRE))
-            post = cells.get((annotator_id, question.id, Label.Round.POST))
-            answers.append(
-                {
-                    "annotator": who,
-                    "pre": _shown(question, pre),
-                    "post": _shown(question, post),
-                }
-            )
+        answers = [
+            {
+                "annotator": who,
+                "pre": _shown(question, cells.get((annotator_id, question.id, Label.Round.PRE)), full),
+                "post": _shown(question, cells.get((annotator_id, question.id, Label.Round.POST)), full),
+            }
+            for annotator_id, who in annotators
+        ]
         decision = decisions.get(question.id)
         rows.append(
             {
@@ -65,16 +129,45 @@ def item_side_by_side(*, stage: Stage, item: Item) -> dict:
             }
         )
     thread = Thread.objects.filter(stage=stage, item=item, kind=Thread.Kind.ADJUDICATION).first()
-    comments = list(Comment.objects.filter(thread=thread).select_related("author")) if thread else []
-    return {"questions": rows, "annotators": list(annotators.values()), "thread": thread, "comments": comments}
+    return {
+        "full": full,
+        "questions": rows,
+        "annotators": [who for _, who in annotators],
+        "thread": thread,
+        "comments": discussion_comments(thread=thread, visibility=visibility) if thread else [],
+    }
 
 
-def _shown(question, label: Label | None) -> dict | None:
+def discussion_comments(*, thread: Thread, visibility: DiscussionVisibility) -> list[dict]:
+    """A discussion's comments, oldest first, each author named as the viewer may see them."""
+    comments = list(Comment.objects.filter(thread=thread).select_related("author").order_by("created_at", "id"))
+    moderators = moderator_ids(c.author_id for c in comments if c.author_id not in visibility.names)
+    return [
+        {
+            "id": c.pk,
+            "author": blindness.author_name(
+                visibility,
+                author_id=c.author_id,
+                username=c.author.username,
+                author_is_moderator=c.author_id in moderators,
+            ),
+            "you": visibility.is_viewer(c.author_id),
+            "body": c.body,
+            "pinned": c.pinned,
+            "created_at": c.created_at,
+        }
+        for c in comments
+    ]
+
+
+def _shown(question, label: Label | None, full: bool) -> dict | None:
     if label is None:
         return None
-    return {
+    shown = {
         "value": "unsure" if label.unsure else label.value,
         "label": "Unsure" if label.unsure else question.choice_label(label.value),
         "justification": label.justification,
-        "seconds": label.seconds,
     }
+    if full:
+        shown["seconds"] = label.seconds
+    return shown

@@ -1,14 +1,15 @@
 """Writes for adjudication: comments in an item's discussion, annotators' post-discussion answers,
 closing a discussion, a reviewer's decisions, and the researcher's dispositions of cross-stage conflicts.
-Thin doors over `workflow.resolution` and `workflow.conflicts`, shared by pages, API and tests."""
+Thin doors over `workflow.resolution` and `workflow.conflicts`, shared by pages, API and tests. Who may take
+part in a discussion is the blindness rule's to say (`workflow.blindness`), as for who may read it."""
 
 from __future__ import annotations
 
-from annotation.models import Assignment, Comment, CrossStageConflict, Item, Phase, Stage, Thread
+from annotation.models import Comment, CrossStageConflict, Item, Stage, Thread
+from annotation.selectors.adjudication import discussion_visibility_for
 from annotation.services.labels import Answer
 from annotation.workflow import conflicts, resolution
 from annotation.workflow.resolution import ResolutionRefused
-from edufair_web.accounts.roles import ADJUDICATOR, RESEARCHER, has_role
 
 
 def _discussion_thread(stage: Stage, item: Item) -> Thread:
@@ -18,27 +19,25 @@ def _discussion_thread(stage: Stage, item: Item) -> Thread:
     return thread
 
 
-def may_join_discussion(user, stage: Stage, item: Item) -> bool:
-    """Adjudicators and researchers, and the annotators who labelled the item (after submitting)."""
-    if has_role(user, ADJUDICATOR, RESEARCHER):
-        return True
-    return Assignment.objects.filter(
-        stage=stage, item=item, annotator=user, phase=Phase.MAIN, submitted_at__isnull=False
-    ).exists()
-
-
 def discussion_comment(*, stage: Stage, item: Item, author, body: str) -> Comment:
+    """A comment in the item's open discussion, by one of the annotators the blindness rule lets in (all N
+    labels in, the item disputed) or by a moderator."""
     if not body.strip():
         raise ResolutionRefused("The comment is empty.")
-    if not may_join_discussion(author, stage, item):
-        raise ResolutionRefused("Only this item's annotators and the adjudicators take part in its discussion.")
     thread = _discussion_thread(stage, item)
-    if not thread.is_open:
+    visibility = discussion_visibility_for(user=author, stage=stage, item=item)
+    if visibility is None:
+        raise ResolutionRefused("Only this item's annotators and the adjudicators take part in its discussion.")
+    if not thread.is_open or not visibility.may_comment:
         raise ResolutionRefused("This discussion is closed.")
     return Comment.objects.create(thread=thread, author=author, body=body.strip())
 
 
 def discussion_answers_submit(*, stage: Stage, item: Item, annotator, answers: dict[str, Answer]) -> int:
+    """An annotator's answers after the discussion, while the blindness rule lets them into it."""
+    visibility = discussion_visibility_for(user=annotator, stage=stage, item=item)
+    if visibility is None or not visibility.may_revise:
+        raise ResolutionRefused("There is no open discussion of this item for you.")
     return resolution.post_discussion_label_submit(stage=stage, item=item, annotator=annotator, answers=answers)
 
 

@@ -23,7 +23,9 @@ from annotation.models import (
     TrainingItem,
     WorkedExample,
 )
+from annotation.selectors.stage_items import closed_to_training
 from annotation.selectors.training import gold_comparisons, guideline_current, training_counts, training_progress
+from annotation.workflow.assignment import project_main_items_sync
 from annotation.workflow.gate import GateParams, gate_decide, gold_score
 from annotation.workflow.pilot import PilotSample, PoolItem, sample_pilot
 from annotation.workflow.training import Action, StepRefused, check_action
@@ -121,7 +123,8 @@ def example_mark_seen(*, enrollment: Enrollment, example: WorkedExample) -> None
 
 
 def gold_pool(stage: Stage, *, exclude_phase: str | None = None) -> list[PoolItem]:
-    """Items with gold for every stage question, not worked examples, not already in a training set."""
+    """Items with gold for every stage question, not worked examples, not already in a training set — of
+    this stage or any other (`selectors.stage_items.closed_to_training`), nor handed out as main work."""
     question_ids = list(stage.questions.values_list("id", flat=True))
     if not question_ids:
         return []
@@ -129,6 +132,7 @@ def gold_pool(stage: Stage, *, exclude_phase: str | None = None) -> list[PoolIte
     for question_id in question_ids:
         items = items.filter(gold_labels__question_id=question_id)
     items = items.exclude(worked_examples__stage=stage).exclude(training_uses__stage=stage).distinct()
+    items = items.exclude(pk__in=closed_to_training(stage))
     return [PoolItem(id=i.id, category=i.category, subject=i.subject) for i in items]
 
 
@@ -163,6 +167,7 @@ def training_set_choose(
             for i, item_id in enumerate(sample.item_ids)
         ]
     )
+    project_main_items_sync(stage.project_id)  # training items leave the main items they were in
     return sample
 
 
@@ -221,7 +226,10 @@ def norming_acknowledge(*, enrollment: Enrollment) -> None:
 
 
 def comment_post(*, thread: Thread, author, body: str, moderator: bool) -> Comment:
-    """Annotators post in their stage's norming threads once their pilot is in; moderators anywhere."""
+    """Annotators post in their stage's norming threads once their pilot is in; moderators in any norming
+    thread. An item's discussion takes comments through `services.adjudication.discussion_comment` only."""
+    if thread.kind != Thread.Kind.NORMING:
+        raise SetupError("This is an item's discussion: comment on its discussion page.")
     if not body.strip():
         raise SetupError("The comment is empty.")
     if not moderator:

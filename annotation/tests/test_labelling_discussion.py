@@ -1,7 +1,7 @@
-"""The discussion and adjudicator pages over HTTP: an item's annotators (after submitting) see every answer
-side by side, comment, and give a post-discussion answer; outsiders get 403; an adjudicator closes the
-discussion and decides from the queue; the nav and home page point annotators to "Label" and
-adjudicators to "Adjudicate"."""
+"""The discussion and adjudicator pages over HTTP: once both labels of a disputed item are in, its annotators
+see the disputed answers side by side, comment, and give a post-discussion answer; outsiders get 404 (as
+if there were no discussion); an adjudicator closes the discussion and decides from the queue; the nav and
+home page point annotators to "Label" and adjudicators to "Adjudicate"."""
 
 import pytest
 from django.urls import reverse
@@ -45,9 +45,9 @@ def test_annotators_of_the_item_discuss_and_revise(client, disputed):
 
 def test_outsiders_cannot_open_the_discussion(client, make_user, disputed):
     client.force_login(make_user("annotator"))
-    assert client.get(disputed.url).status_code == 403
+    assert client.get(disputed.url).status_code == 404
     api = client.get(reverse("annotation-main-discussion", args=[disputed.stage.pk, disputed.item.pk]))
-    assert api.status_code == 403
+    assert api.status_code == 404
 
 
 def test_adjudicator_closes_and_decides_from_the_queue(client, adjudicator, disputed):

@@ -51,8 +51,8 @@ def test_labelling_is_blind(client, make_user):
     assert set(api.json()) == {"assignment", "reserved_until", "item", "questions", "progress"}
     assert api.json()["item"]["id"] == s.items[0].pk
     assert "SECRET-JUSTIFICATION" not in api.content.decode()
-    # Nor can the second annotator open the item's discussion before submitting.
-    assert client.get(reverse("annotation:discussion", args=[s.stage.pk, s.items[0].pk])).status_code == 403
+    # Nor can the second annotator open the item's discussion before submitting (as if there were none).
+    assert client.get(reverse("annotation:discussion", args=[s.stage.pk, s.items[0].pk])).status_code == 404
 
 
 def test_submit_stores_answers_with_time_and_moves_on(client, make_user):

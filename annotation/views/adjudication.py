@@ -10,7 +10,12 @@ from django.urls import reverse
 from django.views import View
 
 from annotation.models import Item, MainItem, Stage
-from annotation.selectors.adjudication import QUEUE_STATUSES, adjudication_queue, item_side_by_side
+from annotation.selectors.adjudication import (
+    QUEUE_STATUSES,
+    adjudication_queue,
+    discussion_visibility_for,
+    item_side_by_side,
+)
 from annotation.services import adjudication as adjudication_services
 from annotation.views.common import label_form_questions
 from annotation.workflow.resolution import ResolutionRefused, disputed_questions
@@ -32,7 +37,8 @@ class ItemView(AdjudicatorRequiredMixin, View):
         return stage, item
 
     def _render(self, request, stage, item, error="", status=200):
-        detail = item_side_by_side(stage=stage, item=item)
+        visibility = discussion_visibility_for(user=request.user, stage=stage, item=item)  # a moderator's: all
+        detail = item_side_by_side(stage=stage, item=item, visibility=visibility)
         main_item = MainItem.objects.filter(stage=stage, item=item).first()
         open_keys = disputed_questions(stage, item)
         questions = [q for q in label_form_questions(stage) if q["key"] in open_keys]

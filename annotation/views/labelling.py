@@ -2,20 +2,21 @@
 through the shared label form and its keyboard script), and the discussion of an item they labelled.
 
 Labelling is blind: the labelling page shows the item and the questions only. Other annotators' answers
-appear on the discussion page, which only an item's own annotators (after submitting) and adjudicators
-can open.
+appear on the discussion page only as the blindness rule (`workflow.blindness`) allows: in a discussion
+stage, once every label of a disputed item is in and while its discussion is open, the disputed questions,
+under pseudonyms. Anyone else is answered 404, as if there were no discussion.
 """
 
 from __future__ import annotations
 
 from django.contrib import messages
-from django.core.exceptions import PermissionDenied
+from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views import View
 
 from annotation.models import Assignment, Enrollment, Item, MainItem, Phase, Stage, Thread
-from annotation.selectors.adjudication import item_side_by_side
+from annotation.selectors.adjudication import discussion_visibility_for, item_side_by_side
 from annotation.services import adjudication as adjudication_services
 from annotation.services.labelling import (
     ReservationExpired,
@@ -44,17 +45,23 @@ class MyLabellingView(AnnotatorRequiredMixin, View):
         ):
             progress = labelling_progress(annotator=request.user, stage=enrollment.stage)
             rows.append({"stage": enrollment.stage, "progress": progress})
-        discussions = (
+        submitted = Assignment.objects.filter(
+            annotator=request.user, phase=Phase.MAIN, submitted_at__isnull=False
+        ).values_list("stage_id", "item_id")
+        mine = set(submitted)
+        candidates = (
             Thread.objects.filter(
-                kind=Thread.Kind.ADJUDICATION,
-                is_open=True,
-                item__assignments__annotator=request.user,
-                item__assignments__phase=Phase.MAIN,
-                item__assignments__submitted_at__isnull=False,
+                kind=Thread.Kind.ADJUDICATION, is_open=True, item_id__in={item_id for _, item_id in mine}
             )
             .select_related("item", "stage")
-            .distinct()
+            .order_by("stage_id", "item_id")
         )
+        discussions = [
+            thread
+            for thread in candidates
+            if (thread.stage_id, thread.item_id) in mine
+            and discussion_visibility_for(user=request.user, stage=thread.stage, item=thread.item) is not None
+        ]
         return render(request, "annotation/labelling/my_labelling.html", {"rows": rows, "discussions": discussions})
 
 
@@ -125,24 +132,22 @@ class LabelView(AnnotatorRequiredMixin, View):
 
 
 class DiscussionView(AnnotatorRequiredMixin, View):
-    """An item's discussion: everyone's answers and justifications side by side, comments, and the
-    annotator's post-discussion answers to the questions still disputed."""
+    """An item's discussion: the annotators' answers and justifications on the disputed questions side by
+    side (pseudonymised, "you" marked), comments, and the annotator's post-discussion answers."""
 
     template_name = "annotation/labelling/discussion.html"
 
     def _objects(self, request, stage_pk, item_pk):
         stage = get_object_or_404(Stage.objects.select_related("project"), pk=stage_pk)
         item = get_object_or_404(Item, pk=item_pk, project_id=stage.project_id)
-        if not adjudication_services.may_join_discussion(request.user, stage, item):
-            raise PermissionDenied("Only this item's annotators (after submitting) and adjudicators see it.")
-        return stage, item
+        visibility = discussion_visibility_for(user=request.user, stage=stage, item=item)
+        if visibility is None:
+            raise Http404("No discussion of this item for you.")
+        return stage, item, visibility
 
-    def _render(self, request, stage, item, errors=None, submitted=None, status=200):
-        detail = item_side_by_side(stage=stage, item=item)
+    def _render(self, request, stage, item, visibility, errors=None, submitted=None, status=200):
+        detail = item_side_by_side(stage=stage, item=item, visibility=visibility)
         disputed = disputed_questions(stage, item)
-        is_annotator = Assignment.objects.filter(
-            stage=stage, item=item, annotator=request.user, phase=Phase.MAIN, submitted_at__isnull=False
-        ).exists()
         form = label_form_context(
             stage=stage,
             item=item,
@@ -158,17 +163,17 @@ class DiscussionView(AnnotatorRequiredMixin, View):
             "item": item,
             "detail": detail,
             "main_item": main_item,
-            "can_revise": is_annotator and detail["thread"] is not None and detail["thread"].is_open and disputed,
+            "can_comment": visibility.may_comment,
+            "can_revise": visibility.may_revise and bool(disputed),
             **form,
         }
         return render(request, self.template_name, context, status=status)
 
     def get(self, request, stage_pk, item_pk):
-        stage, item = self._objects(request, stage_pk, item_pk)
-        return self._render(request, stage, item)
+        return self._render(request, *self._objects(request, stage_pk, item_pk))
 
     def post(self, request, stage_pk, item_pk):
-        stage, item = self._objects(request, stage_pk, item_pk)
+        stage, item, visibility = self._objects(request, stage_pk, item_pk)
         try:
             if request.POST.get("comment", "").strip():
                 adjudication_services.discussion_comment(
@@ -186,5 +191,8 @@ class DiscussionView(AnnotatorRequiredMixin, View):
         except ResolutionRefused as exc:
             messages.error(request, str(exc))
         except LabelInvalid as exc:
-            return self._render(request, stage, item, errors=exc.errors, submitted=request.POST, status=400)
+            return self._render(request, stage, item, visibility, errors=exc.errors, submitted=request.POST, status=400)
+        if discussion_visibility_for(user=request.user, stage=stage, item=item) is None:
+            messages.info(request, "The discussion of this item is closed.")
+            return redirect("annotation:my-labelling")
         return redirect(reverse("annotation:discussion", args=[stage.pk, item.pk]))

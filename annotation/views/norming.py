@@ -1,90 +1,82 @@
 """Norming threads: annotators of a stage (after their own pilot is in) and moderators discuss pilot items;
-a moderator (adjudicator role) answers and pins clarifications for the next guideline version."""
+a moderator (adjudicator role) answers and pins clarifications for the next guideline version.
+
+The thread page serves norming threads to the annotators of their stage and nothing else: an item's
+discussion (an adjudication thread) opens only as the blindness rule allows, on the discussion page; any
+other thread is answered 404, as if it did not exist (thread ids are sequential)."""
 
 from __future__ import annotations
 
 from django.contrib import messages
-from django.core.exceptions import PermissionDenied
+from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.views import View
 
 from annotation.forms import CommentForm
-from annotation.models import Comment, GoldLabel, Label, Thread
-from annotation.selectors.training import training_progress
+from annotation.models import Comment, Thread
+from annotation.selectors.threads import ThreadHidden, norming_thread_rows, thread_access, thread_comments
 from annotation.services.training import SetupError, comment_pin, comment_post
-from annotation.workflow.training import Action, StepRefused, check_action
+from annotation.workflow.training import StepRefused
 from edufair_web.accounts.permissions import AdjudicatorRequiredMixin, AnnotatorRequiredMixin
-from edufair_web.accounts.roles import ADJUDICATOR, RESEARCHER, has_role
 
 from .common import refused_response
 
 
-def is_moderator(user) -> bool:
-    return has_role(user, ADJUDICATOR, RESEARCHER)
-
-
-def thread_visible_or_refused(request, thread: Thread):
-    """Moderators see every thread; an annotator only their stage's, and only after their own pilot."""
-    if is_moderator(request.user):
-        return None
-    enrollment = thread.stage.enrollments.filter(user=request.user).first()
-    if enrollment is None:
-        raise PermissionDenied("You are not enrolled in this stage.")
-    check_action(training_progress(enrollment), Action.NORMING)
-    return enrollment
+def _discussion_url(access) -> str:
+    thread = access.thread
+    name = "annotation:adjudicate-item" if access.moderator else "annotation:discussion"
+    return reverse(name, args=[thread.stage_id, thread.item_id])
 
 
 class ThreadView(AnnotatorRequiredMixin, View):
-    def _context(self, request, thread, form=None):
-        stage = thread.stage
-        questions = list(stage.questions.all())
-        gold = {g.question_id: g for g in GoldLabel.objects.filter(item=thread.item, question__in=questions)}
-        # The viewer's own answers only: other annotators' labels are never shown to annotators.
-        mine = {
-            lab.question_id: lab
-            for lab in Label.objects.filter(
-                assignment__stage=stage, assignment__item=thread.item, assignment__annotator=request.user
-            )
-        }
-        rows = []
-        for question in questions:
-            label = mine.get(question.id)
-            rows.append(
-                {
-                    "prompt": question.prompt,
-                    "gold": question.choice_label(gold[question.id].value) if question.id in gold else "—",
-                    "rationale": gold[question.id].rationale if question.id in gold else "",
-                    "mine": ("Unsure" if label.unsure else question.choice_label(label.value)) if label else "—",
-                }
-            )
+    """A norming thread: the item, gold beside the viewer's own pilot answer, comments (authors named as
+    `selectors.threads` says), and the comment form."""
+
+    def _access(self, request, pk):
+        """The thread and the viewer's access; 404 for a thread they may not know of. The access is a
+        StepRefused (answered 403) for a norming thread of their stage before their pilot is in."""
+        thread = get_object_or_404(Thread.objects.select_related("stage__project", "item"), pk=pk)
+        try:
+            return thread, thread_access(user=request.user, thread=thread)
+        except ThreadHidden as exc:
+            raise Http404(str(exc)) from exc
+        except StepRefused as exc:
+            return thread, exc
+
+    def _context(self, request, access, form=None):
         return {
-            "thread": thread,
-            "stage": stage,
-            "rows": rows,
-            "comments": thread.comments.select_related("author"),
+            "thread": access.thread,
+            "stage": access.thread.stage,
+            "rows": norming_thread_rows(access=access, user=request.user),
+            "comments": thread_comments(access=access, user=request.user),
             "form": form or CommentForm(),
-            "is_moderator": is_moderator(request.user),
+            "is_moderator": access.moderator,
         }
 
     def get(self, request, pk):
-        thread = get_object_or_404(Thread.objects.select_related("stage__project", "item"), pk=pk)
-        try:
-            thread_visible_or_refused(request, thread)
-        except StepRefused as exc:
-            return refused_response(request, exc, thread.stage)
-        return render(request, "annotation/thread.html", self._context(request, thread))
+        thread, access = self._access(request, pk)
+        if isinstance(access, StepRefused):
+            return refused_response(request, access, thread.stage)
+        if access.discussion is not None:  # an item's discussion lives on its own page
+            return redirect(_discussion_url(access))
+        return render(request, "annotation/thread.html", self._context(request, access))
 
     def post(self, request, pk):
-        thread = get_object_or_404(Thread.objects.select_related("stage__project", "item"), pk=pk)
+        thread, access = self._access(request, pk)
+        if isinstance(access, StepRefused):
+            return refused_response(request, access, thread.stage)
+        if access.discussion is not None:
+            return redirect(_discussion_url(access))  # comments on a discussion are posted there
         form = CommentForm(request.POST)
         if not form.is_valid():
-            return render(request, "annotation/thread.html", self._context(request, thread, form), status=400)
+            return render(request, "annotation/thread.html", self._context(request, access, form), status=400)
         try:
             comment_post(
-                thread=thread, author=request.user, body=form.cleaned_data["body"], moderator=is_moderator(request.user)
+                thread=access.thread, author=request.user, body=form.cleaned_data["body"], moderator=access.moderator
             )
         except StepRefused as exc:
-            return refused_response(request, exc, thread.stage)
+            return refused_response(request, exc, access.thread.stage)
         except SetupError as exc:
             messages.error(request, str(exc))
         return redirect("annotation:thread", pk)

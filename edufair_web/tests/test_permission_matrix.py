@@ -182,7 +182,9 @@ expect("annotation/training/<int:stage_pk>/", "/annotation/training/{stage}/", P
 expect("annotation/training/<int:stage_pk>/guideline/", "/annotation/training/{stage}/guideline/", PAGE_ENROLLED)
 for step in ("examples", "pilot", "feedback", "norming", "qualification"):
     expect(f"annotation/training/<int:stage_pk>/{step}/", f"/annotation/training/{{stage}}/{step}/", PAGE_NOT_YET)
-expect("annotation/threads/<int:pk>/", "/annotation/threads/{thread}/", PAGE_ADJUDICATOR)
+# A norming thread: 403 to the demo annotator (their pilot is not in yet), 404 to an annotator of another
+# stage (thread ids are sequential: a thread one may not see answers as if it did not exist).
+expect("annotation/threads/<int:pk>/", "/annotation/threads/{thread}/", (L, 403, 404, 200, 200))
 expect("annotation/comments/<int:pk>/pin/", "/annotation/comments/{comment}/pin/", PAGE_ADJUDICATOR_POST)
 expect("annotation/moderation/", "/annotation/moderation/", PAGE_ADJUDICATOR)
 expect("annotation/label/", "/annotation/label/", PAGE_ANY)
@@ -190,7 +192,7 @@ expect("annotation/label/<int:stage_pk>/", "/annotation/label/{jv_stage}/", PAGE
 expect(
     "annotation/label/<int:stage_pk>/items/<int:item_pk>/discussion/",
     "/annotation/label/{jv_stage}/items/{jv_item}/discussion/",
-    PAGE_ADJUDICATOR,  # the demo annotator is not in this item's discussion
+    (L, 404, 404, 200, 200),  # the demo annotator is not in this item's discussion: as if there were none
 )
 expect("annotation/adjudicate/", "/annotation/adjudicate/", PAGE_ADJUDICATOR)
 expect(
@@ -277,7 +279,9 @@ expect("api/annotation/training/<int:stage_pk>/feedback/", "/api/annotation/trai
 expect("api/annotation/training/<int:stage_pk>/norming/", "/api/annotation/training/{stage}/norming/", API_NOT_YET)
 expect("api/annotation/stages/<int:stage_pk>/labels/", "/api/annotation/stages/{stage}/labels/", API_POST_ANY)
 expect(
-    "api/annotation/threads/<int:thread_pk>/comments/", "/api/annotation/threads/{thread}/comments/", API_ADJUDICATOR
+    "api/annotation/threads/<int:thread_pk>/comments/",
+    "/api/annotation/threads/{thread}/comments/",
+    (401, 403, 404, 200, 200),  # as the thread page
 )
 expect("api/annotation/comments/<int:comment_pk>/pin/", "/api/annotation/comments/{comment}/pin/", API_ADJUDICATOR_POST)
 expect("api/annotation/main/<int:stage_pk>/next/", "/api/annotation/main/{jv_stage}/next/", API_ENROLLED)
@@ -286,7 +290,7 @@ expect("api/annotation/main/<int:stage_pk>/settings/", "/api/annotation/main/{jv
 expect(
     "api/annotation/main/<int:stage_pk>/items/<int:item_pk>/discussion/",
     "/api/annotation/main/{jv_stage}/items/{jv_item}/discussion/",
-    API_ADJUDICATOR,
+    (401, 404, 404, 200, 200),  # as the discussion page
 )
 expect(
     "api/annotation/main/<int:stage_pk>/items/<int:item_pk>/discussion/close/",
