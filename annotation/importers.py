@@ -11,6 +11,9 @@ instead of (or with) ``"text"``; ``modality`` defaults to ``multi`` for more tha
 may be a plain value or ``{"value", "rationale"}``. CSV has the columns ``id, text, subject, category,
 modality, turns`` (``turns`` as JSON), ``highlight``, and ``gold_<question key>`` /
 ``rationale_<question key>`` pairs.
+
+Items imported while a stage's main labelling is open join it at once when its item rule takes them
+(`workflow.assignment.project_main_items_sync`), and are handed out like the first ones.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from dataclasses import dataclass, field
 from django.db import transaction
 
 from annotation.models import AnnotationProject, GoldLabel, Item
+from annotation.workflow.assignment import project_main_items_sync
 
 MAX_ERRORS = 50
 
@@ -44,6 +48,8 @@ class ImportReport:
     unchanged: int = 0
     gold_labels: int = 0
     item_ids: list[int] = field(default_factory=list)
+    # Stage id → items that joined its open main labelling with this import.
+    main_items_added: dict[int, int] = field(default_factory=dict)
 
     def as_dict(self) -> dict:
         return {
@@ -51,6 +57,7 @@ class ImportReport:
             "updated": self.updated,
             "unchanged": self.unchanged,
             "gold_labels": self.gold_labels,
+            "main_items_added": {str(stage): n for stage, n in self.main_items_added.items()},
         }
 
 
@@ -234,4 +241,7 @@ def items_import(*, project: AnnotationProject, content: str | bytes, fmt: str) 
                     item=item, question=questions[key], defaults={"value": value, "rationale": rationale}
                 )
                 report.gold_labels += 1
+        if report.created:
+            synced = project_main_items_sync(project.pk)
+            report.main_items_added = {stage_id: sync.added for stage_id, sync in synced.items()}
     return report

@@ -103,6 +103,11 @@ SAFETUTORS_STAGES = (
         "unsure_enabled": True,
     },
 )
+# Which items each stage labels (`StageLabelling.item_rule`): stage order → (the earlier stage whose settled
+# items it takes, the values that qualify). Stage 2 labels what stage 1 found valid; the crowd checks every
+# item stage 2 settled. Stage 1 labels all the project's items. Training items never become main items, and
+# items removed for a cross-stage conflict leave the later stages.
+SAFETUTORS_ITEM_FLOW = {2: (1, ("valid",)), 3: (2, ("aligned", "misaligned"))}
 # Shared by all three stages (Appendix D): ≥ 80 % with gold on the pilot, ≥ 8 of 10 on the test.
 SAFETUTORS_GATE = {
     "pilot_threshold": 0.80,

@@ -60,8 +60,7 @@ def project_report(project: AnnotationProject) -> dict:
                 "pass_rate_text": row.get("pass_rate_text", ""),
             }
         )
-    compared_items = _items_settled_at_two_stages(stages)
-    counts = conflict_workflow.disposition_counts(project, n_items=compared_items or None)
+    counts = conflict_workflow.disposition_counts(project)
     conflict_rows = [
         {
             "item": conflict.item.external_id,
@@ -87,6 +86,8 @@ def project_report(project: AnnotationProject) -> dict:
         "conflicts": {
             "summary": counts.describe(),
             "conflicts": counts.conflicts,
+            "items_compared": counts.n_items or 0,
+            "rate": round(counts.rate, 4) if counts.rate is not None else None,
             "removed": counts.removed,
             "retained_with_flag": counts.retained_with_flag,
             "undecided": counts.undecided,
@@ -102,11 +103,6 @@ def project_report(project: AnnotationProject) -> dict:
             "labels": sum(s["volume"]["labels"] for s in stages),
         },
     }
-
-
-def _items_settled_at_two_stages(stages: list[dict]) -> int:
-    # The denominator of "57 conflicts in 1,500 items": items with a settled value at a later stage.
-    return max((s["adjudication"]["items_resolved"] for s in stages[1:]), default=0)
 
 
 def report_json_ready(report: dict) -> dict:

@@ -26,12 +26,12 @@ from annotation.models import (
     JudgeScore,
     JudgeValidation,
     LabelQuestion,
-    MainItem,
     RubricVersion,
     RubricWorkshop,
     Stage,
 )
 from annotation.services.enrollment import enrollment_create
+from annotation.services.labelling import stage_item_rule_set, stage_main_open
 from annotation.services.projects import project_create, question_create, stage_create
 from annotation.services.training import SetupError, guideline_publish
 
@@ -256,10 +256,10 @@ def validation_project_create(
 
 
 def _open_main_items(stage: Stage, items: list[Item]) -> None:
-    """Only the sampled turns are main work (the training turns are not), in sample order."""
-    MainItem.objects.bulk_create(
-        [MainItem(stage=stage, item=item, position=i) for i, item in enumerate(items)], ignore_conflicts=True
-    )
+    """Only the sampled turns are main work (the training turns are not), in sample order: the stage's item
+    rule is the explicit list of them, and its main labelling opens with it."""
+    stage_item_rule_set(stage=stage, rule="list", item_ids=[item.pk for item in items])
+    stage_main_open(stage=stage)
 
 
 def validation_stage(project: AnnotationProject) -> Stage:

@@ -1,5 +1,6 @@
-"""Main labelling: each stage's assignment settings, and one row per (stage, main item) that counts the
-item's taken slots (live reservations + submitted labels) and says where its resolution stands.
+"""Main labelling: each stage's assignment settings (how items are handed out, and which items are the
+stage's main work), and one row per (stage, main item) that counts the item's taken slots (live
+reservations + submitted labels) and says where its resolution stands.
 
 `MainItem.slots_taken` is what keeps an item at exactly N labels under concurrency: a slot is taken by a
 compare-and-swap ``UPDATE … SET slots_taken = slots_taken + 1 WHERE slots_taken < N`` on a row locked
@@ -11,11 +12,22 @@ off an index however many items are already full.
 from django.db import models
 from django.db.models import Q
 
-from .projects import Item, Stage
+from .projects import Item, LabelQuestion, Stage
 
 
 class StageLabelling(models.Model):
-    """How a stage hands out its main items (absent row = the defaults below)."""
+    """How a stage hands out its main items, and which items they are (absent row = the defaults below).
+
+    The item rule (`workflow.item_rules`): every project item; the items an earlier stage settled with
+    given values of one of its questions (SafeTutors: stage 2 takes what stage 1 found valid); or an
+    explicit list. Whatever the rule, training items and items removed for a cross-stage conflict at an
+    earlier stage are left out.
+    """
+
+    class ItemRule(models.TextChoices):
+        ALL = "all", "All the project's items"
+        SETTLED = "settled", "The items an earlier stage settled with given values"
+        LIST = "list", "An explicit list of items"
 
     class Strategy(models.TextChoices):
         ORDER = "order", "In order (items fill up one after another)"
@@ -28,6 +40,21 @@ class StageLabelling(models.Model):
     reservation_minutes = models.PositiveIntegerField(
         default=30, help_text="An item handed out and not submitted within this time can go to someone else."
     )
+    item_rule = models.CharField(max_length=16, choices=ItemRule.choices, default=ItemRule.ALL)
+    # RESTRICT: a stage another stage takes its items from cannot be deleted on its own (with its project it can).
+    source_stage = models.ForeignKey(
+        Stage, null=True, blank=True, on_delete=models.RESTRICT, related_name="+", help_text="Settled rule: the stage."
+    )
+    source_question = models.ForeignKey(
+        LabelQuestion,
+        null=True,
+        blank=True,
+        on_delete=models.RESTRICT,
+        related_name="+",
+        help_text="Settled rule: the question of that stage whose settled answer is read.",
+    )
+    source_values = models.JSONField(default=list, blank=True, help_text="Settled rule: the values that qualify.")
+    item_ids = models.JSONField(default=list, blank=True, help_text="List rule: the item ids, in order.")
 
     def __str__(self) -> str:
         return f"{self.stage} · {self.strategy}"

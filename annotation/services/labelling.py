@@ -1,6 +1,7 @@
 """Writes for main labelling: the next item for an annotator who passed the gate, the submit of their
 answers (validated like every label by `services.labels.answers_validate`) followed by the item's
-resolution once it has its N labels, and a stage's assignment settings.
+resolution once it has its N labels, a stage's assignment settings, and its item rule (which items are
+its main work).
 
 A submit locks the annotator's assignment and then the item's `MainItem` row, so the N-th label and the
 resolution it triggers are decided by exactly one transaction, whichever annotator submits last.
@@ -17,11 +18,13 @@ from django.utils import timezone
 from annotation.models import (
     Assignment,
     Item,
+    LabelQuestion,
     MainItem,
     Phase,
     Stage,
     StageLabelling,
 )
+from annotation.selectors.stage_items import stage_item_rule
 from annotation.services.labels import (
     MAX_SECONDS_PER_ITEM,
     Answer,
@@ -29,8 +32,9 @@ from annotation.services.labels import (
     SubmitResult,
     answers_validate,
 )
-from annotation.workflow import main_queries
-from annotation.workflow.assignment import main_items_sync, next_assignment
+from annotation.workflow import item_rules, main_queries
+from annotation.workflow.assignment import MainItemsSync, main_items_sync, next_assignment
+from annotation.workflow.conflicts import stage_polarity_question
 from annotation.workflow.main_queries import LabellingAccess
 from annotation.workflow.resolution import item_resolve_if_complete
 from annotation.workflow.training import Action, StepRefused, TrainingProgress, check_action
@@ -38,6 +42,14 @@ from annotation.workflow.training import Action, StepRefused, TrainingProgress, 
 
 class ReservationExpired(NoAssignment):
     """The item's reservation expired and its slot went to someone else; the answers were not stored."""
+
+
+class ItemRuleInvalid(ValueError):
+    """A stage's item rule that cannot be stored; ``errors`` maps each field to what is wrong with it."""
+
+    def __init__(self, errors: dict[str, str]):
+        self.errors = errors
+        super().__init__(" ".join(errors.values()))
 
 
 @dataclass(frozen=True)
@@ -177,5 +189,86 @@ def stage_labelling_configure(
 
 
 def stage_main_open(*, stage: Stage) -> int:
-    """Put the project's items (not the stage's training items or examples) into main labelling."""
-    return main_items_sync(stage)
+    """Put the items of the stage's rule (never its training items) into main labelling; how many there are."""
+    return main_items_sync(stage).total
+
+
+def default_source_question(source: Stage) -> LabelQuestion | None:
+    """The question a settled rule reads when none is named: the one that says whether an item passed the
+    stage (its first with positive values, as cross-stage conflicts read it), else the stage's only one."""
+    question = stage_polarity_question(source)
+    if question is not None:
+        return question
+    questions = list(source.questions.all()[:2])
+    return questions[0] if len(questions) == 1 else None
+
+
+@transaction.atomic
+def stage_item_rule_set(
+    *,
+    stage: Stage,
+    rule: str,
+    source_stage: Stage | int | None = None,
+    source_question: LabelQuestion | int | None = None,
+    source_values: list[str] | None = None,
+    item_ids: list[int] | None = None,
+) -> tuple[StageLabelling, MainItemsSync | None]:
+    """Set which items are the stage's main work: ``"all"`` the project's items, ``"settled"`` those an
+    earlier ``source_stage`` settled with one of ``source_values`` of ``source_question`` (default: its
+    question with positive values), or ``"list"`` the items ``item_ids`` in that order.
+
+    Raises ItemRuleInvalid naming each wrong field (unknown or not earlier stage, a question the stage does
+    not ask, values not among its choices, ids of items not in the project). If the stage's main labelling
+    is open, its main items follow the new rule at once (items already handed out stay).
+    """
+    source_id = source_stage.pk if isinstance(source_stage, Stage) else source_stage
+    question_id = source_question.pk if isinstance(source_question, LabelQuestion) else source_question
+    stages = list(Stage.objects.filter(project_id=stage.project_id).prefetch_related("questions"))
+    refs = [
+        item_rules.StageRef(id=s.pk, order=s.order, name=s.name, questions={q.pk: q.values for q in s.questions.all()})
+        for s in stages
+    ]
+    if rule == item_rules.SETTLED and question_id is None and source_id is not None:
+        source = next((s for s in stages if s.pk == source_id), None)
+        default = default_source_question(source) if source is not None else None
+        question_id = default.pk if default is not None else None
+    wanted = item_rules.ItemRule(
+        rule=rule,
+        source_stage=source_id,
+        source_values=tuple(dict.fromkeys(str(v) for v in source_values or ())),
+        item_ids=tuple(dict.fromkeys(int(i) for i in item_ids or ())),
+    )
+    listed = Item.objects.filter(project_id=stage.project_id, pk__in=wanted.item_ids).values_list("id", flat=True)
+    problems = item_rules.rule_problems(
+        wanted,
+        stage=next(ref for ref in refs if ref.id == stage.pk),
+        stages=refs,
+        source_question=question_id,
+        project_items=set(listed) if rule == item_rules.LIST else (),
+    )
+    if problems:
+        raise ItemRuleInvalid(problems)
+    settings, _ = StageLabelling.objects.select_for_update().get_or_create(stage=stage)
+    settled = rule == item_rules.SETTLED
+    settings.item_rule = rule
+    settings.source_stage_id = source_id if settled else None
+    settings.source_question_id = question_id if settled else None
+    settings.source_values = list(wanted.source_values) if settled else []
+    settings.item_ids = list(wanted.item_ids) if rule == item_rules.LIST else []
+    settings.save(update_fields=["item_rule", "source_stage", "source_question", "source_values", "item_ids"])
+    synced = main_items_sync(stage) if MainItem.objects.filter(stage=stage).exists() else None
+    return settings, synced
+
+
+def stage_item_rule_describe(settings: StageLabelling) -> str:
+    """The rule in words, for the stage page and the report."""
+    rule = stage_item_rule(settings)
+    if rule.rule == item_rules.SETTLED and settings.source_stage_id:
+        source = settings.source_stage
+        question = settings.source_question
+        values = " or ".join(question.choice_label(v) if question else v for v in rule.source_values)
+        asked = f" on “{question.key}”" if question else ""
+        return f"The items stage {source.order} ({source.name}) settled as {values}{asked}."
+    if rule.rule == item_rules.LIST:
+        return f"An explicit list of {len(rule.item_ids)} items."
+    return "All the project's items."

@@ -8,6 +8,7 @@ from django.db.models import Max
 
 from annotation import presets
 from annotation.models import AnnotationProject, GoldLabel, Item, LabelQuestion, Stage
+from annotation.services.labelling import stage_item_rule_set
 from annotation.services.training import SetupError, guideline_publish
 from annotation.workflow.choice_keys import choices_with_keys
 
@@ -121,6 +122,11 @@ def project_apply_preset(*, project: AnnotationProject, preset: str = presets.SA
             by=by,
         )
         stages.append(stage)
+    by_order = {stage.order: stage for stage in stages}
+    for order, (source_order, values) in presets.SAFETUTORS_ITEM_FLOW.items():
+        stage_item_rule_set(
+            stage=by_order[order], rule="settled", source_stage=by_order[source_order], source_values=list(values)
+        )
     return stages
 
 

@@ -15,6 +15,12 @@ strategies (`annotation.workflow.strategies`); the claim itself is made here:
   ``BEGIN IMMEDIATE`` (settings), so the whole claim runs under the database's single write lock;
 - the unique constraint on (stage, item, annotator) makes "never the same item twice" a database fact.
 
+Which items are main work is the stage's item rule (`workflow.item_rules`); `main_items_sync` keeps the
+rows equal to it. Items that join later — imported after labelling started, or settled by the stage this
+one takes its items from — get rows like the first ones and are handed out under the same overlap,
+strategy and reservations: an import brings every open stage up to date at once, and an annotator who
+finds nothing open triggers a one-statement check for items the rule took since.
+
 A reservation that expired is reclaimed (its unsubmitted assignment deleted, the slot freed) only when
 somebody asks for work; until then its owner may still submit it. Blind labelling is a matter of what
 pages show: nothing here reads other annotators' labels.
@@ -23,13 +29,15 @@ pages show: nothing here reads other annotators' labels.
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from datetime import timedelta
 
 from django.db import connection, transaction
-from django.db.models import Case, IntegerField, Value, When
+from django.db.models import Case, Exists, IntegerField, OuterRef, Value, When
 from django.utils import timezone
 
-from annotation.models import Assignment, Item, MainItem, Phase, Stage, StageLabelling, TrainingItem, WorkedExample
+from annotation.models import Assignment, MainItem, Phase, Stage, StageLabelling
+from annotation.selectors import stage_items
 from annotation.workflow import main_queries
 from annotation.workflow.strategies import BALANCED, IN_ORDER, CandidateItem, order_items
 
@@ -41,6 +49,8 @@ BUSY_PAUSE = 0.002  # seconds, doubled per attempt up to MAX_BUSY_PAUSE
 MAX_BUSY_PAUSE = 0.05
 # Expired reservations reclaimed per request (they are few: an annotator holds one reservation at a time).
 RECLAIM_BATCH = 50
+# Item ids per statement when main items are withdrawn (SQLite's parameter limit).
+SYNC_CHUNK = 500
 
 
 class AssignmentBusy(RuntimeError):
@@ -63,23 +73,58 @@ def main_labelling_started(stage: Stage) -> bool:
     )
 
 
-def main_items_sync(stage: Stage) -> int:
-    """Make every project item that is not a training item or worked example of the stage a main item.
+@dataclass(frozen=True)
+class MainItemsSync:
+    """What bringing a stage's main items up to its rule did."""
 
-    Idempotent (unique constraint + ignore_conflicts); returns how many rows exist afterwards.
+    added: int  # items that joined
+    withdrawn: int  # items that left before anyone was handed them
+    kept: int  # items that left the rule but were already handed out: they stay, their labels stand
+    total: int  # main items afterwards
+
+
+def main_items_sync(stage: Stage) -> MainItemsSync:
+    """Make the stage's main items what its item rule says (`workflow.item_rules`).
+
+    Items that joined are appended after the current ones (the in-order strategy reaches them after those;
+    the random and balanced strategies rank them among the open items like any other). Items that left
+    the rule are withdrawn only while nobody was ever handed them; once handed out they stay, so no label
+    is orphaned. Safe under concurrency: inserts ignore the (stage, item) unique constraint, and the
+    withdrawal deletes only rows with no slot taken (on PostgreSQL a claim holds the row it takes, and the
+    delete re-checks ``slots_taken`` after waiting for it; on SQLite the write lock serialises both).
     """
-    excluded = set(TrainingItem.objects.filter(stage=stage).values_list("item_id", flat=True))
-    excluded |= set(WorkedExample.objects.filter(stage=stage).values_list("item_id", flat=True))
-    item_ids = Item.objects.filter(project_id=stage.project_id).order_by("id").values_list("id", flat=True)
+    settings = StageLabelling.objects.filter(stage=stage).first() or StageLabelling(stage=stage)
+    wanted = stage_items.main_items_wanted(stage, settings)
+    rows = dict(MainItem.objects.filter(stage=stage).values_list("item_id", "position"))
+    missing = [item_id for item_id in wanted if item_id not in rows]
+    start = max(rows.values(), default=-1) + 1
     MainItem.objects.bulk_create(
-        [
-            MainItem(stage=stage, item_id=item_id, position=position)
-            for position, item_id in enumerate(item_ids)
-            if item_id not in excluded
-        ],
+        [MainItem(stage=stage, item_id=item_id, position=start + n) for n, item_id in enumerate(missing)],
         ignore_conflicts=True,
     )
-    return MainItem.objects.filter(stage=stage).count()
+    leaving = sorted(set(rows) - set(wanted))
+    withdrawn = 0
+    for chunk in range(0, len(leaving), SYNC_CHUNK):
+        handed_out = Assignment.objects.filter(stage=stage, item_id=OuterRef("item_id"))
+        withdrawn += (
+            MainItem.objects.filter(stage=stage, item_id__in=leaving[chunk : chunk + SYNC_CHUNK], slots_taken=0)
+            .exclude(Exists(handed_out))
+            .delete()[0]
+        )
+    return MainItemsSync(
+        added=len(missing),
+        withdrawn=withdrawn,
+        kept=len(leaving) - withdrawn,
+        total=len(rows) + len(missing) - withdrawn,
+    )
+
+
+def project_main_items_sync(project_id: int) -> dict[int, MainItemsSync]:
+    """Bring every stage of the project whose main labelling is open (it has main items) up to its rule:
+    after an import, a training set drawn, a conflict disposed of. A stage not open yet is filled when an
+    annotator first asks it for work."""
+    opened = Stage.objects.filter(project_id=project_id, main_items__isnull=False).distinct().order_by("order")
+    return {stage.pk: main_items_sync(stage) for stage in opened}
 
 
 def _reservation_time(stage: Stage) -> timedelta:
@@ -124,9 +169,11 @@ def next_assignment(*, stage: Stage, annotator, now=None) -> Assignment | None:
             return held
         reclaim_expired(stage=stage, now=now)
         assignment = _claim(stage=stage, annotator=annotator, until=until)
-        if assignment is None and not MainItem.objects.filter(stage=stage).exists():
-            main_items_sync(stage)
-            assignment = _claim(stage=stage, annotator=annotator, until=until)
+        # Nothing open: items may have joined the rule since the list was made (imported, or settled by the
+        # stage this one takes its items from). One statement says whether; only then is the list rebuilt.
+        if assignment is None and main_queries.rule_item_missing(stage=stage, settings=labelling_settings(stage)):
+            if main_items_sync(stage).added:
+                assignment = _claim(stage=stage, annotator=annotator, until=until)
         return assignment
 
 

@@ -8,6 +8,10 @@ the report states the counts in the paper's form: "57 conflicts: 21 removed, 36 
 What is positive depends on the stage, so each stage names its positive values; by default every other
 resolved value is negative, or a stage may also name its negative values, leaving the rest (e.g. "not
 applicable") neither. Unresolved items (final value ``None``) are not judged. No Django here.
+
+The rate's denominator is the items that *could* be a conflict: those settled at two (or more) of the
+compared stages (`items_compared`) — not the items of any one stage, which may hold items another stage
+never saw (stage 2 takes only what stage 1 kept) or may not be compared at all.
 """
 
 from __future__ import annotations
@@ -87,6 +91,15 @@ def find_conflicts(
     return conflicts
 
 
+def items_compared(final_values: Mapping[tuple[Hashable, Hashable], Hashable | None]) -> int:
+    """How many items have a settled value at two or more stages (``final_values`` as for find_conflicts)."""
+    stages_per_item: dict[Hashable, int] = {}
+    for (item_id, _), value in final_values.items():
+        if value is not None:
+            stages_per_item[item_id] = stages_per_item.get(item_id, 0) + 1
+    return sum(1 for count in stages_per_item.values() if count >= 2)
+
+
 def _polarity(
     entry: tuple[int, Hashable, Hashable],
     positive_values: Mapping[Hashable, Collection[Hashable]],
@@ -110,20 +123,28 @@ class DispositionCounts:
     retained_with_flag: int
     undecided: int
     n_items: int | None = None
+    n_items_basis: str = ""  # what the items are, e.g. "settled at both compared stages"
+
+    @property
+    def rate(self) -> float | None:
+        return self.conflicts / self.n_items if self.n_items else None
 
     def describe(self) -> str:
         """The paper's form, e.g. "57 conflicts: 21 removed, 36 retained" (or "… in 1,500 items (3.8%): …")."""
         noun = "conflict" if self.conflicts == 1 else "conflicts"
         head = f"{self.conflicts:,} {noun}"
         if self.n_items:
-            head += f" in {self.n_items:,} items ({100 * self.conflicts / self.n_items:.1f}%)"
+            basis = f" {self.n_items_basis}" if self.n_items_basis else ""
+            head += f" in {self.n_items:,} items{basis} ({100 * self.conflicts / self.n_items:.1f}%)"
         parts = [f"{self.removed:,} removed", f"{self.retained_with_flag:,} retained"]
         if self.undecided:
             parts.append(f"{self.undecided:,} undecided")
         return f"{head}: {', '.join(parts)}"
 
 
-def count_dispositions(dispositions: Iterable[str | None], *, n_items: int | None = None) -> DispositionCounts:
+def count_dispositions(
+    dispositions: Iterable[str | None], *, n_items: int | None = None, n_items_basis: str = ""
+) -> DispositionCounts:
     """Count one disposition per conflict (``None`` while the researcher has not decided)."""
     tally = {REMOVED: 0, RETAINED_WITH_FLAG: 0, None: 0}
     for disposition in dispositions:
@@ -136,4 +157,5 @@ def count_dispositions(dispositions: Iterable[str | None], *, n_items: int | Non
         retained_with_flag=tally[RETAINED_WITH_FLAG],
         undecided=tally[None],
         n_items=n_items,
+        n_items_basis=n_items_basis,
     )

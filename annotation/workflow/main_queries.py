@@ -21,6 +21,7 @@ from django.db import connection
 
 from annotation.models import (
     Assignment,
+    CrossStageConflict,
     Enrollment,
     Item,
     Label,
@@ -30,6 +31,7 @@ from annotation.models import (
     Stage,
     StageLabelling,
 )
+from annotation.workflow import item_rules
 
 
 def _row_lock(of: str) -> str:
@@ -45,6 +47,11 @@ def _wait_lock(of: str) -> str:
 def _flag(value) -> bool | None:
     """A boolean read outside a model field (SQLite returns 0/1)."""
     return None if value is None else bool(value)
+
+
+def _json(model, name: str, value):
+    """A JSON column read outside its model field, converted as the field converts it."""
+    return model._meta.get_field(name).from_db_value(value, None, connection)
 
 
 @dataclass(frozen=True)
@@ -75,7 +82,12 @@ SELECT s.*,
        l.id AS labelling_pk,
        l.strategy AS labelling_strategy,
        l.seed AS labelling_seed,
-       l.reservation_minutes AS labelling_reservation_minutes
+       l.reservation_minutes AS labelling_reservation_minutes,
+       l.item_rule AS labelling_item_rule,
+       l.source_stage_id AS labelling_source_stage_id,
+       l.source_question_id AS labelling_source_question_id,
+       l.source_values AS labelling_source_values,
+       l.item_ids AS labelling_item_ids
 FROM annotation_stage s
 LEFT JOIN annotation_enrollment e ON e.stage_id = s.id AND e.user_id = %s
 LEFT JOIN annotation_guideline g ON g.id = (
@@ -98,6 +110,11 @@ def labelling_access(*, stage_id: int, annotator_id: int) -> LabellingAccess | N
             strategy=row.labelling_strategy,
             seed=row.labelling_seed,
             reservation_minutes=row.labelling_reservation_minutes,
+            item_rule=row.labelling_item_rule,
+            source_stage_id=row.labelling_source_stage_id,
+            source_question_id=row.labelling_source_question_id,
+            source_values=_json(StageLabelling, "source_values", row.labelling_source_values),
+            item_ids=_json(StageLabelling, "item_ids", row.labelling_item_ids),
         )
     # What `stage.labelling` would load; None makes it raise DoesNotExist, as a missing row does.
     Stage.labelling.related.set_cached_value(row, settings)
@@ -166,6 +183,56 @@ def open_item_exists(*, stage_id: int, annotator_id: int, overlap: int, skip: se
     where, params = _open_for_annotator(stage_id=stage_id, annotator_id=annotator_id, overlap=overlap, skip=skip)
     with connection.cursor() as cursor:
         cursor.execute("SELECT 1 FROM annotation_mainitem m" + where + " LIMIT 1", params)  # noqa: S608
+        return cursor.fetchone() is not None
+
+
+# Items that are training items or worked examples of the stage or of a stage sharing a question with it,
+# or were removed for a conflict at an earlier stage: never main work (`workflow.item_rules`).
+_CLOSED_TO_MAIN = """
+  AND NOT EXISTS (SELECT 1 FROM annotation_trainingitem t WHERE t.item_id = i.id AND t.stage_id IN ({sharing}))
+  AND NOT EXISTS (SELECT 1 FROM annotation_workedexample w WHERE w.item_id = i.id AND w.stage_id IN ({sharing}))
+  AND NOT EXISTS (SELECT 1 FROM annotation_crossstageconflict c JOIN annotation_stage ls ON ls.id = c.later_stage_id
+                  WHERE c.item_id = i.id AND c.disposition = %s AND ls.project_id = %s AND ls."order" < %s)
+"""
+_SHARING_STAGES = (
+    "SELECT %s UNION SELECT b.stage_id FROM annotation_stage_questions a"
+    " JOIN annotation_stage_questions b ON b.labelquestion_id = a.labelquestion_id WHERE a.stage_id = %s"
+)
+
+
+def rule_item_missing(*, stage: Stage, settings: StageLabelling) -> bool:
+    """Whether an item the stage's rule takes is not yet one of its main items — one statement, asked only
+    when an annotator finds nothing left (items imported or settled upstream since the list was made).
+
+    An explicit list changes only when the researcher saves it, which brings the list up to date itself.
+    """
+    rule = settings.item_rule or item_rules.ALL
+    if rule not in (item_rules.ALL, item_rules.SETTLED):
+        return False
+    params: list = [stage.project_id, stage.pk]
+    settled = ""
+    if rule == item_rules.SETTLED:
+        values = [str(v) for v in settings.source_values or []]
+        if not values or settings.source_stage_id is None or settings.source_question_id is None:
+            return False
+        # Constant text and placeholders; every value is a parameter.
+        settled = (
+            " AND EXISTS (SELECT 1 FROM annotation_adjudication d WHERE d.item_id = i.id AND d.stage_id = %s"  # noqa: S608
+            f" AND d.question_id = %s AND d.final_value IN ({', '.join(['%s'] * len(values))}))"
+        )
+        params += [settings.source_stage_id, settings.source_question_id, *values]
+    sharing = _SHARING_STAGES
+    params += [stage.pk, stage.pk, stage.pk, stage.pk]  # the two IN (sharing) lists
+    params += [CrossStageConflict.Disposition.REMOVED, stage.project_id, stage.order]
+    sql = (
+        "SELECT 1 FROM annotation_item i WHERE i.project_id = %s"  # noqa: S608
+        " AND NOT EXISTS (SELECT 1 FROM annotation_mainitem m WHERE m.stage_id = %s AND m.item_id = i.id)"
+        + settled
+        + _CLOSED_TO_MAIN.format(sharing=sharing)
+        + " LIMIT 1"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
         return cursor.fetchone() is not None
 
 
