@@ -333,6 +333,9 @@ class CommentPinAPIView(APIView):
     @extend_schema(request=None, responses=CommentSerializer)
     def post(self, request, comment_pk):
         """Pin (or, with {"pinned": false}, unpin) a clarification for the next guideline version."""
-        comment = get_object_or_404(Comment, pk=comment_pk)
-        comment = comment_pin(comment=comment, pinned=bool(request.data.get("pinned", True)))
+        comment = get_object_or_404(Comment.objects.select_related("thread__stage__project"), pk=comment_pk)
+        try:
+            comment = comment_pin(comment=comment, pinned=bool(request.data.get("pinned", True)))
+        except SetupError as exc:
+            return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
         return Response(CommentSerializer(comment).data)

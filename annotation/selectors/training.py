@@ -1,5 +1,6 @@
 """Reads for training: an enrolment's progress (fed to the pure step machine), the next pilot or
-qualification item, the pilot feedback (only after submission), and gold comparisons for the gate."""
+qualification item, the pilot feedback (only after submission, only for the items the annotator
+submitted), gold comparisons for the gate, and what identifies training items (for gold isolation)."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ from annotation.models import (
     WorkedExample,
 )
 from annotation.workflow.gate import GoldComparison
+from annotation.workflow.gold_isolation import TrainingSecrets, secrets_from
 from annotation.workflow.training import TrainingProgress
 
 
@@ -132,8 +134,8 @@ def gold_comparisons(enrollment: Enrollment, phase: str) -> list[GoldComparison]
 
 
 def pilot_feedback(enrollment: Enrollment) -> list[dict]:
-    """Per pilot item: the annotator's answers beside gold and its rationale. Call only after submission
-    (the caller checks Action.VIEW_PILOT_FEEDBACK); it never includes anyone else's labels."""
+    """Per pilot item the annotator submitted: their answers beside gold and its rationale. Call only after
+    submission (the caller checks Action.VIEW_PILOT_FEEDBACK); it never includes anyone else's labels."""
     stage = enrollment.stage
     questions = list(stage.questions.all())
     uses = TrainingItem.objects.filter(stage=stage, phase=TrainingItem.Phase.PILOT).select_related("item")
@@ -142,9 +144,17 @@ def pilot_feedback(enrollment: Enrollment) -> list[dict]:
     mine = {
         (lab.assignment.item_id, lab.question_id): lab
         for lab in Label.objects.filter(
-            assignment__stage=stage, assignment__annotator=enrollment.user, assignment__phase=Phase.PILOT
+            assignment__stage=stage,
+            assignment__annotator=enrollment.user,
+            assignment__phase=Phase.PILOT,
+            assignment__submitted_at__isnull=False,
+            round=Label.Round.PRE,
         ).select_related("assignment")
     }
+    # Gold is feedback on the annotator's own submitted labels: a pilot item they have not submitted
+    # (one added to the pilot later) shows nothing.
+    submitted = {item_id for item_id, _ in mine}
+    items = [item for item in items if item.id in submitted]
     threads = dict(
         Thread.objects.filter(stage=stage, kind=Thread.Kind.NORMING, item__in=items).values_list("item_id", "id")
     )
@@ -179,3 +189,18 @@ def norming_threads(stage: Stage):
         .annotate(comment_count=Count("comments"))
         .order_by("item_id")
     )
+
+
+def _item_texts(payload: dict) -> list[str]:
+    texts = [str(payload.get("text") or "")]
+    texts += [str(turn.get("text") or "") for turn in payload.get("turns") or [] if isinstance(turn, dict)]
+    return texts
+
+
+def training_secrets(project) -> TrainingSecrets:
+    """Ids, texts and gold rationales of every pilot and qualification item of the project's stages."""
+    items = Item.objects.filter(training_uses__stage__project=project).distinct()
+    rationales = GoldLabel.objects.filter(item__in=items).exclude(rationale="").values_list("rationale", flat=True)
+    rows = [(item.external_id, text, "") for item in items for text in _item_texts(item.payload or {})]
+    rows += [("", "", rationale) for rationale in rationales]
+    return secrets_from(rows)

@@ -1,10 +1,15 @@
 """Writes for training: guideline versions and confirmations, worked examples, choosing the pilot and
-qualification sets, finishing the pilot (score, norming threads), norming comments and pins, and the gate."""
+qualification sets, finishing the pilot (score, norming threads), norming comments and pins, and the gate.
+
+Gold isolation is kept here at every door that writes what all annotators read: a guideline version (and
+the clarifications pinned into it) may not name, quote or explain a training item
+(`workflow.gold_isolation`), and a worked example is never an item whose gold a stage tests.
+"""
 
 from __future__ import annotations
 
 from django.db import transaction
-from django.db.models import Max
+from django.db.models import Max, Q
 from django.utils import timezone
 
 from annotation.models import (
@@ -23,8 +28,15 @@ from annotation.models import (
     TrainingItem,
     WorkedExample,
 )
-from annotation.selectors.training import gold_comparisons, guideline_current, training_counts, training_progress
+from annotation.selectors.training import (
+    gold_comparisons,
+    guideline_current,
+    training_counts,
+    training_progress,
+    training_secrets,
+)
 from annotation.workflow.gate import GateParams, gate_decide, gold_score
+from annotation.workflow.gold_isolation import text_leaks
 from annotation.workflow.pilot import PilotSample, PoolItem, sample_pilot
 from annotation.workflow.training import Action, StepRefused, check_action
 
@@ -42,14 +54,19 @@ class SetupError(ValueError):
 def guideline_publish(
     *, stage: Stage, text: str, change_note: str = "", by=None, include_pins: bool = True
 ) -> Guideline:
-    """A new guideline version. Pinned norming clarifications not yet in a version are appended to it.
-    Every annotator of the stage must confirm the new version before their next step."""
+    """A new guideline version. Pinned norming clarifications not yet in a version are appended to it, as
+    general rules: without the item they came from. Every annotator of the stage must confirm the new
+    version before their next step. Refused when the text would name, quote or explain a pilot or
+    qualification item (every recruit reads the guideline before the pilot)."""
     if not text.strip():
         raise SetupError("The guideline text is empty.")
     pins = (
         list(
-            Comment.objects.filter(thread__stage=stage, pinned=True, included_in_guideline__isnull=True).select_related(
-                "thread__item"
+            Comment.objects.filter(
+                thread__stage=stage,
+                thread__kind=Thread.Kind.NORMING,
+                pinned=True,
+                included_in_guideline__isnull=True,
             )
         )
         if include_pins
@@ -61,7 +78,14 @@ def guideline_publish(
             + "\n\n"
             + CLARIFICATIONS_HEADING
             + "\n\n"
-            + "\n".join(f"- (item {pin.thread.item.external_id}) {pin.body.strip()}" for pin in pins)
+            + "\n".join(f"- {pin.body.strip()}" for pin in pins)
+        )
+    leaks = text_leaks(text, training_secrets(stage.project))
+    if leaks:
+        raise SetupError(
+            "The guideline would give away gold of the pilot or qualification test: it "
+            + "; ".join(leaks)
+            + ". Write the rule without the item (unpin a clarification that names it)."
         )
     latest = stage.guidelines.select_for_update().aggregate(v=Max("version"))["v"] or 0
     guideline = Guideline.objects.create(
@@ -93,8 +117,11 @@ def worked_example_add(
         raise SetupError("The item and the question must belong to the stage's project.")
     if value not in question.values:
         raise SetupError(f"{value!r} is not one of the question's choices.")
-    if TrainingItem.objects.filter(stage=stage, item=item).exists():
-        raise SetupError("This item is in the stage's pilot or qualification test; it cannot be an example.")
+    if TrainingItem.objects.filter(Q(stage=stage) | Q(stage__questions=question), item=item).exists():
+        raise SetupError(
+            "This item is in the pilot or qualification test of a stage that asks this question; "
+            "it cannot be an example (its answer would be shown before the test)."
+        )
     if kind not in WorkedExample.Kind.values:
         raise SetupError(f"Unknown kind {kind!r}.")
     position = (WorkedExample.objects.filter(stage=stage).aggregate(p=Max("position"))["p"] or 0) + 1
@@ -236,7 +263,19 @@ def comment_post(*, thread: Thread, author, body: str, moderator: bool) -> Comme
 
 
 def comment_pin(*, comment: Comment, pinned: bool = True) -> Comment:
-    """A moderator pins a clarification; the next guideline version carries it."""
+    """A moderator pins a clarification; the next guideline version carries it. Refused for a comment that
+    names, quotes or explains a pilot or qualification item: the guideline reaches recruits before their
+    pilot, so a clarification must be a general rule."""
+    if pinned and comment.thread.kind != Thread.Kind.NORMING:
+        raise SetupError("Only clarifications in norming threads are pinned into the guideline.")
+    if pinned:
+        leaks = text_leaks(comment.body, training_secrets(comment.thread.stage.project))
+        if leaks:
+            raise SetupError(
+                "This comment cannot be pinned: it "
+                + "; ".join(leaks)
+                + ". Post the clarification as a general rule, without the item, and pin that."
+            )
     Comment.objects.filter(pk=comment.pk).update(pinned=pinned)
     comment.pinned = pinned
     return comment

@@ -84,8 +84,12 @@ class ThreadView(AnnotatorRequiredMixin, View):
 
 class CommentPinView(AdjudicatorRequiredMixin, View):
     def post(self, request, pk):
-        comment = get_object_or_404(Comment, pk=pk)
-        comment_pin(comment=comment, pinned=request.POST.get("pinned", "1") == "1")
+        comment = get_object_or_404(Comment.objects.select_related("thread__stage__project"), pk=pk)
+        try:
+            comment_pin(comment=comment, pinned=request.POST.get("pinned", "1") == "1")
+        except SetupError as exc:
+            messages.error(request, str(exc))
+            return redirect("annotation:thread", comment.thread_id)
         messages.success(
             request, "Pinned: the next guideline version will carry it." if comment.pinned else "Unpinned."
         )

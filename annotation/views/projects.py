@@ -202,9 +202,16 @@ class StageActionView(ResearcherRequiredMixin, View):
         form = GuidelineForm(request.POST)
         if not form.is_valid():
             return form
-        guideline = guideline_publish(
-            stage=stage, text=form.cleaned_data["text"], change_note=form.cleaned_data["change_note"], by=request.user
-        )
+        try:
+            guideline = guideline_publish(
+                stage=stage,
+                text=form.cleaned_data["text"],
+                change_note=form.cleaned_data["change_note"],
+                by=request.user,
+            )
+        except SetupError as exc:  # e.g. the text or a pinned clarification names a training item
+            form.add_error(None, str(exc))
+            return form
         messages.success(request, f"Guideline v{guideline.version} published; annotators must confirm it again.")
         return None
 
