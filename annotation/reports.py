@@ -20,6 +20,7 @@ from django.utils import timezone
 from annotation.models import AnnotationProject, Item
 from annotation.selectors.agreement_report import project_agreement_report
 from annotation.selectors.projects import pass_rate_table
+from annotation.selectors.training import stage_gate_rules
 from annotation.workflow import conflicts as conflict_workflow
 
 FORMATS = ("html", "md", "json")
@@ -49,8 +50,10 @@ def project_report(project: AnnotationProject) -> dict:
                 "stage": stage.name,
                 "pilot_size": stage.pilot_size,
                 "pilot_threshold": stage.pilot_threshold,
-                "qualification": f"≥ {stage.qualification_min_correct} of {stage.qualification_size}",
+                "qualification": f"≥ {stage.qualification_min_correct} of {stage.qualification_size} correct",
                 "unsure_rule": stage.get_unsure_rule_display(),
+                "min_coverage": stage.unsure_min_coverage if stage.unsure_rule == "exclude" else None,
+                "rules": stage_gate_rules(stage),
                 "recruited": row.get("recruited", 0),
                 "passed": row.get("passed", 0),
                 "failed": row.get("failed", 0),
@@ -207,6 +210,7 @@ def report_markdown(report: dict) -> str:
             for g in report["gate"]
         ],
     )
+    out += [f"- {g['stage']}: {g['rules']['pilot']} {g['rules']['qualification']}" for g in report["gate"]] + [""]
     out += ["## Adjudication", ""]
     out += _table(
         [

@@ -16,6 +16,7 @@ from annotation.selectors.training import (
     guideline_current,
     norming_threads,
     pilot_feedback,
+    stage_gate_rules,
     training_counts,
     training_item_next,
     training_progress,
@@ -76,11 +77,13 @@ def _state(enrollment: Enrollment) -> dict:
         "norming_done": progress.norming_done,
         "qualification": {"labelled": progress.qualification_labelled, "total": progress.qualification_total},
         "gate": {
+            "rules": stage_gate_rules(enrollment.stage),
             "passed": enrollment.gate_passed,
             "pilot_score": enrollment.pilot_score,
             "qualification_correct": enrollment.qualification_correct,
             "qualification_total": enrollment.qualification_total,
             "qualification_score": enrollment.qualification_score,
+            "pilot_coverage": enrollment.pilot_coverage,
             "rule": enrollment.gate_rule or None,
             "reasons": enrollment.gate_detail.get("reasons", []) if enrollment.gate_passed is not None else [],
         },
@@ -245,6 +248,10 @@ class PilotFeedbackAPIView(APIView):
                 "pilot_coverage": enrollment.pilot_coverage,
                 "threshold": enrollment.stage.pilot_threshold,
                 "unsure_rule": enrollment.stage.unsure_rule,
+                "min_coverage": enrollment.stage.unsure_min_coverage
+                if enrollment.stage.unsure_rule == "exclude"
+                else None,
+                "gate_rules": stage_gate_rules(enrollment.stage),
                 "items": [
                     {
                         "item": AnnotatorItemSerializer(row["item"]).data,

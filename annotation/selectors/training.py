@@ -21,7 +21,7 @@ from annotation.models import (
     TrainingItem,
     WorkedExample,
 )
-from annotation.workflow.gate import GoldComparison
+from annotation.workflow.gate import GateParams, GoldComparison, gate_rules
 from annotation.workflow.gold_isolation import TrainingSecrets, secrets_from
 from annotation.workflow.training import TrainingProgress
 
@@ -72,6 +72,22 @@ def training_progress(enrollment: Enrollment) -> TrainingProgress:
         gate_passed=enrollment.gate_passed,
         replaced=enrollment.status == Enrollment.Status.REPLACED,
     )
+
+
+def gate_params(stage: Stage) -> GateParams:
+    """The stage's gate as the pure gate takes it (the pilot's coverage floor applies under "exclude")."""
+    return GateParams(
+        pilot_threshold=stage.pilot_threshold,
+        qualification_threshold=stage.qualification_threshold,
+        unsure_rule=stage.unsure_rule,
+        min_coverage=stage.unsure_min_coverage,
+    )
+
+
+def stage_gate_rules(stage: Stage) -> dict[str, str]:
+    """The stage's gate in words (`workflow.gate.gate_rules`): what the stage page, the annotator's training
+    page, the pilot feedback, the training API and the report state."""
+    return gate_rules(gate_params(stage), pilot_size=stage.pilot_size, qualification_size=stage.qualification_size)
 
 
 def worked_examples(stage: Stage) -> list[WorkedExample]:

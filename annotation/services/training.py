@@ -29,13 +29,14 @@ from annotation.models import (
     WorkedExample,
 )
 from annotation.selectors.training import (
+    gate_params,
     gold_comparisons,
     guideline_current,
     training_counts,
     training_progress,
     training_secrets,
 )
-from annotation.workflow.gate import GateParams, gate_decide, gold_score
+from annotation.workflow.gate import gate_decide, gold_score
 from annotation.workflow.gold_isolation import text_leaks
 from annotation.workflow.pilot import PilotSample, PoolItem, sample_pilot
 from annotation.workflow.training import Action, StepRefused, check_action
@@ -282,15 +283,6 @@ def comment_pin(*, comment: Comment, pinned: bool = True) -> Comment:
 
 
 # --- The gate ---------------------------------------------------------------------------------------
-
-
-def gate_params(stage: Stage) -> GateParams:
-    return GateParams(
-        pilot_threshold=stage.pilot_threshold,
-        qualification_threshold=stage.qualification_threshold,
-        unsure_rule=stage.unsure_rule,
-        min_coverage=stage.unsure_min_coverage,
-    )
 
 
 @transaction.atomic

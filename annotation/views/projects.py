@@ -26,6 +26,7 @@ from annotation.forms import (
 from annotation.importers import ImportFailed, items_import
 from annotation.models import AnnotationProject, Enrollment, Item, Stage, TrainingItem
 from annotation.selectors.projects import pass_rate_table, projects_list, stage_enrollments, stages_of
+from annotation.selectors.training import stage_gate_rules
 from annotation.services.enrollment import enrollment_create, enrollment_mark_replacement
 from annotation.services.labelling import stage_labelling_configure
 from annotation.services.projects import project_create
@@ -144,6 +145,7 @@ class StageDetailView(ResearcherRequiredMixin, View):
             "guidelines": stage.guidelines.all(),
             "guideline_html": markdown_safe(guideline.text) if guideline else "",
             "examples": stage.worked_examples.select_related("item", "question"),
+            "gate_rules": stage_gate_rules(stage),
             "pilot_items": stage.training_items.filter(phase=TrainingItem.Phase.PILOT).select_related("item"),
             "qualification_items": stage.training_items.filter(phase=TrainingItem.Phase.QUALIFICATION).select_related(
                 "item"

@@ -16,6 +16,7 @@ from annotation.selectors.training import (
     guideline_current,
     norming_threads,
     pilot_feedback,
+    stage_gate_rules,
     training_counts,
     training_item_next,
     training_progress,
@@ -89,6 +90,7 @@ class TrainingStageView(AnnotatorRequiredMixin, View):
             "steps": steps,
             "waiting_reason": step_waiting_reason(progress) if current == Step.WAITING else "",
             "pilot_done": progress.pilot_done,
+            "gate_rules": stage_gate_rules(enrollment.stage),
         }
         return render(request, "annotation/training_stage.html", context)
 
@@ -250,6 +252,7 @@ class PilotFeedbackView(AnnotatorRequiredMixin, View):
             "enrollment": enrollment,
             "rows": pilot_feedback(enrollment),
             "threshold": enrollment.stage.pilot_threshold,
+            "gate_rules": stage_gate_rules(enrollment.stage),
             "next_url": step_url(next_step(training_progress(enrollment)), stage_pk),
         }
         return render(request, "annotation/pilot_feedback.html", context)
