@@ -22,6 +22,10 @@ Opener = Callable[[], BinaryIO]
 
 CHUNK_BYTES = 1 << 20
 UTF8_BOM = codecs.BOM_UTF8
+# Deepest nesting a JSON import may have (real question files have 2–5 levels). The bound is checked on
+# the parser's events, before any value is built: ijson.items alone builds a 50,000-deep list of a
+# 100 KB file with 6 GB of memory before the importer could refuse it.
+MAX_JSON_DEPTH = 100
 
 
 @dataclass(frozen=True)
@@ -101,14 +105,43 @@ class _CountingReader:
         return data
 
 
+class _TooDeep(Exception):
+    pass
+
+
+def _depth_bounded(events: Iterator[tuple]) -> Iterator[tuple]:
+    """ijson.basic_parse events, refused as soon as the nesting passes MAX_JSON_DEPTH."""
+    depth = 0
+    for event in events:
+        kind = event[0]
+        if kind == "start_map" or kind == "start_array":
+            depth += 1
+            if depth > MAX_JSON_DEPTH:
+                raise _TooDeep
+        elif kind == "end_map" or kind == "end_array":
+            depth -= 1
+        yield event
+
+
+def _bounded_parse(reader: BinaryIO) -> Iterator[tuple]:
+    """ijson.parse events of the file, depth-bounded (see MAX_JSON_DEPTH)."""
+    return ijson.parse(_depth_bounded(ijson.basic_parse(reader, use_float=True)))
+
+
+def _too_deep(location: str) -> ImportFileError:
+    return ImportFileError(f"the JSON is nested too deeply (more than {MAX_JSON_DEPTH} levels)", location=location)
+
+
 def iter_json_list(opener: Opener, progress: ProgressCallback = no_progress, phase: str = "reading") -> Iterator:
     """Items of a top-level JSON list, one at a time: yields ("record k", item)."""
     index = 0
     with opener() as handle:
         reader = _CountingReader(handle, progress, phase)
         try:
-            for index, item in enumerate(ijson.items(reader, "item", use_float=True), start=1):  # noqa: B007
+            for index, item in enumerate(ijson.items(_bounded_parse(reader), "item"), start=1):  # noqa: B007
                 yield f"record {index}", item
+        except _TooDeep:
+            raise _too_deep(f"record {index + 1}") from None
         except ijson.JSONError as error:
             raise ImportFileError(f"invalid JSON ({_ijson_message(error)})", location=f"record {index + 1}") from None
 
@@ -119,8 +152,10 @@ def iter_json_object(opener: Opener, progress: ProgressCallback = no_progress, p
     with opener() as handle:
         reader = _CountingReader(handle, progress, phase)
         try:
-            for index, (key, value) in enumerate(ijson.kvitems(reader, "", use_float=True), start=1):  # noqa: B007
+            for index, (key, value) in enumerate(ijson.kvitems(_bounded_parse(reader), ""), start=1):  # noqa: B007
                 yield f"record {index} (id '{key}')", key, value
+        except _TooDeep:
+            raise _too_deep(f"record {index + 1}") from None
         except ijson.JSONError as error:
             raise ImportFileError(f"invalid JSON ({_ijson_message(error)})", location=f"record {index + 1}") from None
 
@@ -145,7 +180,7 @@ def iter_jsonl(opener: Opener, progress: ProgressCallback = no_progress, phase: 
                     f"invalid JSON ({error.msg} at column {error.colno})", location=f"line {number}"
                 ) from None
             except RecursionError:
-                raise ImportFileError("the JSON is nested too deeply", location=f"line {number}") from None
+                raise _too_deep(f"line {number}") from None
             yield f"line {number}", value
         progress(phase, done, total)
 
