@@ -64,6 +64,23 @@ class ModelEndpoint(models.Model):
     price_output_per_million = models.DecimalField(
         max_digits=10, decimal_places=4, default=0, help_text="Price per 1M output tokens."
     )
+    revision = models.PositiveIntegerField(
+        default=1,
+        help_text="Bump when the model behind this URL changes (new weights, another quantisation): part of the "
+        "ledger identity, so earlier answers are not reused for the new model.",
+    )
+    requests_per_minute = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Budget of requests per minute over all workers (blank: none)."
+    )
+    tokens_per_minute = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Budget of tokens per minute over all workers (blank: none)."
+    )
+    batch_capable = models.BooleanField(
+        default=False, help_text="The server speaks the OpenAI Batch API (files + batches): judging may go through it."
+    )
+    batch_price_factor = models.DecimalField(
+        max_digits=4, decimal_places=3, default=0.5, help_text="Batch price as a share of the online price."
+    )
     description = models.TextField(blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -125,11 +142,15 @@ class LLMCall(models.Model):
     class Status(models.TextChoices):
         OK = "ok", "Answered"
         FAILED = "failed", "Failed after retries"
+        UNPARSABLE = "unparsable", "Answered, but the caller could not use the content (never served again)"
 
     request_hash = models.CharField(max_length=64, unique=True)
     endpoint = models.ForeignKey(ModelEndpoint, null=True, blank=True, on_delete=models.SET_NULL, related_name="calls")
     purpose = models.CharField(max_length=20, help_text="tutor, student, check or judge.")
     model = models.CharField(max_length=200)
+    reported_model = models.CharField(
+        max_length=200, blank=True, help_text="The model name the server reported in its response."
+    )
     request = models.JSONField(help_text="Messages and sampling parameters as sent (never the key).")
     response_text = models.TextField(null=True, blank=True)
     status = models.CharField(max_length=10, choices=Status.choices)

@@ -69,6 +69,9 @@ class Audit(models.Model):
     cloned_from = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL, related_name="clones")
     clone_change = models.CharField(max_length=200, blank=True, help_text="The one factor changed from its source.")
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    config_hash = models.CharField(
+        max_length=64, blank=True, db_index=True, help_text="Content hash of the config file it was created from."
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     launched_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
