@@ -71,6 +71,34 @@ class StageLabellingForm(forms.ModelForm):
     )
 
 
+class StageItemRuleForm(forms.Form):
+    """Which items are the stage's main work (`services.labelling.stage_item_rule_set` checks the rest)."""
+
+    rule = forms.ChoiceField(choices=StageLabelling.ItemRule.choices, widget=forms.RadioSelect)
+    source_stage = forms.ModelChoiceField(
+        queryset=Stage.objects.none(), required=False, help_text="Settled rule: the earlier stage."
+    )
+    source_values = forms.CharField(
+        required=False, max_length=500, help_text="Settled rule: the values that qualify, comma-separated (e.g. valid)."
+    )
+    items = forms.CharField(
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 3}),
+        help_text="List rule: the items' ids from the import, separated by spaces, commas or lines.",
+    )
+
+    def __init__(self, *args, stage: Stage | None = None, **kwargs):
+        super().__init__(*args, **kwargs)
+        if stage is not None:
+            self.fields["source_stage"].queryset = stage.project.stages.exclude(pk=stage.pk).order_by("order")
+
+    def clean_source_values(self) -> list[str]:
+        return [v.strip() for v in self.cleaned_data["source_values"].split(",") if v.strip()]
+
+    def clean_items(self) -> list[str]:
+        return [v for v in self.cleaned_data["items"].replace(",", " ").split() if v]
+
+
 class TrainingSetForm(forms.Form):
     phase = forms.ChoiceField(choices=TrainingItem.Phase.choices)
     size = forms.IntegerField(min_value=1, required=False, help_text="Empty: the stage's pilot or test size.")

@@ -1,6 +1,7 @@
 """Serializers for researchers scripting projects: projects, questions, items, gold, stages, guidelines,
 worked examples, enrolments and the pass-rate table. Annotators never see these (gold is here)."""
 
+from django.db import transaction
 from rest_framework import serializers
 
 from annotation.models import (
@@ -10,11 +11,14 @@ from annotation.models import (
     Guideline,
     Item,
     LabelQuestion,
+    MainItem,
     Stage,
+    StageLabelling,
     TrainingItem,
     WorkedExample,
 )
-from annotation.workflow.assignment import main_labelling_started
+from annotation.services.labelling import ItemRuleInvalid, stage_item_rule_describe, stage_item_rule_set
+from annotation.workflow.assignment import labelling_settings, main_labelling_started
 from annotation.workflow.choice_keys import choices_with_keys
 
 
@@ -99,8 +103,47 @@ class GoldLabelSerializer(serializers.ModelSerializer):
         return attrs
 
 
+class StageItemRuleSerializer(serializers.Serializer):
+    """Which items are the stage's main work (`StageLabelling.item_rule`), read from and written to the stage."""
+
+    rule = serializers.ChoiceField(choices=StageLabelling.ItemRule.choices)
+    source_stage = serializers.IntegerField(
+        required=False, allow_null=True, help_text="Settled rule: the id of an earlier stage of the project."
+    )
+    source_question = serializers.IntegerField(
+        required=False,
+        allow_null=True,
+        help_text="Settled rule: the id of that stage's question (default: its question with positive values).",
+    )
+    source_values = serializers.ListField(
+        child=serializers.CharField(), required=False, help_text="Settled rule: the values that qualify."
+    )
+    item_ids = serializers.ListField(
+        child=serializers.IntegerField(), required=False, help_text="List rule: item ids, in hand-out order."
+    )
+    description = serializers.CharField(read_only=True)
+    main_item_count = serializers.IntegerField(read_only=True, help_text="The stage's main items so far.")
+
+    def to_representation(self, stage):
+        settings = labelling_settings(stage)
+        return {
+            "rule": settings.item_rule,
+            "source_stage": settings.source_stage_id,
+            "source_question": settings.source_question_id,
+            "source_values": list(settings.source_values or []),
+            "item_ids": list(settings.item_ids or []),
+            "description": stage_item_rule_describe(settings),
+            "main_item_count": MainItem.objects.filter(stage=stage).count(),
+        }
+
+    def to_internal_value(self, data):
+        # Read from the whole stage (source "*"), written under its own key for StageSerializer to apply.
+        return {"main_items": super().to_internal_value(data)}
+
+
 class StageSerializer(serializers.ModelSerializer):
     qualification_threshold = serializers.FloatField(read_only=True)
+    main_items = StageItemRuleSerializer(source="*", required=False)
 
     class Meta:
         model = Stage
@@ -125,6 +168,7 @@ class StageSerializer(serializers.ModelSerializer):
             "unsure_enabled",
             "unsure_rule",
             "unsure_min_coverage",
+            "main_items",
         ]
 
     def validate(self, attrs):
@@ -140,6 +184,29 @@ class StageSerializer(serializers.ModelSerializer):
                 {"overlap": "The overlap cannot change once main labelling has started: items already hold labels."}
             )
         return attrs
+
+    def create(self, validated_data):
+        rule = validated_data.pop("main_items", None)
+        with transaction.atomic():
+            stage = super().create(validated_data)
+            self._apply_item_rule(stage, rule)
+        return stage
+
+    def update(self, instance, validated_data):
+        rule = validated_data.pop("main_items", None)
+        with transaction.atomic():
+            stage = super().update(instance, validated_data)
+            self._apply_item_rule(stage, rule)
+        return stage
+
+    @staticmethod
+    def _apply_item_rule(stage: Stage, rule: dict | None) -> None:
+        if rule is None:
+            return
+        try:
+            stage_item_rule_set(stage=stage, **rule)
+        except ItemRuleInvalid as exc:
+            raise serializers.ValidationError({"main_items": exc.errors}) from exc
 
 
 class GuidelineSerializer(serializers.ModelSerializer):

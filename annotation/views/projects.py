@@ -19,16 +19,22 @@ from annotation.forms import (
     ItemImportForm,
     ProjectForm,
     ReplacementForm,
+    StageItemRuleForm,
     StageLabellingForm,
     TrainingSetForm,
     WorkedExampleForm,
 )
 from annotation.importers import ImportFailed, items_import
-from annotation.models import AnnotationProject, Enrollment, Item, Stage, TrainingItem
+from annotation.models import AnnotationProject, Enrollment, Item, MainItem, Stage, TrainingItem
 from annotation.selectors.projects import pass_rate_table, projects_list, stage_enrollments, stages_of
 from annotation.selectors.training import stage_gate_rules
 from annotation.services.enrollment import enrollment_create, enrollment_mark_replacement
-from annotation.services.labelling import stage_labelling_configure
+from annotation.services.labelling import (
+    ItemRuleInvalid,
+    stage_item_rule_describe,
+    stage_item_rule_set,
+    stage_labelling_configure,
+)
 from annotation.services.projects import project_create
 from annotation.services.training import SetupError, guideline_publish, training_set_choose, worked_example_add
 from annotation.workflow.assignment import labelling_settings, main_labelling_started
@@ -164,8 +170,23 @@ class StageDetailView(ResearcherRequiredMixin, View):
             "replacement_form": ReplacementForm(),
             "labelling_form": forms.get("labelling") or StageLabellingForm(instance=labelling_settings(stage)),
             "main_labelling_started": main_labelling_started(stage),
+            "item_rule_form": forms.get("items") or _item_rule_form(stage),
+            "item_rule_text": stage_item_rule_describe(labelling_settings(stage)),
+            "main_item_count": MainItem.objects.filter(stage=stage).count(),
         }
         return render(request, "annotation/stage_detail.html", context, status=status)
+
+
+def _item_rule_form(stage: Stage) -> StageItemRuleForm:
+    settings = labelling_settings(stage)
+    listed = dict(Item.objects.filter(pk__in=settings.item_ids or []).values_list("pk", "external_id"))
+    initial = {
+        "rule": settings.item_rule,
+        "source_stage": settings.source_stage_id,
+        "source_values": ", ".join(settings.source_values or []),
+        "items": "\n".join(listed[pk] for pk in settings.item_ids or [] if pk in listed),
+    }
+    return StageItemRuleForm(initial=initial, stage=stage)
 
 
 class StageActionView(ResearcherRequiredMixin, View):
@@ -180,6 +201,7 @@ class StageActionView(ResearcherRequiredMixin, View):
             "training_set": self._training_set,
             "example": self._example,
             "labelling": self._labelling,
+            "items": self._items,
         }
         if action not in handlers:
             return HttpResponse(status=404)
@@ -198,6 +220,34 @@ class StageActionView(ResearcherRequiredMixin, View):
             form.add_error(None, str(exc))
             return form
         messages.success(request, "Assignment settings saved; they apply to the next item an annotator asks for.")
+        return None
+
+    def _items(self, request, stage):
+        form = StageItemRuleForm(request.POST, stage=stage)
+        if not form.is_valid():
+            return form
+        data = form.cleaned_data
+        known = dict(
+            Item.objects.filter(project=stage.project, external_id__in=data["items"]).values_list("external_id", "pk")
+        )
+        unknown = [external_id for external_id in data["items"] if external_id not in known]
+        if data["rule"] == "list" and unknown:
+            form.add_error("items", f"No such items in this project: {', '.join(unknown[:10])}.")
+            return form
+        try:
+            settings, synced = stage_item_rule_set(
+                stage=stage,
+                rule=data["rule"],
+                source_stage=data["source_stage"],
+                source_values=data["source_values"],
+                item_ids=[known[external_id] for external_id in data["items"]],
+            )
+        except ItemRuleInvalid as exc:
+            for field, message in exc.errors.items():
+                form.add_error(field if field in form.fields else None, message)
+            return form
+        done = f" {synced.total} main items now." if synced is not None else ""
+        messages.success(request, f"Main items: {stage_item_rule_describe(settings)}{done}")
         return None
 
     def _guideline(self, request, stage):
