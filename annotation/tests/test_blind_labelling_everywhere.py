@@ -240,6 +240,19 @@ def build(make_user, *, policy: str, overlap: int) -> SimpleNamespace:
         client.force_login(user)
         s.clients[who] = client
     s.responses = []  # (viewer, what, body) of every write the operation made, read like the pages
+    # The norming thread has comments by the pending annotator and the moderator: to the failed one they
+    # are "Annotator 1" and "Adjudicator" (the scan below looks for their usernames).
+    norming = Thread.objects.get(kind=Thread.Kind.NORMING)
+    for who in ("paul", "maria"):
+        posted = s.clients[who].post(
+            reverse("annotation-thread-comments", args=[norming.pk]),
+            {"body": f"norming note by {who}"},
+            content_type="application/json",
+        )
+        assert posted.status_code == 201, posted.content
+        s.responses.append((who, "norming comment", posted.content.decode()))
+    seen = s.clients["fiona"].get(reverse("annotation-thread-comments", args=[norming.pk])).json()
+    assert [(c["author"], c["you"]) for c in seen] == [("Annotator 1", False), ("Adjudicator", False)]
     return s
 
 
@@ -443,6 +456,9 @@ def test_discussion_stage_shows_the_disputed_question_to_the_items_annotators_wh
     assert revised.status_code == 302
     assert thread.comments.count() == 3
     assert_blind(s, discussion_open=True)
+    discussion_link = reverse("annotation:discussion", args=[s.stage.pk, disputed.pk])
+    for viewer in s.users:  # "Label" lists the discussions the annotator is part of
+        assert discussion_link in s.clients[viewer].get(reverse("annotation:my-labelling")).content.decode()
 
     # What an annotator of the item reads: the disputed question only, pseudonyms in submission order,
     # their own column and comments marked, the moderator as "Adjudicator", no usernames nor times.
@@ -478,6 +494,7 @@ def test_discussion_stage_shows_the_disputed_question_to_the_items_annotators_wh
             reverse("annotation-thread-comments", args=[thread.pk]), {"body": "late"}, content_type="application/json"
         )
         assert late.status_code == 404
+        assert discussion_link not in client.get(reverse("annotation:my-labelling")).content.decode()
     late = s.clients["maria"].post(
         reverse("annotation-thread-comments", args=[thread.pk]), {"body": "late"}, content_type="application/json"
     )
