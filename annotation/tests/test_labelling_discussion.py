@@ -82,3 +82,13 @@ def test_nav_and_home_point_to_labelling_and_adjudication(client, adjudicator, d
     client.force_login(adjudicator)
     home = client.get(reverse("home")).content.decode()
     assert reverse("annotation:adjudicate") in home and "Adjudicate 1 item" in home
+
+
+def test_the_last_answer_closes_the_discussion_and_hides_it(client, disputed):
+    for user in disputed.users:
+        client.force_login(user)
+        response = client.post(disputed.url, {"answer-q1": "no", "justification-q1": "Agreed: a premise is wrong."})
+    assert response.status_code == 302 and response["Location"] == reverse("annotation:my-labelling")
+    assert MainItem.objects.get(item=disputed.item).status == MainItem.Status.RESOLVED
+    assert client.get(disputed.url).status_code == 404  # settled: blind again
+    assert disputed.url not in client.get(reverse("annotation:my-labelling")).content.decode()
