@@ -15,7 +15,7 @@ Pure: plain data in, plain data out (no Django).
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 MODERATOR_NAME = "Adjudicator"
 OTHER_NAME = "Another annotator"  # an author who is neither one of the item's annotators nor a moderator
@@ -47,7 +47,6 @@ class DiscussionVisibility:
     names: Mapping[int, str]
     may_comment: bool
     may_revise: bool
-    moderator_ids: frozenset[int] = field(default_factory=frozenset)
 
     def shows_question(self, key: str) -> bool:
         return self.questions is None or key in self.questions
