@@ -8,11 +8,19 @@ retry layer, then the ledger again.
   the same moment in one process are sent once and shared.
 - **Concurrency.** A semaphore per endpoint bounds requests in flight (`max_concurrency`). It is held
   only while a request is on the wire, never while backing off.
-- **Retries.** 429, 5xx, timeouts, connection errors and empty replies are retried with exponential
-  backoff and full jitter; a `Retry-After` (or `retry-after-ms`) header is honoured as the minimum
-  wait. After `max_attempts` the call is recorded as failed, with every attempt's error in the ledger.
-  Other errors (400, 401, 404…) fail at once. The `openai` client itself is built with
-  `max_retries=0`, so there is exactly one retry layer.
+- **Retries.** 429, 5xx, timeouts, connection errors and every malformed reply (a body that is not
+  JSON or is cut short, an HTML page with status 200, a body that is not a chat completion, no choice
+  or empty content) are retried with exponential backoff and full jitter; a `Retry-After` (or
+  `retry-after-ms`) header is honoured as the minimum wait. After `max_attempts` the call is recorded as
+  failed, with every attempt's error in the ledger. Other errors (400, 401, 404…) fail at once. An
+  exception the provider did not foresee is one more failed attempt, never an exception out of the
+  client: a dialogue ends done or failed with its error, never lost. The `openai` client itself is
+  built with `max_retries=0`, so there is exactly one retry layer.
+- **Unusable answers.** A reply the caller cannot use (judge scores or a reveal check that do not
+  parse) is marked unparsable (`reject`), its text kept. An unparsable row is never served again:
+  asking the same request later walks to the next *attempt key* (the request hash with a re-ask round)
+  and sends it afresh, so retrying a dialogue, resuming an audit or re-judging re-asks instead of
+  replaying the bad answer.
 
 Pure of Django: the ledger is an interface (`Ledger`); `audits.services.runs` provides the database
 one, `MemoryLedger` serves tests and the plain benchmarks.
@@ -37,6 +45,10 @@ PROVIDER_SIMULATION = "simulation"
 
 STATUS_OK = "ok"
 STATUS_FAILED = "failed"
+STATUS_UNPARSABLE = "unparsable"
+
+# Re-ask rounds a request may go through after unusable answers before the client stops asking.
+MAX_ATTEMPT_ROUNDS = 20
 
 HASH_VERSION = 1
 
@@ -120,6 +132,14 @@ class CallRequest:
         return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
+def attempt_key(request_hash: str, round_number: int) -> str:
+    """The ledger key of a request's `round_number`-th asking: round 0 is the request hash itself; each
+    later round (after an unusable answer) is a key of its own, so the bad answer stays on record."""
+    if round_number == 0:
+        return request_hash
+    return hashlib.sha256(f"{request_hash}:round:{round_number}".encode()).hexdigest()
+
+
 @dataclass
 class CallResult:
     ok: bool
@@ -131,6 +151,8 @@ class CallResult:
     attempts: int = 0
     latency_ms: float = 0.0
     error: str = ""
+    status: str = ""  # of a ledger row found by `Ledger.lookup`: STATUS_OK or STATUS_UNPARSABLE
+    reported_model: str = ""  # the model the server said answered
 
 
 @dataclass(frozen=True)
@@ -138,6 +160,7 @@ class ProviderReply:
     text: str
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    model: str = ""  # as the server reported it in the response
 
 
 class RetryableError(Exception):
@@ -160,10 +183,15 @@ class Provider(Protocol):
 
 class Ledger(Protocol):
     async def lookup(self, request_hash: str) -> CallResult | None:
-        """The answered call with this hash, or None (a failed row is not an answer)."""
+        """The row under this key if it holds an answer: status STATUS_OK (an answer to serve) or
+        STATUS_UNPARSABLE (an answer the caller could not use: never served; the client moves on to the
+        next attempt key). None when there is no row or the row failed (then this key is sent)."""
 
     async def record(self, request: CallRequest, request_hash: str, result: CallResult, attempt_log: list[dict]) -> int:
         """Store the outcome (insert, or update a failed row); return the row id."""
+
+    async def reject(self, call_id: int, problem: str) -> None:
+        """Mark an answered row unparsable (the caller could not use its content); its text stays."""
 
 
 class MemoryLedger:
@@ -174,17 +202,25 @@ class MemoryLedger:
 
     async def lookup(self, request_hash: str) -> CallResult | None:
         row = self.rows.get(request_hash)
-        if row is None or row["status"] != STATUS_OK:
+        if row is None or row["status"] == STATUS_FAILED:
             return None
         return CallResult(
-            ok=True,
+            ok=row["status"] == STATUS_OK,
             text=row["text"],
             call_id=row["id"],
             cached=True,
             prompt_tokens=row["prompt_tokens"],
             completion_tokens=row["completion_tokens"],
             attempts=0,
+            status=row["status"],
+            reported_model=row.get("reported_model", ""),
         )
+
+    async def reject(self, call_id: int, problem: str) -> None:
+        for row in self.rows.values():
+            if row["id"] == call_id and row["status"] == STATUS_OK:
+                row["status"] = STATUS_UNPARSABLE
+                row["error"] = problem
 
     async def record(self, request, request_hash, result, attempt_log) -> int:
         row = self.rows.get(request_hash)
@@ -200,6 +236,7 @@ class MemoryLedger:
             "attempts": previous_attempts + result.attempts,
             "attempt_log": (row["attempt_log"] if row else []) + attempt_log,
             "error": result.error,
+            "reported_model": result.reported_model,
         }
         return row_id
 
@@ -244,7 +281,7 @@ class LLMClient:
         self._providers: dict[str, Provider] = {}
         self._semaphores: dict[str, asyncio.Semaphore] = {}
         self._in_flight: dict[str, asyncio.Future] = {}
-        self.stats = {"sent": 0, "cached": 0, "failed": 0, "attempts": 0}
+        self.stats = {"sent": 0, "cached": 0, "failed": 0, "attempts": 0, "rejected": 0}
 
     def _provider(self, endpoint: EndpointConfig) -> Provider:
         provider = self._providers.get(endpoint.key)
@@ -278,11 +315,34 @@ class LLMClient:
         future.set_result(result)
         return result
 
+    async def reject(self, result: CallResult, problem: str) -> None:
+        """The caller could not use this answer (its content does not parse): mark its row unparsable,
+        so that no later asking is served it (the next one goes out under a new attempt key)."""
+        if result.ok and result.call_id is not None:
+            self.stats["rejected"] += 1
+            await self.ledger.reject(result.call_id, problem)
+
     async def _complete(self, request: CallRequest, request_hash: str) -> CallResult:
-        cached = await self.ledger.lookup(request_hash)
-        if cached is not None:
-            self.stats["cached"] += 1
-            return cached
+        key = request_hash
+        for round_number in range(MAX_ATTEMPT_ROUNDS):
+            key = attempt_key(request_hash, round_number)
+            found = await self.ledger.lookup(key)
+            if found is None:
+                break
+            if found.status == STATUS_OK or (not found.status and found.ok):
+                self.stats["cached"] += 1
+                return found
+            # STATUS_UNPARSABLE: an answer nobody could use; ask again under the next round's key.
+        else:
+            self.stats["failed"] += 1
+            return CallResult(
+                ok=False,
+                text=None,
+                error=f"the answers of {MAX_ATTEMPT_ROUNDS} rounds of this request could not be used",
+            )
+        return await self._send(request, key)
+
+    async def _send(self, request: CallRequest, key: str) -> CallResult:
         provider = self._provider(request.endpoint)
         semaphore = self._semaphores[request.endpoint.key]
         attempt_log: list[dict] = []
@@ -300,6 +360,9 @@ class LLMClient:
                     error = str(exc)
                     attempt_log.append({"attempt": attempt, "error": error, "retry": False})
                     break
+                except Exception as exc:  # noqa: BLE001 - a reply no rule foresaw is a failed attempt, not a lost dialogue
+                    error = f"unexpected reply error: {type(exc).__name__}: {str(exc)[:200]}"
+                    logger.warning("model call to %s raised %s", request.endpoint.key, error)
                 else:
                     latency_ms = (time.perf_counter() - started) * 1000
                     result = CallResult(
@@ -309,12 +372,15 @@ class LLMClient:
                         completion_tokens=reply.completion_tokens,
                         attempts=attempt,
                         latency_ms=latency_ms,
+                        status=STATUS_OK,
+                        reported_model=reply.model,
                     )
-                    result.call_id = await self.ledger.record(request, request_hash, result, attempt_log)
+                    result.call_id = await self.ledger.record(request, key, result, attempt_log)
                     self.stats["sent"] += 1
                     return result
             if attempt == self.retry.max_attempts:
                 attempt_log.append({"attempt": attempt, "error": error, "retry": False})
+                error = f"{error} (gave up after {attempt} attempts)"
                 break
             if retry_after is not None and retry_after > self.retry.max_retry_after:
                 error = f"{error}; Retry-After of {retry_after:.0f} s is longer than {self.retry.max_retry_after:.0f} s"
@@ -324,8 +390,8 @@ class LLMClient:
             attempt_log.append({"attempt": attempt, "error": error, "retry": True, "wait": round(wait, 3)})
             logger.info("model call retry %d for %s in %.2f s: %s", attempt, request.endpoint.key, wait, error)
             await self._sleep(wait)
-        result = CallResult(ok=False, text=None, attempts=len(attempt_log), error=error)
-        result.call_id = await self.ledger.record(request, request_hash, result, attempt_log)
+        result = CallResult(ok=False, text=None, attempts=len(attempt_log), error=error, status=STATUS_FAILED)
+        result.call_id = await self.ledger.record(request, key, result, attempt_log)
         self.stats["failed"] += 1
         return result
 

@@ -2,14 +2,19 @@
 Ollama, llama.cpp server, OpenRouter…), through the `openai` package's `AsyncOpenAI`.
 
 The SDK's own retries are off (`max_retries=0`): `audits.llm.client` is the one retry layer. This
-module only translates: a request into `chat.completions.create`, and the SDK's errors into
-`RetryableError` (with the server's Retry-After) or `PermanentError`. The API key is read from the
-environment variable the endpoint names, at the moment the HTTP client is built, and never logged.
+module only translates: a request into `chat.completions.create`, the SDK's errors into
+`RetryableError` (with the server's Retry-After) or `PermanentError`, and the body into a
+`ProviderReply`. The SDK does not check that a body is a chat completion (an HTML page with status 200
+comes back as a `str`, `{"hello": 1}` as a completion with no choices, a cut-off body raises
+`JSONDecodeError`), so `reply_from_completion` does, and every malformed reply is a `MalformedReply`
+(retryable). The API key is read from the environment variable the endpoint names, at the moment the
+HTTP client is built, and never logged.
 """
 
 from __future__ import annotations
 
 import email.utils
+import json
 import os
 import time
 
@@ -24,6 +29,43 @@ PURPOSE_HEADER = "X-EduFair-Purpose"
 
 class MissingAPIKey(PermanentError):
     pass
+
+
+class MalformedReply(RetryableError):
+    """The server answered, but not with a usable chat completion (worth asking again)."""
+
+
+def reply_from_completion(completion: object) -> ProviderReply:
+    """The text, token counts and reported model of a chat completion; MalformedReply saying what is
+    wrong with anything else."""
+    if isinstance(completion, str | bytes):
+        start = completion[:60].decode("utf-8", "replace") if isinstance(completion, bytes) else completion[:60]
+        raise MalformedReply(f"the body is not JSON but text: {start.strip()!r}")
+    choices = getattr(completion, "choices", None)
+    if not isinstance(choices, list):
+        raise MalformedReply(f"the body is not a chat completion ({type(completion).__name__} without choices)")
+    if not choices:
+        raise MalformedReply("the response had no choices")
+    message = getattr(choices[0], "message", None)
+    content = getattr(message, "content", None)
+    if message is None:
+        raise MalformedReply("the first choice has no message")
+    if content is not None and not isinstance(content, str):
+        raise MalformedReply(f"the message content is a {type(content).__name__}, not text")
+    if content is None or not content.strip():
+        raise MalformedReply("empty content")
+    usage = getattr(completion, "usage", None)
+    model = getattr(completion, "model", None)
+    return ProviderReply(
+        text=content,
+        prompt_tokens=_count(getattr(usage, "prompt_tokens", 0)),
+        completion_tokens=_count(getattr(usage, "completion_tokens", 0)),
+        model=model[:200] if isinstance(model, str) else "",
+    )
+
+
+def _count(value: object) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
 
 
 def api_key_for(endpoint: EndpointConfig) -> str:
@@ -105,18 +147,12 @@ class OpenAICompatProvider:
                 raise RetryableError(message, retry_after_seconds(exc.response.headers)) from None
             raise PermanentError(message) from None
         except openai.APIResponseValidationError as exc:
-            raise RetryableError(f"malformed response: {exc.message[:200]}") from None
-        if not completion.choices:
-            raise RetryableError("the response had no choices")
-        content = completion.choices[0].message.content
-        if content is None or not content.strip():
-            raise RetryableError("empty content")
-        usage = completion.usage
-        return ProviderReply(
-            text=content,
-            prompt_tokens=getattr(usage, "prompt_tokens", 0) or 0,
-            completion_tokens=getattr(usage, "completion_tokens", 0) or 0,
-        )
+            raise MalformedReply(f"malformed response: {exc.message[:200]}") from None
+        except json.JSONDecodeError as exc:
+            raise MalformedReply(f"the body is not valid JSON ({exc.msg} at character {exc.pos})") from None
+        except openai.APIError as exc:
+            raise MalformedReply(f"{type(exc).__name__}: {str(exc)[:200]}") from None
+        return reply_from_completion(completion)
 
     async def close(self) -> None:
         if self._client is not None:

@@ -27,7 +27,7 @@ from django.utils import timezone
 
 from audits.engine import END_ERROR, DialogueSpec
 from audits.judge import PARSE_OK
-from audits.llm.client import STATUS_OK, CallRequest, CallResult, LLMClient, RetryPolicy
+from audits.llm.client import STATUS_OK, STATUS_UNPARSABLE, CallRequest, CallResult, LLMClient, RetryPolicy
 from audits.llm.dialogue import DialogueEndpoints, DialogueJob, DialogueOutcome, dialogue_execute
 from audits.llm.runtime import LoopRuntime, process_runtime
 from audits.models import (
@@ -452,22 +452,33 @@ class DatabaseLedger:
     async def record(self, request: CallRequest, request_hash: str, result: CallResult, attempt_log: list[dict]) -> int:
         return await self.runtime.run_blocking(self._record, request, request_hash, result, attempt_log)
 
+    async def reject(self, call_id: int, problem: str) -> None:
+        await self.runtime.run_blocking(self._reject, call_id, problem)
+
     @staticmethod
     def _lookup(request_hash: str) -> CallResult | None:
         row = (
-            LLMCall.objects.filter(request_hash=request_hash, status=STATUS_OK)
-            .values("pk", "response_text", "prompt_tokens", "completion_tokens")
+            LLMCall.objects.filter(request_hash=request_hash, status__in=[STATUS_OK, STATUS_UNPARSABLE])
+            .values("pk", "status", "response_text", "prompt_tokens", "completion_tokens", "reported_model")
             .first()
         )
         if row is None:
             return None
         return CallResult(
-            ok=True,
+            ok=row["status"] == STATUS_OK,
             text=row["response_text"],
             call_id=row["pk"],
             cached=True,
             prompt_tokens=row["prompt_tokens"],
             completion_tokens=row["completion_tokens"],
+            status=row["status"],
+            reported_model=row["reported_model"],
+        )
+
+    @staticmethod
+    def _reject(call_id: int, problem: str) -> None:
+        LLMCall.objects.filter(pk=call_id, status=LLMCall.Status.OK).update(
+            status=LLMCall.Status.UNPARSABLE, error=f"unparsable: {problem}"[:2000]
         )
 
     @staticmethod
@@ -476,6 +487,7 @@ class DatabaseLedger:
             "endpoint_id": request.endpoint.endpoint_id,
             "purpose": request.purpose,
             "model": request.endpoint.model,
+            "reported_model": result.reported_model[:200],
             "request": request.stored_request(),
             "response_text": result.text,
             "status": LLMCall.Status.OK if result.ok else LLMCall.Status.FAILED,

@@ -81,7 +81,7 @@ def test_attempts_are_bounded_then_the_failure_is_recorded(server):
     ledger = MemoryLedger()
     client = LLMClient(ledger, sleep=RecordedSleep(), retry=RetryPolicy(max_attempts=3))
     (result,) = complete(client, request(endpoint(server)))
-    assert not result.ok and result.text is None and result.error == "HTTP 500"
+    assert not result.ok and result.text is None and result.error == "HTTP 500 (gave up after 3 attempts)"
     row = next(iter(ledger.rows.values()))
     assert row["status"] == "failed" and row["attempts"] == 3
     assert len(server.served) == 3
