@@ -27,3 +27,6 @@ __all__ += ["Audit", "Condition", "Dialogue", "LLMCall", "ModelEndpoint", "Turn"
 from .analysis import AnalysisResult  # noqa: E402  (fairness results cache)
 
 __all__ += ["AnalysisResult"]
+from .batch import JudgeBatch, JudgeRun  # noqa: E402  (judging runs and their Batch API batches)
+
+__all__ += ["JudgeBatch", "JudgeRun"]

@@ -168,6 +168,17 @@ class LLMCall(models.Model):
         related_name="paid_calls",
         help_text="The audit that sent (and paid for) this call; others reuse it from the ledger.",
     )
+    batch = models.ForeignKey(
+        "audits.JudgeBatch",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="calls",
+        help_text="The Batch API batch that answered it (blank: sent online).",
+    )
+    price_factor = models.FloatField(
+        default=1.0, help_text="Share of the endpoint's online price paid for it (its batch price factor by batch)."
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
