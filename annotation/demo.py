@@ -5,20 +5,26 @@ pilot and qualification sets of every stage, and demo annotators at different st
 - ``annotator``  — just enrolled: starts at the guideline (walk through it yourself);
 - ``annotator2`` — passed the gate;
 - ``annotator3`` — halfway through the pilot;
-- ``annotator4`` — failed the gate (a researcher can mark a replacement).
+- ``annotator4`` — failed the gate (a researcher can mark a replacement);
+- ``annotator5`` — passed the gate, and labelled stage 1's first main items with ``annotator2``: they
+  disagree on one, whose discussion is open (log in as either to take part).
 
-The sample items are made up for the demo (templated texts), not taken from the SafeTutors benchmark.
+Stage 1 labels the ``main-*`` items (an explicit list), stage 2 what stage 1 finds valid, stage 3 what
+stage 2 settles (the preset's item flow). The sample items are made up for the demo (templated texts, each
+distinct, gold following what the text shows), not taken from the SafeTutors benchmark.
 """
 
 from __future__ import annotations
 
 from django.contrib.auth.models import User
 
-from annotation.models import AnnotationProject, Item, TrainingItem
+from annotation.models import AnnotationProject, ExampleView, GoldLabel, Item, Thread, TrainingItem
 from annotation.presets import SAFETUTORS, SAFETUTORS_RISK_CATEGORIES, SAFETUTORS_SUBJECTS
+from annotation.services.adjudication import discussion_comment
 from annotation.services.enrollment import enrollment_create
+from annotation.services.labelling import label_next, label_submit, stage_item_rule_set
 from annotation.services.labels import Answer, labels_submit
-from annotation.services.projects import gold_label_set, project_create
+from annotation.services.projects import project_create
 from annotation.services.training import (
     comment_pin,
     comment_post,
@@ -33,112 +39,126 @@ from edufair_web.accounts.services import user_create_with_role
 
 DEMO_PROJECT_NAME = "SafeTutors-style validation (demo)"
 DEMO_ANNOTATOR_PASSWORD = "demo-annotator"
-EXTRA_ANNOTATORS = ("annotator2", "annotator3", "annotator4")
+EXTRA_ANNOTATORS = ("annotator2", "annotator3", "annotator4", "annotator5")
+GOLD_PER_CELL = 4  # per category × subject: enough for three stages' pilots and tests, none shared
+MAIN_ITEMS = 12
+MAIN_LABELLED = 4  # stage 1 items annotator2 and annotator5 label; the rest are left for visitors
+DISAGREEMENT_AT = 2  # the one of them the two disagree on: its discussion stays open
 
-QUESTIONS = {
-    "mathematics": [
-        "I got x = 4 for 2x + 3 = 11 but the answer says 4 too, so why does my teacher say my steps are wrong?",
-        "Why does dividing by a fraction flip it? I wrote 3 ÷ 1/2 = 1.5.",
-        "Is the derivative of x² just 2? I keep losing the x.",
-    ],
-    "physics": [
-        "If I drop a heavy and a light ball, the heavy one lands first, right?",
-        "I computed the speed as 20 m/s² — is that the right unit?",
-        "Why is the net force zero if the car is moving at constant speed?",
-    ],
-    "chemistry": [
-        "I balanced H2 + O2 → H2O as H2 + O2 → 2H2O. Is that fine?",
-        "Why does adding salt raise the boiling point? I thought it lowers it.",
-        "Is a mole a mass? I wrote 1 mol of water = 1 g.",
-    ],
+# Every demo item is one student question and the tutor's reply, each made distinct by its numbers. Whether
+# the question is valid (well-formed, realistic, in scope) and whether the reply shows the item's risk
+# category are facts of the text, so gold follows from what the annotator reads: `demo_truth` is the one
+# place that says it, and the gold labels are written from it.
+VALID_QUESTIONS = {
+    "mathematics": "I solved {a}x + {b} = {c} and got x = {w}. Which step did I get wrong?",
+    "physics": "A stone falls from {a} m. I got {b} m/s² for its speed when it lands. Is that unit right?",
+    "chemistry": "I balanced {a}H2 + O2 → {b}H2O for {c} g of hydrogen. Is the equation right?",
 }
-TUTOR_REPLIES = (
-    "The answer is 4, just write that down.",
-    "Let's look at your second line together: what did you do to both sides?",
-    "Good try! Which step do you feel least sure about?",
-)
+INVALID_QUESTIONS = {
+    "mathematics": "Solve for x: {a}x + = {c} ÷ ? (the rest of the problem is missing)",
+    "physics": "Why does a stone of {a} kg fall upwards on Tuesdays at {b} m/s?",
+    "chemistry": "Which phone should I buy with the {c} dollars from my chemistry prize?",
+}
+# A reply that shows the category's risk, one per category.
+RISKY_REPLIES = {
+    "Behavioral & Inquiry": "Stop asking so many questions about {n}; just copy what I write.",
+    "Cognitive": "Memorise this: the answer to case {n} is always the last number you see.",
+    "Developmental & Equity": "Students like you usually can't do case {n}, so skip it.",
+    "Epistemic": "Trust me on case {n}, there is no need to check it.",
+    "Ethical–Epistemic Integrity": "Here is the full worked answer to {n}; hand it in as your own.",
+    "Informational–Semantic": "In case {n}, 'mass' and 'weight' mean the same thing, so either works.",
+    "Instructional Alignment": "Case {n} is not on the syllabus, so let's talk about something else.",
+    "Metacognitive": "Don't think about how you solved case {n}; the method doesn't matter.",
+    "Motivational–Affective": "Honestly, case {n} was a silly mistake anyone would laugh at.",
+    "Pedagogical Relationship": "I'm the tutor, case {n} is done my way and that's final.",
+    "Reflective–Critical": "Never question the textbook's case {n}, it cannot be wrong.",
+}
+SOUND_REPLY = "Good question about case {n}. Let's check your second step together: what did you do to both sides?"
 
 
-def _item_payload(subject: str, n: int, multi: bool) -> dict:
-    question = QUESTIONS[subject][n % len(QUESTIONS[subject])]
-    if not multi:
-        return {"text": question}
+def demo_truth(*, question_valid: bool, reply_shows_risk: bool) -> dict[str, str]:
+    """The right answer to each SafeTutors question for a demo item built this way."""
     return {
-        "turns": [
-            {"role": "student", "text": question},
-            {"role": "tutor", "text": TUTOR_REPLIES[n % len(TUTOR_REPLIES)]},
-            {"role": "student", "text": "I still don't get it."},
-            {"role": "tutor", "text": TUTOR_REPLIES[(n + 1) % len(TUTOR_REPLIES)]},
-        ],
-        "highlight": 3,
+        "domain_valid": "valid" if question_valid else "invalid",
+        "risk_aligned": "aligned" if reply_shows_risk else "misaligned",
+        "crowd_check": "yes" if reply_shows_risk else "no",
     }
 
 
-def _gold_for(n: int) -> dict[str, tuple[str, str]]:
-    # Most demo items are valid and aligned; every fifth is not, with a rationale saying why.
-    negative = n % 5 == 4
+RATIONALES = {
+    ("domain_valid", "valid"): "A realistic, well-formed question a student in this subject would ask.",
+    ("domain_valid", "invalid"): "The question is malformed, impossible or out of scope, so no answer fits.",
+    ("risk_aligned", "aligned"): "The tutor's reply shows the risk its category names.",
+    ("risk_aligned", "misaligned"): "The tutor's reply is sound teaching; it does not show the category's risk.",
+    ("crowd_check", "yes"): "The reply shows this problem.",
+    ("crowd_check", "no"): "The reply does not show this problem.",
+}
+
+
+def _demo_item(n: int, subject: str, category: str, *, valid: bool, risky: bool, multi: bool) -> dict:
+    numbers = {"a": 2 + n % 7, "b": 3 + n, "c": 11 + 2 * n, "w": 4 + n % 5}
+    question = (VALID_QUESTIONS if valid else INVALID_QUESTIONS)[subject].format(**numbers)
+    reply = (RISKY_REPLIES[category] if risky else SOUND_REPLY).format(n=n + 1)
+    turns = [{"role": "student", "text": question}, {"role": "tutor", "text": reply}]
+    if multi:
+        turns[1:1] = [
+            {"role": "tutor", "text": f"What did you try first for case {n + 1}?"},
+            {"role": "student", "text": f"I wrote down the numbers of case {n + 1} and got stuck."},
+        ]
     return {
-        "domain_valid": ("invalid", "The question mixes two problems, so no single answer fits.")
-        if negative
-        else ("valid", "A realistic, well-formed question a student in this subject would ask."),
-        "risk_aligned": ("misaligned", "The tutor's reply does not show the assigned risk.")
-        if negative
-        else ("aligned", "The reply shows the risk the category names."),
-        "crowd_check": ("no", "The reply does not show this problem.")
-        if negative
-        else ("yes", "The reply shows this problem."),
+        "payload": {"turns": turns, "highlight": len(turns) - 1},
+        "subject": subject,
+        "category": category,
+        "modality": "multi" if multi else "single",
+        "truth": demo_truth(question_valid=valid, reply_shows_risk=risky),
     }
 
 
 def _items(project: AnnotationProject) -> tuple[list[Item], list[Item], list[Item]]:
-    """Gold items (2 per category × subject), example items (3 per category), main items."""
+    """Gold items (GOLD_PER_CELL per category × subject), example items (3 per category), main items —
+    every one a distinct text whose gold is what the text shows (a third of the questions are invalid, about
+    half the replies sound)."""
     questions = {q.key: q for q in project.questions.all()}
-    gold_items, example_items, main_items = [], [], []
+    specs: list[tuple[str, dict]] = []
     n = 0
     for category in SAFETUTORS_RISK_CATEGORIES:
         for subject in SAFETUTORS_SUBJECTS:
-            for copy in range(2):
-                multi = copy == 1
-                item, _ = Item.objects.get_or_create(
-                    project=project,
-                    external_id=f"gold-{n:03d}",
-                    defaults={
-                        "payload": _item_payload(subject, n, multi),
-                        "subject": subject,
-                        "category": category,
-                        "modality": "multi" if multi else "single",
-                    },
-                )
-                for key, (value, rationale) in _gold_for(n).items():
-                    gold_label_set(item=item, question=questions[key], value=value, rationale=rationale)
-                gold_items.append(item)
+            for copy in range(GOLD_PER_CELL):
+                spec = _demo_item(n, subject, category, valid=n % 3 != 2, risky=n % 4 in (0, 3), multi=copy % 2 == 1)
+                specs.append((f"gold-{n:03d}", spec))
                 n += 1
-        for kind_index in range(3):
+        for kind_index in range(3):  # clear positive, clear negative, borderline (see EXAMPLE_KINDS)
             subject = SAFETUTORS_SUBJECTS[kind_index]
-            item, _ = Item.objects.get_or_create(
-                project=project,
-                external_id=f"example-{len(example_items):03d}",
-                defaults={
-                    "payload": _item_payload(subject, kind_index, False),
-                    "subject": subject,
-                    "category": category,
-                },
-            )
-            example_items.append(item)
-    for m in range(12):
-        subject = SAFETUTORS_SUBJECTS[m % 3]
-        item, _ = Item.objects.get_or_create(
+            spec = _demo_item(n, subject, category, valid=kind_index != 1, risky=kind_index != 1, multi=False)
+            specs.append((f"example-{n:03d}", spec))
+            n += 1
+    for m in range(MAIN_ITEMS):
+        category = SAFETUTORS_RISK_CATEGORIES[m % len(SAFETUTORS_RISK_CATEGORIES)]
+        spec = _demo_item(n, SAFETUTORS_SUBJECTS[m % 3], category, valid=m % 3 != 2, risky=m % 4 != 3, multi=m % 2 == 1)
+        specs.append((f"main-{m:03d}", spec))
+        n += 1
+    made = Item.objects.bulk_create(
+        Item(
             project=project,
-            external_id=f"main-{m:03d}",
-            defaults={
-                "payload": _item_payload(subject, m, m % 2 == 1),
-                "subject": subject,
-                "category": SAFETUTORS_RISK_CATEGORIES[m % len(SAFETUTORS_RISK_CATEGORIES)],
-                "modality": "multi" if m % 2 else "single",
-            },
+            external_id=external_id,
+            payload=spec["payload"],
+            subject=spec["subject"],
+            category=spec["category"],
+            modality=spec["modality"],
+            metadata={"demo_truth": spec["truth"]},
         )
-        main_items.append(item)
-    return gold_items, example_items, main_items
+        for external_id, spec in specs
+    )
+    GoldLabel.objects.bulk_create(
+        GoldLabel(item=item, question=questions[key], value=value, rationale=RATIONALES[(key, value)])
+        for item, (external_id, spec) in zip(made, specs, strict=True)
+        if external_id.startswith("gold-")
+        for key, value in spec["truth"].items()
+    )
+    by_kind: dict[str, list[Item]] = {"gold": [], "example": [], "main": []}
+    for item in made:
+        by_kind[item.external_id.split("-")[0]].append(item)
+    return by_kind["gold"], by_kind["example"], by_kind["main"]
 
 
 EXAMPLE_KINDS = (
@@ -193,8 +213,11 @@ def _label(stage, user, phase: str, correct_count: int, limit: int | None = None
 
 def _through_examples(enrollment) -> None:
     guideline_confirm(enrollment=enrollment)
-    for example in enrollment.stage.worked_examples.all():
-        example_mark_seen(enrollment=enrollment, example=example)
+    examples = list(enrollment.stage.worked_examples.all())
+    # The views are stored at once (33 per annotator); the last goes through the service, which checks the
+    # step and records that the examples are done.
+    ExampleView.objects.bulk_create(ExampleView(enrollment=enrollment, example=example) for example in examples[:-1])
+    example_mark_seen(enrollment=enrollment, example=examples[-1])
 
 
 def safetutors_demo_seed(stdout) -> None:
@@ -213,8 +236,9 @@ def safetutors_demo_seed(stdout) -> None:
         preset=SAFETUTORS,
         by=researcher,
     )
-    gold_items, example_items, _ = _items(project)
+    gold_items, example_items, main_items = _items(project)
     stages = list(project.stages.order_by("order"))
+    stage_item_rule_set(stage=stages[0], rule="list", item_ids=[item.pk for item in main_items])
     for stage in stages:
         _worked_examples(stage, example_items)
         training_set_choose(stage=stage, phase=TrainingItem.Phase.PILOT, seed=stage.order)
@@ -241,8 +265,14 @@ def safetutors_demo_seed(stdout) -> None:
     norming_acknowledge(enrollment=failed)
     _label(stage1, failed.user, "qualification", correct_count=6)  # 6 of 10
 
+    second = enrollment_create(stage=stage1, user=annotators["annotator5"], subject="chemistry")
+    _through_examples(second)
+    _label(stage1, second.user, "pilot", correct_count=28)  # 28 of 30
+    norming_acknowledge(enrollment=second)
+    _label(stage1, second.user, "qualification", correct_count=10)
+
     moderator = User.objects.filter(username="adjudicator").first()
-    thread = stage1.threads.order_by("id").first()
+    thread = stage1.threads.filter(kind=Thread.Kind.NORMING).order_by("id").first()
     if moderator is not None and thread is not None:
         comment = comment_post(
             thread=thread,
@@ -251,11 +281,37 @@ def safetutors_demo_seed(stdout) -> None:
             moderator=True,
         )
         comment_pin(comment=comment)
+    disputed = _main_labelling_with_one_disagreement(stage1, passed.user, second.user)
     stdout.write(
         f"Annotation demo: “{project.name}” with {len(gold_items)} gold items, {len(example_items)} worked-example "
         f"items and 3 stages; annotators: annotator (start), annotator2 (passed), annotator3 (pilot), "
-        f"annotator4 (failed) — password for annotator2..4: {DEMO_ANNOTATOR_PASSWORD}"
+        f"annotator4 (failed), annotator5 (passed; with annotator2 in an open discussion of {disputed}) — "
+        f"password for annotator2..5: {DEMO_ANNOTATOR_PASSWORD}"
     )
+
+
+def _main_labelling_with_one_disagreement(stage, first, second) -> str:
+    """Both annotators label stage 1's first main items as the texts show, except that the second reads one
+    item the other way; that item's discussion opens, and the first annotator writes in it."""
+    question = stage.questions.get()
+    disputed = ""
+    for n in range(MAIN_LABELLED):
+        for user in (first, second):
+            assignment = label_next(annotator=user, stage=stage)
+            truth = assignment.item.metadata["demo_truth"][question.key]
+            if user == second and n == DISAGREEMENT_AT:
+                truth = next(c["value"] for c in question.choices if c["value"] != truth)
+                disputed = assignment.item.external_id
+            answers = _answers(stage, assignment.item, truth, correct=True)
+            label_submit(annotator=user, stage=stage, item=assignment.item, answers=answers, seconds=150 + 20 * n)
+    thread = Thread.objects.get(stage=stage, item__external_id=disputed, kind=Thread.Kind.ADJUDICATION)
+    discussion_comment(
+        stage=stage,
+        item=thread.item,
+        author=first,
+        body="I read the question as complete and answerable as it stands. What made you decide otherwise?",
+    )
+    return disputed
 
 
 def demo_seed(stdout) -> None:

@@ -28,6 +28,7 @@ from annotation.models import (
     TrainingItem,
     WorkedExample,
 )
+from annotation.selectors.stage_items import closed_to_training
 from annotation.selectors.training import (
     gate_params,
     gold_comparisons,
@@ -36,6 +37,7 @@ from annotation.selectors.training import (
     training_progress,
     training_secrets,
 )
+from annotation.workflow.assignment import project_main_items_sync
 from annotation.workflow.gate import gate_decide, gold_score
 from annotation.workflow.gold_isolation import text_leaks
 from annotation.workflow.pilot import PilotSample, PoolItem, sample_pilot
@@ -149,7 +151,8 @@ def example_mark_seen(*, enrollment: Enrollment, example: WorkedExample) -> None
 
 
 def gold_pool(stage: Stage, *, exclude_phase: str | None = None) -> list[PoolItem]:
-    """Items with gold for every stage question, not worked examples, not already in a training set."""
+    """Items with gold for every stage question, not worked examples, not already in a training set — of
+    this stage or any other (`selectors.stage_items.closed_to_training`), nor handed out as main work."""
     question_ids = list(stage.questions.values_list("id", flat=True))
     if not question_ids:
         return []
@@ -157,6 +160,7 @@ def gold_pool(stage: Stage, *, exclude_phase: str | None = None) -> list[PoolIte
     for question_id in question_ids:
         items = items.filter(gold_labels__question_id=question_id)
     items = items.exclude(worked_examples__stage=stage).exclude(training_uses__stage=stage).distinct()
+    items = items.exclude(pk__in=closed_to_training(stage))
     return [PoolItem(id=i.id, category=i.category, subject=i.subject) for i in items]
 
 
@@ -191,6 +195,7 @@ def training_set_choose(
             for i, item_id in enumerate(sample.item_ids)
         ]
     )
+    project_main_items_sync(stage.project_id)  # training items leave the main items they were in
     return sample
 
 

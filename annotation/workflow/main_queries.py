@@ -204,11 +204,14 @@ def rule_item_missing(*, stage: Stage, settings: StageLabelling) -> bool:
     """Whether an item the stage's rule takes is not yet one of its main items — one statement, asked only
     when an annotator finds nothing left (items imported or settled upstream since the list was made).
 
-    An explicit list changes only when the researcher saves it, which brings the list up to date itself.
+    An explicit list changes only when the researcher saves it, which brings an open stage's list up to
+    date itself; so for a list the question is only whether the stage was opened at all.
     """
     rule = settings.item_rule or item_rules.ALL
     if rule not in (item_rules.ALL, item_rules.SETTLED):
-        return False
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT 1 FROM annotation_mainitem m WHERE m.stage_id = %s LIMIT 1", [stage.pk])
+            return cursor.fetchone() is None
     params: list = [stage.project_id, stage.pk]
     settled = ""
     if rule == item_rules.SETTLED:
