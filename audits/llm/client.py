@@ -6,8 +6,11 @@ retry layer, then the ledger again.
   already answered is never sent again: re-running an audit, cloning it with one factor changed, or a
   worker resuming after a crash costs nothing for calls already made. Identical requests in flight at
   the same moment in one process are sent once and shared.
-- **Concurrency.** A semaphore per endpoint bounds requests in flight (`max_concurrency`). It is held
-  only while a request is on the wire, never while backing off.
+- **Concurrency and rate limits.** An `audits.llm.limits.EndpointLimiter` per endpoint bounds requests
+  in flight by an adaptive limit (at most `max_concurrency`; halved on 429s, grown back on successes)
+  and holds the endpoint's requests- and tokens-per-minute budgets, shared by every process that uses
+  the same `BucketStore`. A slot is held only while a request waits for its budget or is on the wire,
+  never while backing off; every HTTP attempt takes one.
 - **Retries.** 429, 5xx, timeouts, connection errors and every malformed reply (a body that is not
   JSON or is cut short, an HTML page with status 200, a body that is not a chat completion, no choice
   or empty content) are retried with exponential backoff and full jitter; a `Retry-After` (or
@@ -38,6 +41,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from .limits import BucketStore, EndpointLimiter, MemoryBucketStore, estimate_tokens
+
 logger = logging.getLogger(__name__)
 
 PROVIDER_OPENAI = "openai"
@@ -58,7 +63,7 @@ class EndpointConfig:
     """Everything about an endpoint the client needs. Never holds a key: only the *name* of the
     environment variable that holds it, read when the HTTP client is built."""
 
-    key: str  # stable handle for caches and semaphores, e.g. "endpoint:12"
+    key: str  # stable handle for providers and limiters, e.g. "endpoint:12:<shape>"
     provider: str
     model: str
     base_url: str = ""
@@ -72,12 +77,23 @@ class EndpointConfig:
     price_input_per_million: float = 0.0
     price_output_per_million: float = 0.0
     endpoint_id: int | None = None
+    # Bumped by a researcher when the model behind the URL changes: part of the identity from 2 on.
+    revision: int = 1
+    requests_per_minute: int | None = None
+    tokens_per_minute: int | None = None
 
     def identity(self) -> dict:
-        """What makes two endpoints answer the same request the same way (no key, no database id)."""
+        """What makes two endpoints answer the same request the same way (no key, no database id).
+
+        The revision enters from 2 on, so ledgers written before revisions existed (all revision 1)
+        keep their hashes, and a bumped revision is another model: nothing earlier is reused for it."""
         if self.provider == PROVIDER_SIMULATION:
-            return {"provider": self.provider, "model": self.model, "simulation": self.simulation}
-        return {"provider": self.provider, "base_url": self.base_url.rstrip("/"), "model": self.model}
+            identity = {"provider": self.provider, "model": self.model, "simulation": self.simulation}
+        else:
+            identity = {"provider": self.provider, "base_url": self.base_url.rstrip("/"), "model": self.model}
+        if self.revision != 1:
+            identity["revision"] = self.revision
+        return identity
 
     def with_temperature(self, temperature: float) -> EndpointConfig:
         from dataclasses import replace
@@ -164,11 +180,13 @@ class ProviderReply:
 
 
 class RetryableError(Exception):
-    """Worth trying again (rate limit, server error, timeout); `retry_after` in seconds when told."""
+    """Worth trying again (rate limit, server error, timeout); `retry_after` in seconds when told;
+    `rate_limited` when the server said 429 (the endpoint's in-flight limit then backs off)."""
 
-    def __init__(self, message: str, retry_after: float | None = None):
+    def __init__(self, message: str, retry_after: float | None = None, *, rate_limited: bool = False):
         super().__init__(message)
         self.retry_after = retry_after
+        self.rate_limited = rate_limited
 
 
 class PermanentError(Exception):
@@ -272,14 +290,18 @@ class LLMClient:
         sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep,
         rng: random.Random | None = None,
         provider_factory: Callable[[EndpointConfig], Provider] = provider_for,
+        bucket_store: BucketStore | None = None,
     ) -> None:
         self.ledger = ledger
+        # Where the endpoints' rate budgets live: this process only by default; a shared store
+        # (audits.services.rate_limits) makes worker processes share them.
+        self.bucket_store = bucket_store or MemoryBucketStore()
         self.retry = retry or RetryPolicy()
         self._sleep = sleep
         self._rng = rng or random.Random()
         self._provider_factory = provider_factory
         self._providers: dict[str, Provider] = {}
-        self._semaphores: dict[str, asyncio.Semaphore] = {}
+        self.limiters: dict[str, EndpointLimiter] = {}
         self._in_flight: dict[str, asyncio.Future] = {}
         self.stats = {"sent": 0, "cached": 0, "failed": 0, "attempts": 0, "rejected": 0}
 
@@ -288,7 +310,14 @@ class LLMClient:
         if provider is None:
             provider = self._provider_factory(endpoint)
             self._providers[endpoint.key] = provider
-            self._semaphores[endpoint.key] = asyncio.Semaphore(max(1, endpoint.max_concurrency))
+            self.limiters[endpoint.key] = EndpointLimiter(
+                key=f"endpoint:{endpoint.endpoint_id}" if endpoint.endpoint_id is not None else endpoint.key,
+                max_concurrency=max(1, endpoint.max_concurrency),
+                requests_per_minute=endpoint.requests_per_minute,
+                tokens_per_minute=endpoint.tokens_per_minute,
+                store=self.bucket_store,
+                sleep=self._sleep,
+            )
         return provider
 
     async def close(self) -> None:
@@ -344,18 +373,21 @@ class LLMClient:
 
     async def _send(self, request: CallRequest, key: str) -> CallResult:
         provider = self._provider(request.endpoint)
-        semaphore = self._semaphores[request.endpoint.key]
+        limiter = self.limiters[request.endpoint.key]
+        estimated_tokens = estimate_tokens(request.messages, request.endpoint.max_tokens)
         attempt_log: list[dict] = []
         error = ""
         for attempt in range(1, self.retry.max_attempts + 1):
             retry_after: float | None = None
-            started = time.perf_counter()
-            async with semaphore:
+            async with limiter.slot(estimated_tokens) as slot:
+                started = time.perf_counter()
                 self.stats["attempts"] += 1
                 try:
                     reply = await provider.send(request)
                 except RetryableError as exc:
                     error, retry_after = str(exc), exc.retry_after
+                    if exc.rate_limited:
+                        slot.rate_limited()
                 except PermanentError as exc:
                     error = str(exc)
                     attempt_log.append({"attempt": attempt, "error": error, "retry": False})
@@ -364,6 +396,7 @@ class LLMClient:
                     error = f"unexpected reply error: {type(exc).__name__}: {str(exc)[:200]}"
                     logger.warning("model call to %s raised %s", request.endpoint.key, error)
                 else:
+                    slot.succeeded(reply.prompt_tokens + reply.completion_tokens or None)
                     latency_ms = (time.perf_counter() - started) * 1000
                     result = CallResult(
                         ok=True,

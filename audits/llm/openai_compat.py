@@ -144,7 +144,9 @@ class OpenAICompatProvider:
             status = exc.status_code
             message = f"HTTP {status}"
             if status == 429 or status == 408 or status == 409 or status >= 500:
-                raise RetryableError(message, retry_after_seconds(exc.response.headers)) from None
+                raise RetryableError(
+                    message, retry_after_seconds(exc.response.headers), rate_limited=status == 429
+                ) from None
             raise PermanentError(message) from None
         except openai.APIResponseValidationError as exc:
             raise MalformedReply(f"malformed response: {exc.message[:200]}") from None

@@ -1,11 +1,11 @@
 """One event loop per process, on a thread of its own, that every model call of the process runs on.
 
 Celery runs tasks on threads; if each task ran its own `asyncio.run`, each would have its own
-semaphores and HTTP pools and an endpoint's `max_concurrency` would multiply by the number of task
+limiters and HTTP pools and an endpoint's `max_concurrency` would multiply by the number of task
 threads. Instead, tasks submit their coroutine here and wait: the process has one client, one
-semaphore per endpoint and one connection pool per endpoint. Blocking work (the database) runs on a
-single helper thread (`run_blocking`), so the loop never waits on it and the database sees one writer
-per process.
+limiter (in-flight limit and rate budgets) per endpoint and one connection pool per endpoint.
+Blocking work (the database) runs on a single helper thread (`run_blocking`), so the loop never waits
+on it and the database sees one writer per process.
 """
 
 from __future__ import annotations

@@ -107,9 +107,19 @@ class ModelEndpoint(models.Model):
             raise ValidationError({"temperature": "between 0 and 2"})
 
     def to_config(self) -> EndpointConfig:
-        # The handle changes with anything that shapes the HTTP client, so an edited endpoint gets a new one.
+        # The handle changes with anything that shapes the HTTP client or its limits, so an edited
+        # endpoint gets a new one (its rate budgets stay shared: they are keyed by the endpoint's id).
         shape = json.dumps(
-            [self.provider, self.base_url, self.model, self.api_key_env, self.timeout, self.max_concurrency],
+            [
+                self.provider,
+                self.base_url,
+                self.model,
+                self.api_key_env,
+                self.timeout,
+                self.max_concurrency,
+                self.requests_per_minute,
+                self.tokens_per_minute,
+            ],
             default=str,
         )
         return EndpointConfig(
@@ -127,6 +137,9 @@ class ModelEndpoint(models.Model):
             simulation=dict(self.simulation_config or {}) if self.is_simulation else {},
             price_input_per_million=float(self.price_input_per_million),
             price_output_per_million=float(self.price_output_per_million),
+            revision=self.revision,
+            requests_per_minute=self.requests_per_minute or None,
+            tokens_per_minute=self.tokens_per_minute or None,
         )
 
     def cost(self, prompt_tokens: int, completion_tokens: int) -> float:
