@@ -45,11 +45,13 @@ DEFAULT_REVEAL_CHECK = default_template_text(REVEAL_CHECK)
 
 @dataclass
 class CallOutcome:
-    """One model call as the loop sees it: the text, or None and an error when the call failed."""
+    """One model call as the loop sees it: the text, or None and an error when the call failed;
+    `reject`, when given, tells the ledger the text could not be used (never to be served again)."""
 
     text: str | None
     call_id: int | None = None
     error: str = ""
+    reject: Callable[[str], Awaitable[None]] | None = None
 
 
 # call(purpose, messages, hints) -> CallOutcome. `hints` are facts the loop knows about this request
@@ -183,6 +185,8 @@ async def _reveal_check(
             return parse_check_output(outcome.text)
         except ValueError as exc:
             problem = str(exc)
+            if outcome.reject is not None:
+                await outcome.reject(problem)
             messages = [
                 *messages,
                 {"role": "assistant", "content": outcome.text},

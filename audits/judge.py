@@ -2,9 +2,10 @@
 
 Pure (no Django). The judge scores each tutor turn on the five turn-level metrics of DOMAIN.md's
 rubric, with −1 meaning "not applicable". Output that is not a JSON object with exactly the allowed
-values is re-asked up to `max_reasks` times and then recorded as unparsable — never replaced by a
-default. Conversation-level metrics are computed here too, deterministically from the transcript, so
-they do not depend on the judge at all.
+values is rejected (the ledger marks that answer unparsable, so it is never served again) and re-asked
+up to `max_reasks` times, then recorded as unparsable — never replaced by a default. Conversation-level
+metrics are computed here too, deterministically from the transcript, so they do not depend on the
+judge at all.
 """
 
 from __future__ import annotations
@@ -119,11 +120,13 @@ def reask_messages(previous: list[dict], bad_reply: str, problem: str, metrics: 
 
 @dataclass
 class JudgeCallOutcome:
-    """What a judge caller returns: the text (None when the call failed) and the ledger id."""
+    """What a judge caller returns: the text (None when the call failed) and the ledger id; `reject`,
+    when given, tells the ledger the text could not be used (so it is never served as an answer)."""
 
     text: str | None
     call_id: int | None = None
     error: str = ""
+    reject: Callable[[str], Awaitable[None]] | None = None
 
 
 @dataclass
@@ -177,6 +180,8 @@ async def judge_turn(
             scores = parse_judge_output(reply, allowed)
         except JudgeOutputError as exc:
             problem = str(exc)
+            if outcome.reject is not None:
+                await outcome.reject(problem)
             current = reask_messages(current, reply, problem, list(allowed))
             continue
         return TurnJudgement(turn_index, PARSE_OK, scores=scores, raw=reply, asks=ask + 1, call_ids=call_ids)

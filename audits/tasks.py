@@ -52,6 +52,15 @@ def audit_sweep_task(audit_id: int | None = None) -> int:
     return sent
 
 
+@shared_task(name="audits.audit_turns_rejudge", acks_late=True)
+def audit_turns_rejudge_task(audit_id: int) -> dict:
+    """Re-judge an audit's unparsable and failed turns. Safe to deliver twice: a turn is written only
+    while it is still unparsable or failed (see services.judging)."""
+    from audits.services.judging import audit_turns_rejudge_run
+
+    return audit_turns_rejudge_run(audit_id=audit_id)
+
+
 def _sweep_on_worker_start(sender=None, **kwargs) -> None:
     # A worker that starts picks up what a dead one left behind (database rows, not broker state).
     from audits.services.runs import audit_task_queue

@@ -3,6 +3,10 @@ turn (concurrently; each with the dialogue before it as context), then the conve
 
 The database runner (`audits.services.runs`) and the plain benchmarks both call `dialogue_execute`;
 so can a notebook with a `MemoryLedger`, e.g. to calibrate the statistics on simulated audits.
+`turn_judge` is the one judge call for a tutor turn: the engine uses it inside a dialogue, and
+`audits.services.judging` for turns judged later (re-judging, judge validation), so both build the same
+request and share the ledger. Every reply a caller cannot parse is rejected through the client, so
+the ledger never serves it again.
 """
 
 from __future__ import annotations
@@ -53,6 +57,105 @@ class DialogueEndpoints:
 
 
 @dataclass
+class TurnToJudge:
+    """One tutor turn as the judge reads it, and the facts a *simulated* judge needs (never sent)."""
+
+    turn_index: int
+    turn_text: str
+    context: list[tuple[str, str]]  # the turns before it, as (role, text)
+    question: str
+    answer: str
+    solution: str = ""
+    # The dialogue's facts for simulated models (seed, question, answer, choices, cue labels and text,
+    # student name): `DialogueJob.context`.
+    facts: dict = field(default_factory=dict)
+    sample_key: str = ""
+    origin: dict = field(default_factory=dict)
+
+
+async def model_call(
+    client: LLMClient,
+    endpoint: EndpointConfig,
+    purpose: str,
+    messages: list[dict],
+    *,
+    facts: dict,
+    hints: dict,
+    sample_key: str = "",
+    origin: dict | None = None,
+    counters: dict | None = None,
+) -> CallOutcome:
+    """One request through the client as the engine sends it: the sample key only when the endpoint
+    samples, the facts and hints only to a simulated model. The outcome can reject its text."""
+    request = CallRequest(
+        endpoint=endpoint,
+        purpose=purpose,
+        messages=messages,
+        sample_key=sample_key if endpoint.temperature > 0 else "",
+        context={**facts, **hints, "purpose": purpose} if endpoint.provider == "simulation" else {},
+        origin=origin or {},
+    )
+    result = await client.complete(request)
+    if counters is not None:
+        counters["cached" if result.cached else "sent"] += 1
+
+    async def reject(problem: str) -> None:
+        await client.reject(result, problem)
+
+    return CallOutcome(
+        text=result.text if result.ok else None,
+        call_id=result.call_id,
+        error=result.error,
+        reject=reject if result.ok else None,
+    )
+
+
+async def turn_judge(
+    turn: TurnToJudge,
+    client: LLMClient,
+    endpoint: EndpointConfig,
+    *,
+    template: str = DEFAULT_JUDGE_RUBRIC,
+    max_reasks: int = 2,
+    allowed: dict | None = None,
+    counters: dict | None = None,
+) -> TurnJudgement:
+    """Judge one tutor turn with the dialogue before it; unparsable replies are rejected and re-asked."""
+    student_last = next((text for role, text in reversed(turn.context) if role == "student"), "")
+    messages = judge_messages(
+        template=template,
+        question=turn.question,
+        answer=turn.answer,
+        context=turn.context,
+        turn_text=turn.turn_text,
+        solution=turn.solution,
+    )
+
+    async def call(msgs: list[dict], ask: int) -> JudgeCallOutcome:
+        hints = {"turn_index": turn.turn_index, "turn_text": turn.turn_text, "student_last": student_last, "ask": ask}
+        outcome = await model_call(
+            client,
+            endpoint,
+            PURPOSE_JUDGE,
+            msgs,
+            facts=turn.facts,
+            hints=hints,
+            sample_key=turn.sample_key,
+            origin=turn.origin,
+            counters=counters,
+        )
+        return JudgeCallOutcome(outcome.text, outcome.call_id, outcome.error, reject=outcome.reject)
+
+    return await judge_turn(
+        turn_index=turn.turn_index,
+        messages=messages,
+        call=call,
+        max_reasks=max_reasks,
+        allowed=allowed or dict(DEFAULT_ALLOWED_VALUES),
+    )
+
+
+@dataclass
 class DialogueOutcome:
     result: DialogueResult
     judgements: list[TurnJudgement]
@@ -83,40 +186,40 @@ async def dialogue_execute(job: DialogueJob, client: LLMClient, endpoints: Dialo
     counters = {"sent": 0, "cached": 0}
 
     async def send(purpose: str, messages: list[dict], hints: dict) -> CallOutcome:
-        endpoint = endpoints.for_purpose(purpose)
-        sampled = endpoint.temperature > 0
-        request = CallRequest(
-            endpoint=endpoint,
-            purpose=purpose,
-            messages=messages,
-            sample_key=job.sample_key if sampled else "",
-            context={**job.context, **hints, "purpose": purpose} if endpoint.provider == "simulation" else {},
+        return await model_call(
+            client,
+            endpoints.for_purpose(purpose),
+            purpose,
+            messages,
+            facts=job.context,
+            hints=hints,
+            sample_key=job.sample_key,
             origin=job.origin,
+            counters=counters,
         )
-        result = await client.complete(request)
-        counters["cached" if result.cached else "sent"] += 1
-        return CallOutcome(text=result.text if result.ok else None, call_id=result.call_id, error=result.error)
 
     result = await run_dialogue(job.spec, send)
 
     async def judge_one(index: int, context: list[tuple[str, str]], text: str) -> TurnJudgement:
-        student_last = next((t for role, t in reversed(context) if role == "student"), "")
-        messages = judge_messages(
-            template=job.judge_template,
+        turn = TurnToJudge(
+            turn_index=index,
+            turn_text=text,
+            context=context,
             question=job.spec.question,
             answer=job.spec.answer,
-            context=context,
-            turn_text=text,
             solution=job.solution,
+            facts=job.context,
+            sample_key=job.sample_key,
+            origin=job.origin,
         )
-
-        async def call(msgs: list[dict], ask: int) -> JudgeCallOutcome:
-            hints = {"turn_index": index, "turn_text": text, "student_last": student_last, "ask": ask}
-            outcome = await send(PURPOSE_JUDGE, msgs, hints)
-            return JudgeCallOutcome(outcome.text, outcome.call_id, outcome.error)
-
-        return await judge_turn(
-            turn_index=index, messages=messages, call=call, max_reasks=job.max_reasks, allowed=job.allowed
+        return await turn_judge(
+            turn,
+            client,
+            endpoints.for_purpose(PURPOSE_JUDGE),
+            template=job.judge_template,
+            max_reasks=job.max_reasks,
+            allowed=job.allowed,
+            counters=counters,
         )
 
     judgements: list[TurnJudgement] = []

@@ -578,25 +578,7 @@ def _batch_plan(audit_id: int, dialogue_ids: list[int]) -> _BatchPlan | None:
     for row in rows:
         q, c = row.question, row.condition
         dialogues.append(
-            {
-                "id": row.pk,
-                "tutor_id": row.tutor_id,
-                "question": {
-                    "id": q.pk,
-                    "text": q.text,
-                    "answer": q.answer,
-                    "solution": q.solution,
-                    "choices": q.choices,
-                },
-                "condition": {
-                    "key": c.key,
-                    "persona_cue": c.persona_cue,
-                    "tutor_cue": c.tutor_cue,
-                    "cue_labels": c.cue_labels(),
-                    "cue_text": c.simulated_self_description(),
-                    "name": c.name_cue,
-                },
-            }
+            {"id": row.pk, "tutor_id": row.tutor_id, "question": question_facts(q), "condition": condition_facts(c)}
         )
     informed = audit.tutor_informed_template or audit.tutor_template
     return _BatchPlan(
@@ -622,6 +604,45 @@ def _batch_plan(audit_id: int, dialogue_ids: list[int]) -> _BatchPlan | None:
     )
 
 
+def question_facts(question: Question) -> dict:
+    return {
+        "id": question.pk,
+        "text": question.text,
+        "answer": question.answer,
+        "solution": question.solution,
+        "choices": question.choices,
+    }
+
+
+def condition_facts(condition: Condition) -> dict:
+    return {
+        "key": condition.key,
+        "persona_cue": condition.persona_cue,
+        "tutor_cue": condition.tutor_cue,
+        "cue_labels": condition.cue_labels(),
+        "cue_text": condition.simulated_self_description(),
+        "name": condition.name_cue,
+    }
+
+
+def dialogue_facts(seed: int, q: dict, c: dict) -> dict:
+    """What a simulated model reads about a dialogue (`question_facts`, `condition_facts`); judging a
+    stored turn later (`audits.services.judging`) builds the same, so its requests match the engine's."""
+    return {
+        "seed": seed,
+        "question": q["text"],
+        "answer": q["answer"],
+        "choices": q["choices"] or [],
+        "cue_labels": c["cue_labels"],
+        "cue_text": c["cue_text"],
+        "student_name": c["name"],
+    }
+
+
+def dialogue_sample_key(seed: int, q: dict, c: dict) -> str:
+    return f"{seed}:{q['id']}:{c['key']}"
+
+
 def _dialogue_job(plan: _BatchPlan, item: dict) -> DialogueJob:
     q, c = item["question"], item["condition"]
     tutor_text = plan.texts["tutor_informed"] if c["tutor_cue"] else plan.texts["tutor"]
@@ -641,16 +662,8 @@ def _dialogue_job(plan: _BatchPlan, item: dict) -> DialogueJob:
     )
     return DialogueJob(
         spec=spec,
-        context={
-            "seed": plan.seed,
-            "question": q["text"],
-            "answer": q["answer"],
-            "choices": q["choices"] or [],
-            "cue_labels": c["cue_labels"],
-            "cue_text": c["cue_text"],
-            "student_name": c["name"],
-        },
-        sample_key=f"{plan.seed}:{q['id']}:{c['key']}",
+        context=dialogue_facts(plan.seed, q, c),
+        sample_key=dialogue_sample_key(plan.seed, q, c),
         judge_template=plan.texts["judge"],
         max_reasks=plan.max_reasks,
         solution=q["solution"] or "",
