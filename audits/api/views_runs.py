@@ -1,5 +1,6 @@
 """API of the audit engine: model endpoints (with a connection test), audits (create, launch, pause,
-resume, cancel, clone, progress) and dialogues with their transcripts. Researchers only."""
+resume, cancel, clone, retry failed dialogues, re-judge unparsable and failed turns, progress) and
+dialogues with their transcripts. Researchers only."""
 
 from django.db import transaction
 from django.db.models import ProtectedError
@@ -19,6 +20,7 @@ from audits.api.serializers_runs import (
 from audits.models import Audit, Dialogue, ModelEndpoint, PromptTemplate
 from audits.selectors.runs import audit_progress
 from audits.services import runs as run_services
+from audits.services.judging import audit_turns_rejudge
 from edufair_web.accounts.permissions import IsResearcher
 
 
@@ -114,6 +116,17 @@ class AuditViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.Crea
     @action(detail=True, methods=["post"], url_path="retry-failed")
     def retry_failed(self, request, pk=None):
         return self._state_change(run_services.audit_retry_failed)
+
+    @extend_schema(
+        request=None,
+        responses={200: dict, 409: dict},
+        description="Queue the re-judging of the audit's unparsable and failed judge turns (tutor turns of "
+        "finished dialogues) with its judge and rubric. Unparsable answers are asked afresh, never reused. "
+        "`result` is the number of turns queued; the progress counts fall as the worker stores them.",
+    )
+    @action(detail=True, methods=["post"])
+    def rejudge(self, request, pk=None):
+        return self._state_change(audit_turns_rejudge)
 
     @extend_schema(responses={200: dict})
     @action(detail=True, methods=["get"])

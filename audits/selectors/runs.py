@@ -24,6 +24,7 @@ def audit_progress(*, audit: Audit) -> dict:
     paid_totals = paid.aggregate(
         calls=Count("pk"),
         ok=Count("pk", filter=Q(status=LLMCall.Status.OK)),
+        unparsable=Count("pk", filter=Q(status=LLMCall.Status.UNPARSABLE)),
         attempts=Sum("attempts"),
         prompt_tokens=Sum("prompt_tokens"),
         completion_tokens=Sum("completion_tokens"),
@@ -74,7 +75,9 @@ def audit_progress(*, audit: Audit) -> dict:
         "cancelled": by_status.get(Dialogue.Status.CANCELLED, 0),
         "percent": int(100 * finished / total) if total else 0,
         "calls_sent": calls,
-        "calls_failed": calls - (paid_totals["ok"] or 0),
+        # An unparsable answer was answered (and paid for) but never used: counted apart from failures.
+        "calls_failed": calls - (paid_totals["ok"] or 0) - (paid_totals["unparsable"] or 0),
+        "calls_unparsable": paid_totals["unparsable"] or 0,
         "calls_reused": max(0, used_calls - calls),
         "retries": (paid_totals["attempts"] or 0) - calls,
         "prompt_tokens": paid_totals["prompt_tokens"] or 0,

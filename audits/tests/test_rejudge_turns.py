@@ -4,6 +4,7 @@ action is on the audit page, the API and `run_audit --rejudge`, and queues one t
 
 import pytest
 from django.core.management import call_command
+from django.test import Client
 from django.urls import reverse
 
 from audits.models import Audit, LLMCall, Turn, TurnScore
@@ -82,3 +83,42 @@ def test_turns_judge_builds_the_engines_request(audit):
     stored = {t.pk: t for t in Turn.objects.filter(pk__in=ids).prefetch_related("scores")}
     for turn_id, judgement in result.judgements.items():
         assert judgement.scores == {s.metric: s.value for s in stored[turn_id].scores.all()}
+
+
+@pytest.fixture
+def queued(monkeypatch):
+    sent = []
+    monkeypatch.setattr("audits.tasks.audit_turns_rejudge_task.apply_async", lambda args, **kw: sent.append(args))
+    return sent
+
+
+def test_the_page_button_queues_the_rejudging(researcher_client, audit, queued):
+    url = reverse("audits:audit-detail", args=[audit.pk])
+    assert "Re-judge unparsable and failed turns" not in researcher_client.get(url).content.decode()
+    spoil(audit)
+    page = researcher_client.get(url).content.decode()
+    assert "Re-judge unparsable and failed turns (3)" in page and 'id="turns-judge-failed">2<' in page
+    response = researcher_client.post(reverse("audits:audit-action", args=[audit.pk, "rejudge"]), follow=True)
+    assert queued == [(audit.pk,)]
+    assert "Re-judging 3 unparsable and failed turns on the workers." in response.content.decode()
+
+
+def test_the_api_queues_the_rejudging_and_refuses_others(researcher_client, annotator, audit, queued):
+    spoil(audit, count=2)
+    url = f"/api/audits/{audit.pk}/rejudge/"
+    other = Client()
+    other.force_login(annotator)
+    assert other.post(url).status_code == 403 and queued == []
+    response = researcher_client.post(url)
+    assert response.status_code == 200 and response.json()["result"] == 2 and queued == [(audit.pk,)]
+    schema = researcher_client.get("/api/schema/", {"format": "json"}).json()
+    assert "re-judging" in schema["paths"]["/api/audits/{id}/rejudge/"]["post"]["description"]
+
+
+def test_the_command_rejudges_inline_or_on_the_workers(audit, queued, capsys):
+    spoil(audit, count=2)
+    call_command("run_audit", str(audit.pk), "--rejudge")
+    assert queued == [(audit.pk,)] and "Re-judging 2 unparsable" in capsys.readouterr().out
+    call_command("run_audit", str(audit.pk), "--rejudge", "--inline")
+    assert "Re-judged 2 turns: 2 scored" in capsys.readouterr().out
+    assert audit_progress(audit=audit)["turns_judge_failed"] == 0

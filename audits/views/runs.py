@@ -15,6 +15,7 @@ from audits.api.views_runs import clone_value
 from audits.models import Audit, Dialogue, ModelEndpoint, PromptTemplate, Question
 from audits.selectors.runs import audit_list, audit_progress, dialogue_transcript
 from audits.services import runs as run_services
+from audits.services.judging import audit_turns_rejudge
 from edufair_web.accounts.permissions import ResearcherRequiredMixin
 
 # --- forms ----------------------------------------------------------------------------------------
@@ -248,7 +249,9 @@ class AuditActionView(ResearcherRequiredMixin, View):
         "resume": run_services.audit_resume,
         "cancel": run_services.audit_cancel,
         "retry-failed": run_services.audit_retry_failed,
+        "rejudge": audit_turns_rejudge,
     }
+    DONE = {"rejudge": "Re-judging {result} unparsable and failed turns on the workers."}
 
     def post(self, request, pk, action):
         audit = get_object_or_404(Audit, pk=pk)
@@ -257,8 +260,9 @@ class AuditActionView(ResearcherRequiredMixin, View):
             messages.error(request, f"Unknown action {action!r}.")
         else:
             try:
-                change(audit=audit)
-                messages.success(request, f"{action.replace('-', ' ').capitalize()}: done.")
+                result = change(audit=audit)
+                done = self.DONE.get(action, f"{action.replace('-', ' ').capitalize()}: done.")
+                messages.success(request, done.format(result=result))
             except ValueError as exc:
                 messages.error(request, str(exc))
         return HttpResponseRedirect(reverse("audits:audit-detail", args=[pk]))

@@ -132,7 +132,7 @@ expect(
 )
 expect("api/^audits/$", "/api/audits/", API_RESEARCHER)
 expect("api/^audits/(?P<pk>[^/.]+)/$", "/api/audits/{audit}/", API_RESEARCHER)
-for action in ("cancel", "clone", "launch", "pause", "resume", "retry-failed"):
+for action in ("cancel", "clone", "launch", "pause", "rejudge", "resume", "retry-failed"):
     expect(f"api/^audits/(?P<pk>[^/.]+)/{action}/$", f"/api/audits/{{audit}}/{action}/", API_RESEARCHER_POST)
 expect("api/^audits/(?P<pk>[^/.]+)/progress/$", "/api/audits/{audit}/progress/", API_RESEARCHER)
 expect("api/^dialogues/$", "/api/dialogues/", API_RESEARCHER)

@@ -13,6 +13,10 @@
 
 By default the audit goes to the Celery workers; `--wait` shows a progress bar until it is done.
 `--inline` runs it in this process instead (no worker needed) — what `make demo` does for its audit.
+
+`run_audit AUDIT_ID --rejudge [--inline]` re-judges the audit's unparsable and failed judge turns
+(tutor turns of finished dialogues) with its judge and rubric, asking afresh for every answer the
+ledger recorded unparsable; on the workers by default, in this process with `--inline`.
 """
 
 import json
@@ -21,6 +25,7 @@ from pathlib import Path
 
 import yaml
 from django.core.management.base import BaseCommand, CommandError
+from django.db import transaction
 from django.db.models import Q
 from tqdm import tqdm
 
@@ -76,14 +81,22 @@ class Command(BaseCommand):
         parser.add_argument("--wait", action="store_true", help="Block with a progress bar until the audit ends.")
         parser.add_argument("--inline", action="store_true", help="Run in this process instead of on the workers.")
         parser.add_argument("--poll", type=float, default=1.0, help="Seconds between progress checks.")
+        parser.add_argument(
+            "--rejudge", action="store_true", help="Re-judge the audit's unparsable and failed turns instead."
+        )
 
-    def handle(self, *args, audit_id, config, wait, inline, poll, **options):
+    def handle(self, *args, audit_id, config, wait, inline, poll, rejudge=False, **options):
         if bool(audit_id) == bool(config):
             raise CommandError("give an AUDIT_ID or --config FILE (one of them)")
+        if rejudge and config:
+            raise CommandError("--rejudge takes an AUDIT_ID")
         audit = audit_from_config(config) if config else Audit.objects.filter(pk=audit_id).first()
         if audit is None:
             raise CommandError(f"no audit {audit_id}")
         self.stdout.write(f"Audit {audit.pk}: {audit.name}" + (" [simulation]" if audit.uses_simulation else ""))
+        if rejudge:
+            self._rejudge(audit, inline=inline)
+            return
         if inline:
             run_services.audit_dialogues_create(audit=audit)
             total = audit.dialogues.count()
@@ -125,6 +138,23 @@ class Command(BaseCommand):
                     break
                 time.sleep(poll)
         self._summary(audit, audit.status)
+
+    def _rejudge(self, audit: Audit, *, inline: bool) -> None:
+        from audits.services.judging import audit_turns_rejudge, audit_turns_rejudge_run
+
+        if inline:
+            counts = audit_turns_rejudge_run(audit_id=audit.pk)
+            self.stdout.write(
+                f"Re-judged {counts['turns']} turns: {counts['scored']} scored, {counts['unparsable']} unparsable, "
+                f"{counts['failed']} failed; {counts['calls_sent']} calls sent, {counts['calls_cached']} reused."
+            )
+            return
+        try:
+            with transaction.atomic():
+                queued = audit_turns_rejudge(audit=audit)
+        except ValueError as exc:
+            raise CommandError(str(exc)) from None
+        self.stdout.write(f"Re-judging {queued} unparsable and failed turns on the workers.")
 
     def _summary(self, audit: Audit, status: str) -> None:
         progress = audit_progress(audit=audit)
