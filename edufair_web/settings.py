@@ -282,6 +282,11 @@ AUDIT_RETRY_POLICY = {
     "backoff_cap": float(os.environ.get("LLM_BACKOFF_CAP_SECONDS", "30")),
     "max_retry_after": float(os.environ.get("LLM_MAX_RETRY_AFTER_SECONDS", "120")),
 }
+# Endpoints' requests/tokens-per-minute budgets are shared by all worker processes through Redis when
+# the broker is Redis (or this URL names one), through the database otherwise (audits.services.rate_limits).
+AUDIT_RATE_LIMIT_REDIS_URL = os.environ.get("AUDIT_RATE_LIMIT_REDIS_URL") or (
+    CELERY_BROKER_URL if CELERY_BROKER_URL.startswith(("redis://", "rediss://")) else ""
+)
 # Fairness analyses (results pages, API, exports) are computed by a worker on this queue (default: the
 # audits' queue). A queued or running analysis whose worker has not written progress for this long (it
 # died, or the broker lost the message) is queued again by the next request for it.

@@ -30,3 +30,6 @@ __all__ += ["AnalysisResult"]
 from .batch import JudgeBatch, JudgeRun  # noqa: E402  (judging runs and their Batch API batches)
 
 __all__ += ["JudgeBatch", "JudgeRun"]
+from .limits import EndpointLimitStatus, RateBucket  # noqa: E402  (shared rate-limit state)
+
+__all__ += ["EndpointLimitStatus", "RateBucket"]

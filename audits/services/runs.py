@@ -522,11 +522,15 @@ def _retry_policy() -> RetryPolicy:
 
 
 def engine_client(runtime: LoopRuntime) -> LLMClient:
-    """The process's one client (created on the runtime's loop, on first use)."""
+    """The process's one client (created on the runtime's loop, on first use). Its endpoints' rate
+    budgets are shared with the other worker processes, and its limits are reported for the audit page."""
     client = runtime.state.get("client")
     if client is None:
-        client = LLMClient(DatabaseLedger(runtime), retry=_retry_policy())
+        from audits.services.rate_limits import limit_statuses_start, rate_limit_store
+
+        client = LLMClient(DatabaseLedger(runtime), retry=_retry_policy(), bucket_store=rate_limit_store(runtime))
         runtime.state["client"] = client
+        limit_statuses_start(runtime, client)
     return client
 
 
