@@ -61,11 +61,32 @@ def audit_turns_rejudge_task(audit_id: int) -> dict:
     return audit_turns_rejudge_run(audit_id=audit_id)
 
 
+# --- judging runs (re-judging under another rubric, judge validation): by batch or online -------------
+
+
+@shared_task(name="audits.audit_rejudge", acks_late=True)
+def audit_rejudge_task(run_id: int) -> str:
+    """Judge an audit's turns under another rubric version. Safe to deliver twice: the run is claimed by
+    compare-and-swap, and a successor polls the batch a dead worker created (see services.judge_runs)."""
+    from audits.services.judge_runs import audit_rejudge_run
+
+    return audit_rejudge_run(run_id=run_id)
+
+
+@shared_task(name="audits.judge_runs_sweep", acks_late=True)
+def judge_runs_sweep_task() -> int:
+    """Re-send judging runs nobody holds (queued, or their worker died)."""
+    from audits.services.judge_runs import judge_runs_sweep
+
+    return judge_runs_sweep()
+
+
 def _sweep_on_worker_start(sender=None, **kwargs) -> None:
     # A worker that starts picks up what a dead one left behind (database rows, not broker state).
     from audits.services.runs import audit_task_queue
 
     audit_sweep_task.apply_async(queue=audit_task_queue())
+    judge_runs_sweep_task.apply_async(queue=audit_task_queue())
 
 
 from celery.signals import worker_ready  # noqa: E402

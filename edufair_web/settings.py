@@ -287,6 +287,10 @@ AUDIT_RETRY_POLICY = {
 AUDIT_RATE_LIMIT_REDIS_URL = os.environ.get("AUDIT_RATE_LIMIT_REDIS_URL") or (
     CELERY_BROKER_URL if CELERY_BROKER_URL.startswith(("redis://", "rediss://")) else ""
 )
+# Judging runs on workers (re-judging, judge validation): the claim's lease, and how often a batch at the
+# provider is polled (the Batch API answers within 24 h; a local test server within a second).
+JUDGE_RUN_LEASE_SECONDS = int(os.environ.get("JUDGE_RUN_LEASE_SECONDS", "60"))
+JUDGE_BATCH_POLL_SECONDS = float(os.environ.get("JUDGE_BATCH_POLL_SECONDS", "30"))
 # Fairness analyses (results pages, API, exports) are computed by a worker on this queue (default: the
 # audits' queue). A queued or running analysis whose worker has not written progress for this long (it
 # died, or the broker lost the message) is queued again by the next request for it.

@@ -86,10 +86,33 @@ def judgements_run(
     template_text: str,
     max_reasks: int = 2,
     allowed: dict | None = None,
+    run=None,
+    keep_alive=None,
 ) -> JudgingResult:
     """Judge every turn (concurrently, within the endpoint's limits) on the process's event loop and
-    return the judgements by the same keys. Blocking; writes only ledger rows."""
+    return the judgements by the same keys. Blocking; writes only ledger rows.
+
+    Within a judging run on a worker (`run`, an `audits.models.JudgeRun` whose endpoint is batch-capable)
+    the turns go through the Batch API instead (`audits.services.batch_judging`), at the batch price."""
     from audits.services.runs import engine_client
+
+    if run is not None and run.via_batch and turns:
+        from audits.services.batch_judging import turns_judge_by_batch
+
+        keys = list(turns)
+        sent_before = _batch_lines_sent(run)
+        judgements = turns_judge_by_batch(
+            run=run,
+            turns=[turns[key] for key in keys],
+            endpoint=judge_endpoint,
+            template=template_text,
+            max_reasks=max_reasks,
+            allowed=allowed,
+            keep_alive=keep_alive or (lambda: None),
+        )
+        sent = _batch_lines_sent(run) - sent_before
+        asked = sum(len(j.call_ids) for j in judgements)
+        return JudgingResult(dict(zip(keys, judgements, strict=True)), sent, max(0, asked - sent))
 
     config = judge_endpoint.to_config()
     counters = {"sent": 0, "cached": 0}
@@ -125,6 +148,12 @@ def judgements_run(
     return JudgingResult(dict(zip(keys, judgements, strict=True)), counters["sent"], counters["cached"])
 
 
+def _batch_lines_sent(run) -> int:
+    from django.db.models import Sum
+
+    return run.batches.aggregate(n=Sum("lines"))["n"] or 0
+
+
 def turns_judge(
     *,
     turn_ids: Iterable[int],
@@ -153,13 +182,24 @@ def turn_scores_store(
     judge status. With `replacing`, a turn is written only while its judge status is still one of those
     (compare-and-swap), so two re-judging runs at once write each turn once. Returns the turns written."""
     written = 0
+    # A turn's judge status is its judgement under its audit's own rubric; scores under another rubric
+    # version (re-judging the audit under a new one) are stored beside them and leave the status alone.
+    own_rubric = set(
+        Turn.objects.filter(pk__in=list(judgements), dialogue__audit__judge_template_id=rubric.pk).values_list(
+            "pk", flat=True
+        )
+    )
     with transaction.atomic():
         for turn_id, judgement in judgements.items():
             turns = Turn.objects.filter(pk=turn_id, role=Turn.Role.TUTOR)
-            if replacing is not None:
-                turns = turns.filter(judge_status__in=list(replacing))
-            if turns.update(judge_status=judgement.status) != 1:
-                continue
+            if turn_id not in own_rubric:
+                if not turns.exists():
+                    continue
+            else:
+                if replacing is not None:
+                    turns = turns.filter(judge_status__in=list(replacing))
+                if turns.update(judge_status=judgement.status) != 1:
+                    continue
             written += 1
             TurnScore.objects.filter(turn_id=turn_id, rubric=rubric).delete()
             last_call = judgement.call_ids[-1] if judgement.call_ids else None

@@ -258,6 +258,9 @@ class OpenAITestServer:
         self._runner: web.AppRunner | None = None
         self.port = 0
 
+    def build_app(self) -> web.Application:
+        return build_app(self.state)
+
     @property
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.port}/v1"
@@ -282,7 +285,7 @@ class OpenAITestServer:
         def run() -> None:
             self._loop = asyncio.new_event_loop()
             asyncio.set_event_loop(self._loop)
-            self._runner = web.AppRunner(build_app(self.state), access_log=None)
+            self._runner = web.AppRunner(self.build_app(), access_log=None)
             self._loop.run_until_complete(self._runner.setup())
             site = web.TCPSite(self._runner, "127.0.0.1", 0)
             self._loop.run_until_complete(site.start())

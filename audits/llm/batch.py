@@ -1,0 +1,280 @@
+"""The OpenAI Batch API's side of judging, without Django: the JSONL input file (one line per ledger
+request, `custom_id` = the request hash), the reading of the output and error files back into one outcome
+per request hash, and judging rounds that take their answers from what the ledger already holds.
+
+A batch answers only the requests it was given; a judge reply that does not parse needs a re-ask, which
+is a new request. `judgements_from_answers` therefore runs the engine's one judge call
+(`audits.llm.dialogue.turn_judge`) for every turn against the answers known so far and returns, besides
+the turns it could conclude, the requests still missing: the next round's batch lines. The requests and
+their attempt keys are the online path's own, so a turn judged by batch and a turn judged online hit the
+same ledger rows.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from ..judge import TurnJudgement
+from .client import MAX_ATTEMPT_ROUNDS, CallRequest, CallResult, EndpointConfig, attempt_key
+from .dialogue import TurnToJudge, turn_judge
+
+BATCH_URL = "/v1/chat/completions"
+COMPLETION_WINDOW = "24h"
+# OpenAI's limit of requests in one batch file.
+MAX_LINES = 50_000
+
+# A batch's states, as the provider names them; the last four are final.
+OPEN_STATES = ("validating", "in_progress", "finalizing", "cancelling")
+FINAL_STATES = ("completed", "failed", "expired", "cancelled")
+
+
+def chat_body(request: CallRequest) -> dict:
+    """The chat-completions body of a request, as `OpenAICompatProvider.send` posts it online."""
+    endpoint = request.endpoint
+    body: dict = {"model": endpoint.model, "messages": request.messages, "temperature": endpoint.temperature}
+    if endpoint.max_tokens:
+        body["max_tokens"] = endpoint.max_tokens
+    if request.response_format:
+        body["response_format"] = request.response_format
+    # The SDK merges `extra_body` into the top level of the JSON it sends.
+    body.update(endpoint.extra_params or {})
+    return body
+
+
+def batch_lines(requests: Iterable[CallRequest]) -> list[dict]:
+    """One input line per distinct request hash (a request asked twice is one ledger row, one line)."""
+    lines: dict[str, dict] = {}
+    for request in requests:
+        request_hash = request.request_hash()
+        if request_hash not in lines:
+            lines[request_hash] = {
+                "custom_id": request_hash,
+                "method": "POST",
+                "url": BATCH_URL,
+                "body": chat_body(request),
+            }
+    return list(lines.values())
+
+
+def jsonl_encode(lines: Sequence[dict]) -> bytes:
+    return "".join(json.dumps(line, ensure_ascii=False, separators=(",", ":")) + "\n" for line in lines).encode()
+
+
+@dataclass(frozen=True)
+class LineOutcome:
+    """One request's result in a batch: its answer, or why there is none."""
+
+    custom_id: str
+    ok: bool
+    text: str | None = None
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    reported_model: str = ""
+    error: str = ""
+
+
+class UnreadableLine(ValueError):
+    """A line of an output or error file that names no request (so no ledger row can take it)."""
+
+
+def _chat_answer(custom_id: str, body) -> LineOutcome:
+    """A 200 line's body: a chat completion with non-empty content, else a failed outcome saying why."""
+    if not isinstance(body, dict):
+        return LineOutcome(custom_id, False, error="batch line: the body is not a chat completion")
+    choices = body.get("choices")
+    if not isinstance(choices, list) or not choices:
+        return LineOutcome(custom_id, False, error="batch line: the response had no choices")
+    message = choices[0].get("message") if isinstance(choices[0], dict) else None
+    content = message.get("content") if isinstance(message, dict) else None
+    if not isinstance(content, str) or not content.strip():
+        return LineOutcome(custom_id, False, error="batch line: empty content")
+    usage = body.get("usage") if isinstance(body.get("usage"), dict) else {}
+    return LineOutcome(
+        custom_id,
+        True,
+        text=content,
+        prompt_tokens=int(usage.get("prompt_tokens") or 0),
+        completion_tokens=int(usage.get("completion_tokens") or 0),
+        reported_model=str(body.get("model") or ""),
+    )
+
+
+def output_line_parse(raw: str) -> LineOutcome:
+    """One line of a batch's output or error file. Raises UnreadableLine when it names no request."""
+    try:
+        data = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise UnreadableLine(f"not JSON ({exc.msg})") from None
+    if not isinstance(data, dict) or not isinstance(data.get("custom_id"), str) or not data["custom_id"]:
+        raise UnreadableLine("the line has no custom_id")
+    custom_id = data["custom_id"]
+    error = data.get("error")
+    response = data.get("response")
+    if isinstance(response, dict):
+        status = response.get("status_code")
+        if status == 200 and not error:
+            return _chat_answer(custom_id, response.get("body"))
+        body = response.get("body")
+        detail = body.get("error") if isinstance(body, dict) else None
+        message = detail.get("message") if isinstance(detail, dict) else ""
+        return LineOutcome(custom_id, False, error=f"batch line: HTTP {status}{': ' + message if message else ''}")
+    if isinstance(error, dict):
+        code = error.get("code") or "error"
+        return LineOutcome(custom_id, False, error=f"batch line: {code}: {error.get('message') or ''}".rstrip(": "))
+    return LineOutcome(custom_id, False, error="batch line: neither a response nor an error")
+
+
+@dataclass
+class BatchResults:
+    outcomes: dict[str, LineOutcome] = field(default_factory=dict)
+    unreadable: int = 0
+
+    @property
+    def answered(self) -> int:
+        return sum(1 for o in self.outcomes.values() if o.ok)
+
+    @property
+    def failed(self) -> int:
+        return sum(1 for o in self.outcomes.values() if not o.ok)
+
+
+def batch_results(output_text: str, error_text: str, expected: Iterable[str]) -> BatchResults:
+    """Every expected request hash mapped to its outcome. A line for a request not in the batch is
+    ignored; an expected request on no line failed ("missing"); an answer beats an error for the same id."""
+    expected = set(expected)
+    results = BatchResults()
+    for text in (output_text or "", error_text or ""):
+        for raw in text.splitlines():
+            if not raw.strip():
+                continue
+            try:
+                outcome = output_line_parse(raw)
+            except UnreadableLine:
+                results.unreadable += 1
+                continue
+            if outcome.custom_id not in expected:
+                continue
+            known = results.outcomes.get(outcome.custom_id)
+            if known is None or (outcome.ok and not known.ok):
+                results.outcomes[outcome.custom_id] = outcome
+    for custom_id in expected - set(results.outcomes):
+        results.outcomes[custom_id] = LineOutcome(custom_id, False, error="batch line: missing from the output")
+    return results
+
+
+# --- judging rounds ------------------------------------------------------------------------------
+
+
+STATUS_OK = "ok"
+STATUS_UNPARSABLE = "unparsable"
+STATUS_FAILED = "failed"
+
+
+@dataclass(frozen=True)
+class KnownAnswer:
+    """What the ledger holds under one attempt key: an answer (ok), an answer nobody could use
+    (unparsable: the next round's key is asked instead), or a failure recorded in this run."""
+
+    status: str
+    text: str | None = None
+    call_id: int | None = None
+    error: str = ""
+
+
+@dataclass
+class RoundResult:
+    judgements: list[TurnJudgement | None] = field(default_factory=list)  # per turn; None: not concluded
+    # (attempt key, request) for every unfinished turn: the next request the ledger does not hold yet.
+    missing: dict[str, CallRequest] = field(default_factory=dict)
+    # Ledger rows whose answer the judge could not parse, with the problem: to be marked unparsable.
+    rejected: list[tuple[int, str]] = field(default_factory=list)
+
+    @property
+    def concluded(self) -> int:
+        return sum(1 for j in self.judgements if j is not None)
+
+
+class _Pending(Exception):
+    def __init__(self, key: str, request: CallRequest) -> None:
+        self.key = key
+        self.request = request
+
+
+def _drive(coroutine):
+    """Run a coroutine that never waits on anything (its client answers at once) to its result."""
+    try:
+        coroutine.send(None)
+    except StopIteration as stop:
+        return stop.value
+    coroutine.close()
+    raise RuntimeError("a judging round waited on something; its client must answer at once")
+
+
+def answer_lookup(request: CallRequest, answers: dict[str, KnownAnswer]) -> tuple[str, KnownAnswer | None]:
+    """The attempt key the online client would use for this request, and what is known under it: the
+    first key whose row is not unparsable (`audits.llm.client.attempt_key`)."""
+    request_hash = request.request_hash()
+    key = request_hash
+    for round_number in range(MAX_ATTEMPT_ROUNDS):
+        key = attempt_key(request_hash, round_number)
+        known = answers.get(key)
+        if known is None or known.status != STATUS_UNPARSABLE:
+            return key, known
+    return key, KnownAnswer(STATUS_FAILED, error=f"the answers of {MAX_ATTEMPT_ROUNDS} rounds could not be used")
+
+
+class RoundClient:
+    """Stands in for `LLMClient` in `turn_judge`: answers from the known answers, and stops a turn at
+    the first request it has no answer for. Rejections are collected, not applied, so every round of a
+    run (and a successor's rounds after a crash) walks the same path to the same requests."""
+
+    def __init__(self, answers: dict[str, KnownAnswer]) -> None:
+        self.answers = answers
+        self.rejected: list[tuple[int, str]] = []
+
+    async def complete(self, request: CallRequest) -> CallResult:
+        key, known = answer_lookup(request, self.answers)
+        if known is None:
+            raise _Pending(key, request)
+        return CallResult(
+            ok=known.status == STATUS_OK,
+            text=known.text if known.status == STATUS_OK else None,
+            call_id=known.call_id,
+            cached=True,
+            error=known.error,
+            status=known.status,
+        )
+
+    async def reject(self, result: CallResult, problem: str) -> None:
+        if result.ok and result.call_id is not None:
+            self.rejected.append((result.call_id, problem))
+
+
+def judgements_from_answers(
+    turns: Sequence[TurnToJudge],
+    endpoint: EndpointConfig,
+    answers: dict[str, KnownAnswer],
+    *,
+    template: str,
+    max_reasks: int = 2,
+    allowed: dict | None = None,
+) -> RoundResult:
+    """Judge each turn (`audits.llm.dialogue.turn_judge`, the engine's one judge call) as far as the known
+    answers go. A turn whose next request has no known answer is left for a later round; a failure known
+    for a request concludes the turn as failed, as an online call that failed after its retries does."""
+    result = RoundResult()
+    for turn in turns:
+        client = RoundClient(answers)
+        try:
+            judgement = _drive(
+                turn_judge(turn, client, endpoint, template=template, max_reasks=max_reasks, allowed=allowed)
+            )
+        except _Pending as pending:
+            result.judgements.append(None)
+            result.missing.setdefault(pending.key, pending.request)
+            continue
+        result.judgements.append(judgement)
+        result.rejected.extend(client.rejected)
+    return result

@@ -1,0 +1,329 @@
+"""Judging through the OpenAI Batch API, for endpoints marked batch-capable: the turns of a judging run
+go to the provider as JSONL files of judge requests, in rounds (first asks, then re-asks of replies that
+did not parse), and come back into the ledger at the batch price.
+
+Each round is a `JudgeBatch` row, found again by the content hash of its request keys. Every step at the
+provider (file uploaded, batch created, polled, output collected) is saved before the next, so a worker
+killed at any point leaves a successor that rebuilds the same round, finds the same row and polls the
+batch already paid for; a batch created by a worker killed before it could save the id is adopted by its
+metadata. Output lines are mapped back to their ledger rows by `custom_id` (the attempt key); failed lines
+become failed calls, which a later batch or an online run asks again. The pure part is `audits.llm.batch`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import time
+from collections.abc import Callable, Sequence
+
+import openai
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from audits.judge import TurnJudgement
+from audits.llm import batch as batchlib
+from audits.llm.dialogue import TurnToJudge
+from audits.models import JudgeBatch, JudgeRun, LLMCall, ModelEndpoint
+
+logger = logging.getLogger(__name__)
+
+METADATA_KEY = "edufair_batch"
+
+
+class BatchNotPossible(ValueError):
+    """The endpoint cannot judge by batch (not marked batch-capable, or a simulation)."""
+
+
+class BatchApiError(RuntimeError):
+    """The provider refused a step of the Batch API (a 4xx other than 429)."""
+
+
+def poll_seconds() -> float:
+    return float(settings.JUDGE_BATCH_POLL_SECONDS)
+
+
+def batch_client(endpoint: ModelEndpoint) -> openai.OpenAI:
+    """The SDK's client for the files and batches endpoints; no retries of its own (`_api` retries)."""
+    from audits.llm.openai_compat import api_key_for
+
+    config = endpoint.to_config()
+    return openai.OpenAI(
+        api_key=api_key_for(config), base_url=config.base_url or None, max_retries=0, timeout=config.timeout
+    )
+
+
+def _api(call: Callable, what: str, attempts: int = 5):
+    """One Batch API call; connection errors, timeouts, 429 and 5xx are tried again, others raise."""
+    for attempt in range(1, attempts + 1):
+        try:
+            return call()
+        except (openai.APIConnectionError, openai.APITimeoutError) as exc:
+            problem = f"{what}: {type(exc).__name__}"
+        except openai.APIStatusError as exc:
+            status = exc.status_code
+            if status != 429 and status < 500:
+                raise BatchApiError(f"{what}: HTTP {status}") from None
+            problem = f"{what}: HTTP {status}"
+        logger.info("batch API retry %d: %s", attempt, problem)
+        time.sleep(min(30.0, poll_seconds() * attempt))
+    raise BatchApiError(f"{problem} (gave up after {attempts} attempts)")
+
+
+# --- the ledger's side ---------------------------------------------------------------------------
+
+
+def _known_answers(keys: Sequence[str], run: JudgeRun) -> tuple[dict[str, batchlib.KnownAnswer], set[str]]:
+    """What the ledger holds under these keys: answers (ok / unparsable), and failures recorded by this
+    run's batches (they conclude their turn); keys failed earlier, or never asked, are to be sent."""
+    known: dict[str, batchlib.KnownAnswer] = {}
+    rows = LLMCall.objects.filter(request_hash__in=list(keys)).values(
+        "pk", "request_hash", "status", "response_text", "error", "batch__run_id"
+    )
+    for row in rows:
+        if row["status"] in (LLMCall.Status.OK, LLMCall.Status.UNPARSABLE):
+            known[row["request_hash"]] = batchlib.KnownAnswer(row["status"], row["response_text"], row["pk"])
+        elif row["batch__run_id"] == run.pk:
+            known[row["request_hash"]] = batchlib.KnownAnswer(batchlib.STATUS_FAILED, None, row["pk"], row["error"])
+    return known, set(keys) - set(known)
+
+
+def _ledger_reject(rejected: list[tuple[int, str]]) -> None:
+    """Mark the answers the judge could not parse unparsable (never served again; their text stays)."""
+    for call_id, problem in rejected:
+        LLMCall.objects.filter(pk=call_id, status=LLMCall.Status.OK).update(
+            status=LLMCall.Status.UNPARSABLE, error=problem[:2000]
+        )
+
+
+@transaction.atomic
+def _collect(batch: JudgeBatch, results: batchlib.BatchResults, endpoint: ModelEndpoint) -> None:
+    """Each line into its ledger row (found by custom_id): answers at the batch price, failures as failed
+    calls; a row another worker answered meanwhile keeps its answer. The batch becomes collected."""
+    factor = float(endpoint.batch_price_factor) if endpoint else 1.0
+    existing = {
+        row.request_hash: row
+        for row in LLMCall.objects.select_for_update().filter(request_hash__in=list(results.outcomes))
+    }
+    fresh = []
+    for key, outcome in results.outcomes.items():
+        stored = batch.requests.get(key, {})
+        values = {
+            "response_text": outcome.text,
+            "status": LLMCall.Status.OK if outcome.ok else LLMCall.Status.FAILED,
+            "error": outcome.error,
+            "prompt_tokens": outcome.prompt_tokens,
+            "completion_tokens": outcome.completion_tokens,
+            "reported_model": outcome.reported_model,
+            "batch": batch,
+            "price_factor": factor,
+        }
+        row = existing.get(key)
+        if row is None:
+            fresh.append(
+                LLMCall(
+                    request_hash=key,
+                    endpoint_id=batch.endpoint_id,
+                    purpose=stored.get("purpose", "judge"),
+                    model=stored.get("model", ""),
+                    request=stored.get("request", {}),
+                    attempts=1,
+                    attempt_log=[] if outcome.ok else [{"attempt": 1, "error": outcome.error, "retry": False}],
+                    first_audit_id=stored.get("audit_id"),
+                    **values,
+                )
+            )
+        elif row.status == LLMCall.Status.FAILED:
+            log = [*row.attempt_log, *([] if outcome.ok else [{"attempt": row.attempts + 1, "error": outcome.error}])]
+            LLMCall.objects.filter(pk=row.pk).update(attempts=row.attempts + 1, attempt_log=log, **values)
+    LLMCall.objects.bulk_create(fresh, batch_size=500)
+    JudgeBatch.objects.filter(pk=batch.pk).update(
+        status=JudgeBatch.Status.COLLECTED,
+        answered=results.answered,
+        failed=results.failed,
+        unreadable=results.unreadable,
+        collected_at=timezone.now(),
+    )
+
+
+# --- one batch at the provider ---------------------------------------------------------------------
+
+
+def _content_hash(keys) -> str:
+    return hashlib.sha256("\n".join(sorted(keys)).encode()).hexdigest()
+
+
+def _batch_for_round(run: JudgeRun, endpoint: ModelEndpoint, missing: dict) -> JudgeBatch:
+    """The run's batch for exactly these requests: the one saved before (a resumed run), or a new row."""
+    content = _content_hash(missing)
+    found = JudgeBatch.objects.filter(run=run, content_hash=content).first()
+    if found is not None:
+        return found
+    requests = {
+        key: {
+            "purpose": request.purpose,
+            "model": request.endpoint.model,
+            "request": request.stored_request(),
+            "audit_id": request.origin.get("audit_id"),
+            "line": batchlib.batch_lines([request])[0]["body"],
+        }
+        for key, request in missing.items()
+    }
+    batch, _ = JudgeBatch.objects.get_or_create(
+        run=run,
+        content_hash=content,
+        defaults={
+            "endpoint": endpoint,
+            "round": run.batches.count(),
+            "requests": requests,
+            "lines": len(requests),
+        },
+    )
+    return batch
+
+
+def _save(batch: JudgeBatch, **values) -> None:
+    for name, value in values.items():
+        setattr(batch, name, value)
+    JudgeBatch.objects.filter(pk=batch.pk).update(**values)
+
+
+def _remote_state(batch: JudgeBatch, remote) -> None:
+    counts = getattr(remote, "request_counts", None)
+    _save(
+        batch,
+        status=remote.status,
+        output_file_id=remote.output_file_id or "",
+        error_file_id=remote.error_file_id or "",
+        request_counts=counts.model_dump() if counts is not None else {},
+        polled_at=timezone.now(),
+    )
+
+
+def _submit(batch: JudgeBatch, client: openai.OpenAI) -> None:
+    """Upload the input file and create the batch, each step saved before the next."""
+    resumed = bool(batch.input_file_id)
+    if not batch.input_file_id:
+        lines = [
+            {"custom_id": key, "method": "POST", "url": batchlib.BATCH_URL, "body": stored["line"]}
+            for key, stored in sorted(batch.requests.items())
+        ]
+        uploaded = _api(
+            lambda: client.files.create(
+                file=(f"judge-batch-{batch.pk}.jsonl", batchlib.jsonl_encode(lines)), purpose="batch"
+            ),
+            "upload the batch file",
+        )
+        _save(batch, input_file_id=uploaded.id)
+    tag = str(batch.pk)
+    if resumed:
+        # A worker may have died between creating the batch and saving its id: adopt that batch.
+        listed = _api(lambda: client.batches.list(limit=100), "list batches")
+        adopted = next(
+            (
+                b
+                for b in listed.data
+                if (b.metadata or {}).get(METADATA_KEY) == tag and b.input_file_id == batch.input_file_id
+            ),
+            None,
+        )
+        if adopted is not None:
+            _save(batch, provider_batch_id=adopted.id, submitted_at=timezone.now())
+            _remote_state(batch, adopted)
+            return
+    created = _api(
+        lambda: client.batches.create(
+            input_file_id=batch.input_file_id,
+            endpoint=batchlib.BATCH_URL,
+            completion_window=batchlib.COMPLETION_WINDOW,
+            metadata={METADATA_KEY: tag},
+        ),
+        "create the batch",
+    )
+    _save(batch, provider_batch_id=created.id, submitted_at=timezone.now())
+    _remote_state(batch, created)
+
+
+def _download(client: openai.OpenAI, file_id: str) -> str:
+    if not file_id:
+        return ""
+    return _api(lambda: client.files.content(file_id), "download a batch file").text
+
+
+def batch_follow(
+    *, batch: JudgeBatch, endpoint: ModelEndpoint, keep_alive: Callable[[], None] = lambda: None
+) -> JudgeBatch:
+    """Take a batch to collected: submit it if it is not at the provider yet, poll it until it ends,
+    download its output and error files and write every line into the ledger. `keep_alive` runs at
+    each poll (the run renews its lease there, and raises if it lost it)."""
+    client = batch_client(endpoint)
+    try:
+        if batch.status == JudgeBatch.Status.PREPARING:
+            try:
+                _submit(batch, client)
+            except BatchApiError as exc:
+                _save(batch, status=JudgeBatch.Status.FAILED, error=str(exc)[:2000])
+        while batch.status in batchlib.OPEN_STATES:
+            keep_alive()
+            time.sleep(poll_seconds())
+            try:
+                _remote_state(batch, _api(lambda: client.batches.retrieve(batch.provider_batch_id), "poll the batch"))
+            except BatchApiError as exc:
+                _save(batch, status=JudgeBatch.Status.FAILED, error=str(exc)[:2000])
+        if batch.status in batchlib.FINAL_STATES:
+            keep_alive()
+            try:
+                output = _download(client, batch.output_file_id)
+                errors = _download(client, batch.error_file_id)
+            except BatchApiError as exc:
+                # Lines that cannot be fetched are failed calls like any other: a later run asks again.
+                output, errors = "", ""
+                _save(batch, error=f"{batch.error}\n{exc}".strip()[:2000])
+            _collect(batch, batchlib.batch_results(output, errors, batch.requests), endpoint)
+    finally:
+        client.close()
+    batch.refresh_from_db()
+    return batch
+
+
+# --- a run's turns, round by round -----------------------------------------------------------------
+
+
+def turns_judge_by_batch(
+    *,
+    run: JudgeRun,
+    turns: Sequence[TurnToJudge],
+    endpoint: ModelEndpoint,
+    template: str,
+    max_reasks: int = 2,
+    allowed: dict | None = None,
+    keep_alive: Callable[[], None] = lambda: None,
+) -> list[TurnJudgement]:
+    """Judge the turns through the Batch API: each round asks, in one batch, every request the ledger
+    does not hold yet; the turns are then judged from the ledger (`audits.llm.batch`). Returns one
+    judgement per turn, in order. Blocking (polls); run it from a worker."""
+    if not endpoint.batch_capable or endpoint.is_simulation:
+        raise BatchNotPossible(f"{endpoint} is not marked batch-capable")
+    config = endpoint.to_config()
+    answers: dict[str, batchlib.KnownAnswer] = {}
+    checked: set[str] = set()  # keys looked up and found absent (or failed in an earlier run)
+    while True:
+        result = batchlib.judgements_from_answers(
+            turns, config, answers, template=template, max_reasks=max_reasks, allowed=allowed
+        )
+        unknown = [key for key in result.missing if key not in checked]
+        if unknown:
+            found, absent = _known_answers(unknown, run)
+            answers.update(found)
+            checked |= absent
+            continue
+        JudgeRun.objects.filter(pk=run.pk).update(judged=result.concluded)
+        if not result.missing:
+            _ledger_reject(result.rejected)
+            return list(result.judgements)
+        batch = _batch_for_round(run, endpoint, result.missing)
+        if batch.status == JudgeBatch.Status.COLLECTED:
+            raise RuntimeError(f"batch {batch.pk} was collected but its requests are not in the ledger")
+        batch_follow(batch=batch, endpoint=endpoint, keep_alive=keep_alive)
+        checked.clear()  # the batch wrote rows under these keys; look again
