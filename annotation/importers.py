@@ -83,6 +83,9 @@ def _read_jsonl(text: str) -> list[tuple[int, dict | None, str | None]]:
         except json.JSONDecodeError as exc:
             rows.append((number, None, f"not valid JSON ({exc.msg})"))
             continue
+        except RecursionError:
+            rows.append((number, None, "the JSON is nested too deeply"))
+            continue
         if not isinstance(record, dict):
             rows.append((number, None, "each line must be a JSON object"))
             continue
@@ -106,6 +109,9 @@ def _read_csv(text: str) -> list[tuple[int, dict | None, str | None]]:
                 converted["turns"] = json.loads(converted["turns"])
             except json.JSONDecodeError as exc:
                 rows.append((number, None, f"turns: not valid JSON ({exc.msg})"))
+                continue
+            except RecursionError:
+                rows.append((number, None, "turns: the JSON is nested too deeply"))
                 continue
         else:
             converted.pop("turns", None)

@@ -104,6 +104,8 @@ def parse_mrbench(data: bytes | str) -> list[ImportedResponse]:
         records = json.loads(data)
     except json.JSONDecodeError as exc:
         raise MRBenchError(f"not JSON: {exc.msg} at line {exc.lineno}") from None
+    except RecursionError:
+        raise MRBenchError("the JSON is nested too deeply") from None
     if not isinstance(records, list):
         raise MRBenchError("the file must hold a JSON list of dialogues")
     found: list[ImportedResponse] = []

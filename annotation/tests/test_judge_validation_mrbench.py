@@ -54,6 +54,8 @@ def test_the_sample_file_parses_and_bad_files_name_the_record():
         parse_mrbench('[{"anno_llm_responses": {}}]')
     with pytest.raises(MRBenchError, match="not JSON"):
         parse_mrbench("{")
+    with pytest.raises(MRBenchError, match="nested too deeply"):  # not a RecursionError out of the upload
+        parse_mrbench("[" * 100_000 + "]" * 100_000)
 
 
 @pytest.mark.django_db(transaction=True)

@@ -54,11 +54,15 @@ def test_one_bad_row_writes_nothing_and_names_line_and_field(project):
             {"id": "q1", "text": "duplicate"},
         )
         + "{not json\n"
+        + '{"id": "deep", "text": "z", "metadata": '
+        + "[" * 100_000
+        + "]" * 100_000
+        + "}\n"
     )
     with pytest.raises(ImportFailed) as failure:
         items_import(project=project, content=bad, fmt="jsonl")
     errors = {(line, field) for line, field, _ in failure.value.errors}
-    assert errors == {(3, "category"), (4, "gold.domain_valid"), (5, "id"), (6, "line")}
+    assert errors == {(3, "category"), (4, "gold.domain_valid"), (5, "id"), (6, "line"), (7, "line")}
     assert not Item.objects.filter(project=project).exists()
 
 
