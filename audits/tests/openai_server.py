@@ -4,7 +4,10 @@ It answers `POST /v1/chat/completions` with valid tutor, student, reveal-check a
 (the purpose comes from the `X-EduFair-Purpose` header the client sends), after an optional fixed
 delay, and can be told to misbehave on the next requests of a purpose: 429 with Retry-After, 500,
 hang past the client's timeout, truncated JSON, empty content, or a judge that answers in prose.
-It counts every request it served, so a test can hold the ledger against it.
+It counts every request it served, so a test can hold the ledger against it. It can enforce a
+requests-per-minute budget (`rpm`, over a sliding `rpm_window` of seconds, as providers quantise their
+limits) and answer 429 with Retry-After beyond it, and report another model name than the one asked
+for (`reported_model`: the model behind the URL was swapped).
 
 In a test: `with OpenAITestServer() as server: ... server.base_url ...`.
 As a process (benchmarks): `python -m audits.tests.openai_server --port 0 --delay 0.2` prints
@@ -114,6 +117,10 @@ class ServerState:
     # Anything with reply(purpose, messages, model) -> str answers instead of the fixed replies
     # (audits.tests.varied_tutoring.VariedTutoring: varied, fair or planted-bias tutoring).
     behaviour: object | None = None
+    rpm: int | None = None
+    rpm_window: float = 60.0
+    accepted_at: deque = field(default_factory=deque)  # times of requests let through the budget
+    reported_model: str = ""
     in_flight: int = 0
     max_in_flight: int = 0
     busy_seconds: float = 0.0  # summed time requests spent in the server (for mean concurrency)
@@ -121,6 +128,7 @@ class ServerState:
     last_at: float = 0.0
     faults: dict[str, deque] = field(default_factory=dict)
     served: list[ServedRequest] = field(default_factory=list)
+    served_at: list[float] = field(default_factory=list)  # monotonic time of each entry of `served`
     authorizations: set[str] = field(default_factory=set)  # Authorization headers seen
     lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -134,6 +142,19 @@ class ServerState:
                         return fault
         return None
 
+    def over_budget(self, now: float) -> float | None:
+        """None when a request may pass the RPM budget now (it is counted); else seconds to wait."""
+        if not self.rpm:
+            return None
+        allowed = max(1, int(self.rpm * self.rpm_window / 60))
+        with self.lock:
+            while self.accepted_at and self.accepted_at[0] <= now - self.rpm_window:
+                self.accepted_at.popleft()
+            if len(self.accepted_at) >= allowed:
+                return self.accepted_at[0] + self.rpm_window - now
+            self.accepted_at.append(now)
+        return None
+
 
 def build_app(state: ServerState) -> web.Application:
     async def completions(request: web.Request) -> web.StreamResponse:
@@ -145,6 +166,9 @@ def build_app(state: ServerState) -> web.Application:
         body_hash = hashlib.sha256(raw).hexdigest()
         fault = state.next_fault(purpose, "\n".join(str(m.get("content", "")) for m in body.get("messages", [])))
         started = time.monotonic()
+        wait = state.over_budget(started)
+        if wait is not None and not fault:
+            fault = Fault("429", retry_after=max(0.05, round(wait, 3)))
         with state.lock:
             state.in_flight += 1
             state.max_in_flight = max(state.max_in_flight, state.in_flight)
@@ -164,6 +188,7 @@ def build_app(state: ServerState) -> web.Application:
 
         def served(status: int) -> None:
             with state.lock:
+                state.served_at.append(time.monotonic())
                 state.served.append(
                     ServedRequest(
                         purpose,
@@ -208,7 +233,7 @@ def build_app(state: ServerState) -> web.Application:
                 "id": f"chatcmpl-{body_hash[:12]}",
                 "object": "chat.completion",
                 "created": int(time.time()),
-                "model": body.get("model", "test-model"),
+                "model": state.reported_model or body.get("model", "test-model"),
                 "choices": [
                     {"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}
                 ],
@@ -236,6 +261,7 @@ def build_app(state: ServerState) -> web.Application:
     async def reset(request: web.Request) -> web.Response:
         with state.lock:
             state.served.clear()
+            state.served_at.clear()
             state.max_in_flight = 0
             state.busy_seconds = 0.0
             state.first_at = state.last_at = 0.0
