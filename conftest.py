@@ -93,6 +93,19 @@ def analysis_inline(monkeypatch):
     )
 
 
+@pytest.fixture
+def judge_runs_inline(monkeypatch):
+    """Judging runs carried out at once, in the process that queues them: the task a page or the API would
+    send to a worker (audits.services.judge_runs) runs its body on commit instead, so the response already
+    holds the judge's scores. Tests of the worker path itself do not use this fixture."""
+    import annotation.tasks  # noqa: F401  (registers the tasks the runs name)
+    import audits.tasks  # noqa: F401
+    from audits.services import judge_runs
+    from edufair_web.celery import app
+
+    monkeypatch.setattr(judge_runs, "_enqueue", lambda run, countdown=None: app.tasks[run.task_name](run.pk))
+
+
 def worker_environment() -> dict[str, str]:
     """Environment for a worker process that must see the test database and the same broker."""
     from django.conf import settings

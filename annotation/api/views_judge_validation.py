@@ -1,6 +1,7 @@
 """API of judge validation (researchers): create a validation project from an audit, read the report, add
-a judge and run it (through the engine's ledger), set thresholds, record verdicts, record a rubric
-workshop, hide or show the persona cue, import an MRBench-style file, and read an audit's judge status."""
+a judge or re-run one (queued on a worker: 202 with the run's progress, also in GET …/judges/), set
+thresholds, record verdicts, record a rubric workshop, hide or show the persona cue, import an
+MRBench-style file, and read an audit's judge status."""
 
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import extend_schema
@@ -11,7 +12,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation.judge_validation import services
-from annotation.judge_validation.judging import judge_run
+from annotation.judge_validation.judging import judge_run_state, judge_validation_add
 from annotation.judge_validation.mrbench import MRBenchError, mrbench_project_import
 from annotation.models import AnnotationProject, JudgeValidation, RubricVersion
 from annotation.selectors.judge_validation import judge_validation_status, project_rubrics, validation_report
@@ -44,22 +45,6 @@ def _rubric(project, rubric_id) -> RubricVersion:
     if found is None:
         raise ValidationError({"rubric": "Not a rubric version of this project."})
     return found
-
-
-def judge_add_and_run(*, project, endpoint, rubric) -> JudgeValidation:
-    """Shared by the page and the API: the audit's own judge under its own rubric is copied from the audit;
-    any other (endpoint, rubric) is run on the sampled turns through the ledger."""
-    from audits.models import Audit
-
-    validation = services.judge_validation_create(project=project, judge_endpoint=endpoint, rubric=rubric)
-    audit = Audit.objects.filter(pk=project.source_audit_id).first()
-    if audit and endpoint.pk == audit.judge_endpoint_id and rubric.judge_template_id == audit.judge_template_id:
-        if not validation.scores.exists():
-            services.audit_scores_copy(validation=validation, audit=audit)
-    else:
-        judge_run(validation=validation)
-    validation.refresh_from_db()
-    return validation
 
 
 class ValidationProjectCreateAPIView(APIView):
@@ -107,7 +92,8 @@ class ValidationReportAPIView(APIView):
 
 
 class JudgeAddAPIView(APIView):
-    """Validate another judge endpoint (or the same one under another rubric version) on the same labels."""
+    """Validate another judge endpoint (or the same one under another rubric version) on the same labels, or
+    re-run one: the audit's own judge is copied at once (201); any other run is queued on a worker (202)."""
 
     permission_classes = [IsResearcher]
 
@@ -120,8 +106,25 @@ class JudgeAddAPIView(APIView):
         serializer.is_valid(raise_exception=True)
         endpoint = get_object_or_404(ModelEndpoint, pk=serializer.validated_data["judge_endpoint"])
         rubric = _rubric(project, serializer.validated_data.get("rubric"))
-        validation = judge_add_and_run(project=project, endpoint=endpoint, rubric=rubric)
-        return Response(JudgeValidationSerializer(validation).data, status=status.HTTP_201_CREATED)
+        validation, run = judge_validation_add(project=project, endpoint=endpoint, rubric=rubric)
+        validation.refresh_from_db()
+        body = {**JudgeValidationSerializer(validation).data, "run": judge_run_state(validation)}
+        if run is None:
+            return Response(body, status=status.HTTP_201_CREATED)
+        # Queued on a worker: 202 until its run is done (GET this URL for the progress of every judge).
+        done = body["run"] and body["run"]["status"] == "done"
+        return Response(body, status=status.HTTP_201_CREATED if done else status.HTTP_202_ACCEPTED)
+
+    @extend_schema(responses=None)
+    def get(self, request, project_pk):
+        """Every judge of the project with the progress of its latest run."""
+        project = _project(project_pk)
+        return Response(
+            [
+                {**JudgeValidationSerializer(v).data, "run": judge_run_state(v)}
+                for v in project.judge_validations.order_by("id")
+            ]
+        )
 
 
 class ThresholdsAPIView(APIView):

@@ -2,9 +2,9 @@
 again on the sampled turns through the engine's ledger), then run it again — the second run re-sends
 nothing the ledger already holds, and the validation ends with exactly one score per item and metric.
 
-The re-run is not a Celery task today: the page and the API run it inside the request. So the drill kills
-the process that runs it (a separate Python process on the same test database, the way a web worker would
-hold it), with a real OpenAI-protocol server answering slowly enough to be killed in the middle.
+The page and the API queue the re-run on a worker (annotation.tasks, whose body ends in `judge_run`); the
+drill kills a separate Python process running `judge_run` on the same test database, with a real
+OpenAI-protocol server answering slowly enough to be killed in the middle.
 Runs on the embedded SQLite default and on PostgreSQL (CI).
 """
 

@@ -59,7 +59,7 @@ def test_the_sample_file_parses_and_bad_files_name_the_record():
 
 
 @pytest.mark.django_db(transaction=True)
-def test_two_judges_side_by_side_on_imported_labels(researcher_client):
+def test_two_judges_side_by_side_on_imported_labels(researcher_client, judge_runs_inline):
     with SAMPLE.open("rb") as handle:
         imported = researcher_client.post(reverse("annotation-jv-mrbench"), {"file": handle})
     assert imported.status_code == 201, imported.content

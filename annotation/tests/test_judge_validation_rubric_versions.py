@@ -7,7 +7,7 @@ from datetime import date
 
 import pytest
 
-from annotation.api.views_judge_validation import judge_add_and_run
+from annotation.judge_validation.judging import judge_validation_add
 from annotation.judge_validation.services import (
     sampled_items,
     validation_project_create,
@@ -43,7 +43,9 @@ def label_like_the_judge(stage, users, audit, metrics):
             label_submit(annotator=user, stage=stage, item=assignment.item, answers=answers)
 
 
-def test_a_new_rubric_version_is_not_validated_until_a_validation_on_it_is_recorded(make_user, researcher):
+def test_a_new_rubric_version_is_not_validated_until_a_validation_on_it_is_recorded(
+    make_user, researcher, judge_runs_inline
+):
     audit = run_simulation_audit("rubric audit")
     assert audit_page_status(audit) == "not validated"
     project = validation_project_create(audit=audit, size=10, seed=1, training_pool=4, by=researcher)
@@ -89,14 +91,16 @@ def test_a_new_rubric_version_is_not_validated_until_a_validation_on_it_is_recor
     # The judge re-runs on the sampled turns under v2 through the ledger: the new prompt means new calls;
     # a second run sends nothing new.
     endpoint = audit.judge_endpoint
-    v2 = judge_add_and_run(project=project, endpoint=endpoint, rubric=v2_rubric)
+    v2, _ = judge_validation_add(project=project, endpoint=endpoint, rubric=v2_rubric)
+    v2.refresh_from_db()
     # (Two turns with the same text and context are one request, answered once.)
     assert (
         v2.calls_sent >= 8
         and v2.calls_sent + v2.calls_cached == 10
         and JudgeScore.objects.filter(validation=v2).count() == 10 * len(METRICS)
     )
-    again = judge_add_and_run(project=project, endpoint=endpoint, rubric=v2_rubric)
+    again, _ = judge_validation_add(project=project, endpoint=endpoint, rubric=v2_rubric)
+    again.refresh_from_db()
     assert again.pk == v2.pk and again.calls_sent == 0 and again.calls_cached == 10
 
     # Until humans re-label the changed metric, v2 has no consensus on it; the others reuse v1's labels.

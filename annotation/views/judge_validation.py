@@ -1,7 +1,8 @@
 """Researcher pages of judge validation: the list of validation projects (and the MRBench-style import), the
 one-action form that builds a validation project from an audit, the report (several judges side by side,
 per rubric version) with its actions — thresholds, recording verdicts, adding a judge, hiding or showing
-the persona cue — and the rubric-workshop form."""
+the persona cue — and the rubric-workshop form. A judge added or re-run is judged on a worker; the report
+shows each judge's run (turns judged of the total, its batches) and reloads itself while one is open."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views import View
 
-from annotation.judge_validation import services
+from annotation.judge_validation import judging, services
 from annotation.judge_validation.mrbench import MRBenchError, mrbench_project_import
 from annotation.judge_validation.report import NA
 from annotation.judge_validation.rubric import METRIC_QUESTIONS
@@ -160,6 +161,10 @@ class ValidationReportView(ResearcherRequiredMixin, View):
         chosen = next((r for r in rubrics if str(r.pk) == request.GET.get("rubric")), None)
         report = validation_report(project, rubric=chosen)
         stages = list(project.stages.order_by("order"))
+        validations = [
+            {"v": v, "run": judging.judge_run_state(v)}
+            for v in project.judge_validations.filter(rubric_id=report["rubric"]["id"])
+        ]
         return render(
             request,
             "annotation/judge_validation/report.html",
@@ -169,7 +174,8 @@ class ValidationReportView(ResearcherRequiredMixin, View):
                 "report": report,
                 "tables": report_tables(report, transcript_links(project)),
                 "rubrics": rubrics,
-                "validations": list(project.judge_validations.filter(rubric_id=report["rubric"]["id"])),
+                "validations": validations,
+                "runs_open": any(row["run"] and row["run"]["open"] for row in validations),
                 "endpoints": ModelEndpoint.objects.order_by("name"),
                 "stages": stages,
                 "workshops": project.rubric_workshops.select_related("from_rubric", "to_rubric", "relabel_stage"),
@@ -183,7 +189,6 @@ class ValidationActionView(ResearcherRequiredMixin, View):
     """POST actions on the report page: thresholds, record, add-judge, persona."""
 
     def post(self, request, pk, action):
-        from annotation.api.views_judge_validation import judge_add_and_run
         from audits.models import ModelEndpoint
 
         project = _validation_project(pk)
@@ -208,12 +213,16 @@ class ValidationActionView(ResearcherRequiredMixin, View):
                 rubric = next((r for r in project_rubrics(project) if str(r.pk) == request.POST.get("rubric")), None)
                 if rubric is None:
                     raise SetupError("Choose a rubric version of this project.")
-                validation = judge_add_and_run(project=project, endpoint=endpoint, rubric=rubric)
-                messages.success(
-                    request,
-                    f"{endpoint.name} scored the sample under {rubric.label}: {validation.calls_sent} calls sent, "
-                    f"{validation.calls_cached} from the ledger.",
-                )
+                validation, run = judging.judge_validation_add(project=project, endpoint=endpoint, rubric=rubric)
+                if run is None:
+                    messages.success(request, f"{endpoint.name}'s scores under {rubric.label} copied from the audit.")
+                else:
+                    how = "through the Batch API" if run.via_batch else "through the ledger"
+                    messages.success(
+                        request,
+                        f"{endpoint.name} is judging the sample under {rubric.label} on a worker ({how}); "
+                        "its progress shows below.",
+                    )
                 back += f"?rubric={rubric.pk}"
             elif action == "persona":
                 hidden = request.POST.get("hidden") == "1"
