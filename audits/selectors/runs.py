@@ -29,11 +29,11 @@ def audit_progress(*, audit: Audit) -> dict:
         prompt_tokens=Sum("prompt_tokens"),
         completion_tokens=Sum("completion_tokens"),
     )
-    # COUNT(DISTINCT call id) on the link table alone: a DISTINCT over whole ledger rows gets slow
-    # at tens of thousands of calls, and the audit page polls this every few seconds.
-    used_calls = Dialogue.calls.through.objects.filter(dialogue__audit=audit).aggregate(
-        n=Count("llmcall_id", distinct=True)
-    )["n"]
+    # Every model call a dialogue made that was answered without sending: from the ledger (paid earlier
+    # by another dialogue of this audit or by another audit) or shared with an identical request in
+    # flight. Each dialogue counts its own when it is written, so this is one SUM over dialogue rows
+    # (a count of distinct ledger rows would miss every call shared within the audit).
+    reused = audit.dialogues.aggregate(n=Sum("calls_cached"))["n"] or 0
     cost_rows = []
     per_endpoint = list(
         paid.values("endpoint").annotate(
@@ -78,7 +78,7 @@ def audit_progress(*, audit: Audit) -> dict:
         # An unparsable answer was answered (and paid for) but never used: counted apart from failures.
         "calls_failed": calls - (paid_totals["ok"] or 0) - (paid_totals["unparsable"] or 0),
         "calls_unparsable": paid_totals["unparsable"] or 0,
-        "calls_reused": max(0, used_calls - calls),
+        "calls_reused": reused,
         "retries": (paid_totals["attempts"] or 0) - calls,
         "prompt_tokens": paid_totals["prompt_tokens"] or 0,
         "completion_tokens": paid_totals["completion_tokens"] or 0,
@@ -93,6 +93,11 @@ def audit_progress(*, audit: Audit) -> dict:
         "calls_per_second": (calls / elapsed) if elapsed else None,
         "simulation": audit.uses_simulation,
     }
+
+
+def audit_for_config_hash(*, config_hash: str) -> Audit | None:
+    """The newest audit created from a config with this content hash that can still run (not cancelled)."""
+    return Audit.objects.filter(config_hash=config_hash).exclude(status=Audit.Status.CANCELLED).order_by("-pk").first()
 
 
 def audit_list(*, user=None):

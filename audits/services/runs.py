@@ -160,6 +160,7 @@ def audit_create(
     description: str = "",
     batch_size: int = 100,
     created_by=None,
+    config_hash: str = "",
 ) -> Audit:
     if not tutors:
         raise ValueError("an audit needs at least one tutor")
@@ -183,6 +184,7 @@ def audit_create(
         design=design or {},
         batch_size=batch_size,
         created_by=created_by,
+        config_hash=config_hash,
     )
     audit.tutors.set(tutors)
     audit.questions.set(list(questions))
@@ -242,12 +244,15 @@ def audit_dialogues_create(*, audit: Audit) -> int:
 def audit_launch(*, audit: Audit) -> int:
     """Create the dialogues and start the workers on them. Returns the number of batches enqueued.
 
-    Launching a running or finished audit again is harmless: rows exist, only pending work is sent.
+    Launching a running or finished audit again is harmless: rows exist, only pending work is sent. A
+    finished audit with nothing pending stays finished, its launch and finish times untouched.
     """
     audit = Audit.objects.select_for_update().get(pk=audit.pk)
     if audit.status == Audit.Status.CANCELLED:
         raise ValueError("a cancelled audit cannot be launched; clone it instead")
     audit_dialogues_create(audit=audit)
+    if audit.status == Audit.Status.FINISHED and not _claimable_ids(audit.pk):
+        return 0
     _mark_templates_used(audit)
     Audit.objects.filter(pk=audit.pk).update(
         status=Audit.Status.RUNNING, launched_at=audit.launched_at or timezone.now(), finished_at=None

@@ -1,6 +1,8 @@
 """`manage.py run_audit AUDIT_ID | --config FILE [--wait] [--inline]`: launch (or resume) an audit.
 
-`--config` creates the audit from a YAML/JSON file first:
+`--config` creates the audit from a YAML/JSON file first — or, when an audit was already created from a
+file with the same content (its hash, over the parsed values, so key order and comments do not count),
+resumes that audit instead; `--new` always creates another. The file:
 
     name: Demo audit
     tutors: [sim-fair-tutor, sim-biased-tutor]     # endpoint names (or ids)
@@ -13,12 +15,14 @@
 
 By default the audit goes to the Celery workers; `--wait` shows a progress bar until it is done.
 `--inline` runs it in this process instead (no worker needed) — what `make demo` does for its audit.
+Resuming a finished audit sends nothing and leaves its launch and finish times as they were.
 
 `run_audit AUDIT_ID --rejudge [--inline]` re-judges the audit's unparsable and failed judge turns
 (tutor turns of finished dialogues) with its judge and rubric, asking afresh for every answer the
 ledger recorded unparsable; on the workers by default, in this process with `--inline`.
 """
 
+import hashlib
 import json
 import time
 from pathlib import Path
@@ -30,7 +34,7 @@ from django.db.models import Q
 from tqdm import tqdm
 
 from audits.models import Audit, ModelEndpoint
-from audits.selectors.runs import audit_progress
+from audits.selectors.runs import audit_for_config_hash, audit_progress
 from audits.services import runs as run_services
 
 FINAL = {Audit.Status.FINISHED, Audit.Status.CANCELLED}
@@ -43,12 +47,26 @@ def _endpoint(ref) -> ModelEndpoint:
     return found
 
 
-def audit_from_config(path: Path, user=None) -> Audit:
+def config_hash(config: dict) -> str:
+    """SHA-256 of the config's content as canonical JSON (sorted keys, no whitespace)."""
+    canonical = json.dumps(config, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+def audit_from_config(path: Path, user=None, *, new: bool = False) -> tuple[Audit, bool]:
+    """The audit created from a config with this content (resumed: False), or a new one (True)."""
     try:
         text = path.read_text(encoding="utf-8")
         config = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
     except (OSError, ValueError, yaml.YAMLError) as exc:
         raise CommandError(f"cannot read {path}: {exc}") from None
+    if not isinstance(config, dict):
+        raise CommandError(f"{path}: expected a mapping of settings")
+    digest = config_hash(config)
+    if not new:
+        existing = audit_for_config_hash(config_hash=digest)
+        if existing is not None:
+            return existing, False
     required = {"name", "tutors", "student", "judge", "selection", "conditions"}
     missing = sorted(required - set(config or {}))
     if missing:
@@ -57,7 +75,7 @@ def audit_from_config(path: Path, user=None) -> Audit:
     if config.get("check"):
         options["check_endpoint"] = _endpoint(config["check"])
     try:
-        return run_services.audit_create_from_design(
+        audit = run_services.audit_create_from_design(
             name=config["name"],
             description=config.get("description", ""),
             tutors=[_endpoint(t) for t in config["tutors"]],
@@ -66,10 +84,12 @@ def audit_from_config(path: Path, user=None) -> Audit:
             selection=config["selection"],
             choice=config["conditions"],
             created_by=user,
+            config_hash=digest,
             **options,
         )
     except (ValueError, TypeError) as exc:
         raise CommandError(str(exc)) from None
+    return audit, True
 
 
 class Command(BaseCommand):
@@ -77,7 +97,10 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("audit_id", nargs="?", type=int)
-        parser.add_argument("--config", type=Path, help="YAML or JSON file describing a new audit.")
+        parser.add_argument(
+            "--config", type=Path, help="YAML or JSON file describing the audit (resumed if created from it before)."
+        )
+        parser.add_argument("--new", action="store_true", help="With --config: create another audit even so.")
         parser.add_argument("--wait", action="store_true", help="Block with a progress bar until the audit ends.")
         parser.add_argument("--inline", action="store_true", help="Run in this process instead of on the workers.")
         parser.add_argument("--poll", type=float, default=1.0, help="Seconds between progress checks.")
@@ -85,15 +108,26 @@ class Command(BaseCommand):
             "--rejudge", action="store_true", help="Re-judge the audit's unparsable and failed turns instead."
         )
 
-    def handle(self, *args, audit_id, config, wait, inline, poll, rejudge=False, **options):
+    def handle(self, *args, audit_id, config, wait, inline, poll, rejudge=False, new=False, **options):
         if bool(audit_id) == bool(config):
             raise CommandError("give an AUDIT_ID or --config FILE (one of them)")
         if rejudge and config:
             raise CommandError("--rejudge takes an AUDIT_ID")
-        audit = audit_from_config(config) if config else Audit.objects.filter(pk=audit_id).first()
+        created = False
+        if config:
+            audit, created = audit_from_config(config, new=new)
+        else:
+            audit = Audit.objects.filter(pk=audit_id).first()
         if audit is None:
             raise CommandError(f"no audit {audit_id}")
-        self.stdout.write(f"Audit {audit.pk}: {audit.name}" + (" [simulation]" if audit.uses_simulation else ""))
+        resumed = (
+            f" (resumed: created from this config on {audit.created_at:%Y-%m-%d %H:%M})"
+            if config and not created
+            else ""
+        )
+        self.stdout.write(
+            f"Audit {audit.pk}: {audit.name}" + (" [simulation]" if audit.uses_simulation else "") + resumed
+        )
         if rejudge:
             self._rejudge(audit, inline=inline)
             return
