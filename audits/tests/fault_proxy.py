@@ -6,8 +6,10 @@ JSON body cut in half), `html` (an HTML error page with status 200), `not_comple
 not a chat completion), `no_choices`, and two that arrive as valid completions whose content the caller
 cannot use: `judge_prose` (a judge reply in prose) and `check_prose` (a reveal check in prose). They
 apply either in a planned order (`plan`, for exact tests) or at random with given rates (`rates`, for
-drills); `stop_faults()` turns both off. Every request it received is in `served`, so a test can hold
-the ledger's attempts against it.
+drills); `stop_faults()` turns both off. The random draw comes from the seed, the request body and how
+many times that body came before, not from arrival order: a drill with a deterministic server spoils
+the same requests on every run, however its dialogues interleave. Every request it received is in
+`served`, so a test can hold the ledger's attempts against it.
 
 Not a test module. `with FaultProxy(server.base_url, rates={...}) as proxy: ... proxy.base_url ...`
 """
@@ -15,8 +17,8 @@ Not a test module. `with FaultProxy(server.base_url, rates={...}) as proxy: ... 
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
-import random
 import threading
 from collections import Counter, deque
 from dataclasses import dataclass
@@ -54,7 +56,8 @@ class FaultProxy:
         self.rates = dict(rates or {})
         self.retry_after = retry_after
         self.hang = hang
-        self._rng = random.Random(seed)
+        self.seed = seed
+        self._seen: Counter = Counter()
         self._planned: deque[str] = deque()
         self._lock = threading.Lock()
         self._served: list[ProxiedRequest] = []
@@ -84,14 +87,20 @@ class FaultProxy:
             self._planned.clear()
             self.rates = {}
 
-    def _choose(self, purpose: str) -> str:
+    def _draw(self, body: bytes) -> float:
+        digest = hashlib.sha256(body).hexdigest()
+        self._seen[digest] += 1
+        value = hashlib.sha256(f"{self.seed}:{digest}:{self._seen[digest]}".encode()).hexdigest()
+        return int(value[:13], 16) / 16**13
+
+    def _choose(self, purpose: str, body: bytes) -> str:
         with self._lock:
             if self._planned:
                 head = self._planned[0]
                 if CONTENT_FAULTS.get(head, purpose) != purpose:
                     return ""
                 return self._planned.popleft()
-            draw = self._rng.random()
+            draw = self._draw(body)
             for kind, rate in self.rates.items():
                 if CONTENT_FAULTS.get(kind, purpose) != purpose:
                     continue
@@ -110,7 +119,7 @@ class FaultProxy:
         async def completions(request: web.Request) -> web.StreamResponse:
             raw = await request.read()
             purpose = request.headers.get("X-EduFair-Purpose", "")
-            fault = self._choose(purpose)
+            fault = self._choose(purpose, raw)
             if fault == "429":
                 self._record(purpose, fault, 429)
                 return web.json_response(
