@@ -28,6 +28,8 @@ class ModelEndpointSerializer(serializers.ModelSerializer):
             "simulation_config",
             "price_input_per_million",
             "price_output_per_million",
+            "batch_capable",
+            "batch_price_factor",
             "description",
             "created_at",
         ]

@@ -105,6 +105,10 @@ class ModelEndpoint(models.Model):
                 )
         if not 0 <= self.temperature <= 2:
             raise ValidationError({"temperature": "between 0 and 2"})
+        if self.batch_price_factor is not None and not 0 < self.batch_price_factor <= 1:
+            raise ValidationError({"batch_price_factor": "a share of the online price: above 0, at most 1"})
+        if self.batch_capable and self.provider == self.Provider.SIMULATION:
+            raise ValidationError({"batch_capable": "a simulation answers offline; only an HTTP endpoint has batches"})
 
     def to_config(self) -> EndpointConfig:
         # The handle changes with anything that shapes the HTTP client or its limits, so an edited

@@ -41,6 +41,8 @@ class ModelEndpointForm(forms.ModelForm):
             "simulation_config",
             "price_input_per_million",
             "price_output_per_million",
+            "batch_capable",
+            "batch_price_factor",
             "description",
         ]
 
