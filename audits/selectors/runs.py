@@ -6,11 +6,12 @@ from __future__ import annotations
 from collections import defaultdict
 
 import numpy as np
-from django.db.models import Avg, Count, Q, Sum
+from django.db.models import Avg, Count, F, FloatField, Q, Sum
 from django.utils import timezone
 
 from audits.judge import CONVERSATION_METRICS, METRICS, STUDENT_METRICS
 from audits.models import Audit, Condition, Dialogue, LLMCall, ModelEndpoint, Turn, TurnScore
+from audits.selectors.endpoints import endpoint_limit_statuses
 
 
 def audit_progress(*, audit: Audit) -> dict:
@@ -37,7 +38,13 @@ def audit_progress(*, audit: Audit) -> dict:
     cost_rows = []
     per_endpoint = list(
         paid.values("endpoint").annotate(
-            calls=Count("pk"), prompt_tokens=Sum("prompt_tokens"), completion_tokens=Sum("completion_tokens")
+            # Tokens as billed: a call answered by batch costs its endpoint's batch price factor of the online
+            # price. (Before the sums named like the fields, so that F() still means the fields.)
+            billed_prompt=Sum(F("prompt_tokens") * F("price_factor"), output_field=FloatField()),
+            billed_completion=Sum(F("completion_tokens") * F("price_factor"), output_field=FloatField()),
+            calls=Count("pk"),
+            prompt_tokens=Sum("prompt_tokens"),
+            completion_tokens=Sum("completion_tokens"),
         )
     )
     endpoints = ModelEndpoint.objects.in_bulk([row["endpoint"] for row in per_endpoint])
@@ -50,7 +57,7 @@ def audit_progress(*, audit: Audit) -> dict:
                 "calls": row["calls"],
                 "prompt_tokens": row["prompt_tokens"] or 0,
                 "completion_tokens": row["completion_tokens"] or 0,
-                "cost": endpoint.cost(row["prompt_tokens"] or 0, row["completion_tokens"] or 0) if endpoint else 0.0,
+                "cost": endpoint.cost(row["billed_prompt"] or 0, row["billed_completion"] or 0) if endpoint else 0.0,
             }
         )
     judged = Turn.objects.filter(dialogue__audit=audit).exclude(judge_status="")
@@ -92,6 +99,8 @@ def audit_progress(*, audit: Audit) -> dict:
         "dialogues_per_minute": (60 * finished / elapsed) if elapsed else None,
         "calls_per_second": (calls / elapsed) if elapsed else None,
         "simulation": audit.uses_simulation,
+        # The in-flight limit (AIMD) and 429s each worker process reports per endpoint of the audit.
+        "endpoint_limits": endpoint_limit_statuses(endpoints=audit.endpoints()),
     }
 
 

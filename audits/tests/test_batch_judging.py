@@ -11,6 +11,7 @@ from django.db.models import Count
 from audits.judge import METRICS
 from audits.llm import batch as batchlib
 from audits.models import Dialogue, JudgeBatch, JudgeRun, LLMCall, Turn, TurnScore
+from audits.selectors.runs import audit_progress
 from audits.services.design import prompt_template_revise
 from audits.services.judge_runs import audit_rejudge_open, audit_rejudge_run
 from audits.services.runs import audit_create, audit_run_inline
@@ -67,7 +68,9 @@ def finished_audit(settings):
         )
         assert audit_run_inline(audit=audit) == "finished"
         audit.refresh_from_db()
-        judge = openai_endpoint("batch-judge", server.base_url, batch_capable=True)
+        judge = openai_endpoint(
+            "batch-judge", server.base_url, batch_capable=True, price_input_per_million=2, price_output_per_million=4
+        )
         rubric = prompt_template_revise(
             template=audit.judge_template, text=audit.judge_template.text + "\nBe strict.", description="v2"
         )
@@ -101,6 +104,10 @@ def test_rejudge_by_batch_prices_answers_and_asks_failed_lines_again(finished_au
     answered = LLMCall.objects.filter(batch=batch, status="ok")
     assert answered.count() == batch.lines - 2 and {c.price_factor for c in answered} == {0.5}
     assert LLMCall.objects.filter(batch=batch, status="failed").count() == 2
+    # The audit's cost counts them at the batch price.
+    [row] = [r for r in audit_progress(audit=audit)["cost_by_endpoint"] if r["endpoint"] == "batch-judge"]
+    assert row["cost"] == pytest.approx(0.5 * (2 * row["prompt_tokens"] + 4 * row["completion_tokens"]) / 1e6)
+    assert row["cost"] > 0
     # The audit's own rubric and judge status are untouched.
     assert not TurnScore.objects.filter(turn__dialogue__audit=audit, rubric=audit.judge_template, status="failed")
 
