@@ -217,6 +217,7 @@ class MemoryLedger:
 
     def __init__(self) -> None:
         self.rows: dict[str, dict] = {}
+        self._hash_by_id: dict[int, str] = {}
 
     async def lookup(self, request_hash: str) -> CallResult | None:
         row = self.rows.get(request_hash)
@@ -235,14 +236,15 @@ class MemoryLedger:
         )
 
     async def reject(self, call_id: int, problem: str) -> None:
-        for row in self.rows.values():
-            if row["id"] == call_id and row["status"] == STATUS_OK:
-                row["status"] = STATUS_UNPARSABLE
-                row["error"] = problem
+        row = self.rows.get(self._hash_by_id.get(call_id, ""))
+        if row is not None and row["status"] == STATUS_OK:
+            row["status"] = STATUS_UNPARSABLE
+            row["error"] = problem
 
     async def record(self, request, request_hash, result, attempt_log) -> int:
         row = self.rows.get(request_hash)
         row_id = row["id"] if row else len(self.rows) + 1
+        self._hash_by_id[row_id] = request_hash
         previous_attempts = row["attempts"] if row else 0
         self.rows[request_hash] = {
             "id": row_id,
