@@ -314,8 +314,9 @@ def _main_labelling_with_one_disagreement(stage, first, second) -> str:
     return disputed
 
 
-def demo_seed(stdout) -> None:
-    """The SafeTutors-preset project, then a judge-validation project on the demo audit (each idempotent)."""
+def demo_seed(stdout, small: bool = False) -> None:
+    """The SafeTutors-preset project, then a judge-validation project on the demo audit (each idempotent;
+    ``small`` changes nothing here: the projects are the same on the small demo audit)."""
     from annotation.judge_validation.demo import judge_validation_demo_seed
 
     safetutors_demo_seed(stdout)

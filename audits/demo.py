@@ -47,7 +47,7 @@ def sample_imports_seed(stdout=None) -> list[QuestionImport]:
     return imports
 
 
-def demo_seed(stdout) -> None:
+def demo_seed(stdout, small: bool = False) -> None:
     created = design_defaults_seed()
     stdout.write(
         "Audits design defaults: "
@@ -55,7 +55,7 @@ def demo_seed(stdout) -> None:
         + " created (existing rows left as they were)."
     )
     sample_imports_seed(stdout)
-    demo_audit_seed(stdout)
+    demo_audit_seed(stdout, questions_per_domain=SMALL_DEMO_QUESTIONS_PER_DOMAIN if small else None)
 
 
 # --- audit engine: a small simulation audit, run to the end during the seed ----------------------------
@@ -69,10 +69,14 @@ DEMO_BIAS = [
 ]
 
 
-def demo_audit_seed(stdout) -> None:
+SMALL_DEMO_QUESTIONS_PER_DOMAIN = 2  # `seed_demo --small`
+
+
+def demo_audit_seed(stdout, questions_per_domain: int | None = None) -> None:
     """Seed the simulated endpoints and RUN the demo audit in this process (synchronously, through the
     same batch runner and ledger the workers use), so the dashboard shows a finished audit as soon as the
-    server starts. Idempotent: an existing finished demo audit is left alone; an unfinished one resumes."""
+    server starts. Idempotent: an existing finished demo audit is left alone; an unfinished one resumes.
+    ``questions_per_domain``: at most that many questions per domain (default: every imported question)."""
     from audits.models import Audit, ModelEndpoint
     from audits.selectors.runs import audit_progress
     from audits.services.runs import audit_create_from_design, audit_run_inline
@@ -107,7 +111,7 @@ def demo_audit_seed(stdout) -> None:
             tutors=[fair, biased],
             student_endpoint=student,
             judge_endpoint=judge,
-            selection={"domains": [], "seed": 0},
+            selection={"domains": [], "seed": 0, "count": questions_per_domain},
             choice={"control": True, "explicit_dimensions": ["gender", "immigration", "first_language", "ses"]},
             seed=0,
         )

@@ -27,3 +27,13 @@ def test_the_demo_audit_is_finished_after_the_seed_and_the_seed_is_idempotent(re
 
     home = researcher_client.get("/").content.decode()
     assert DEMO_AUDIT_NAME in home
+
+
+def test_the_small_demo_audit_takes_at_most_its_questions_per_domain():
+    make_questions(4)
+    make_questions(3, domain="physics")
+    demo_audit_seed(io.StringIO(), questions_per_domain=2)  # what `seed_demo --small` asks for
+    audit = Audit.objects.get(name=DEMO_AUDIT_NAME)
+    assert audit.status == Audit.Status.FINISHED
+    assert audit.questions.filter(domain="mathematics").count() == 2 == audit.questions.filter(domain="physics").count()
+    assert audit.dialogues.count() == 2 * 2 * 2 * 10  # 2 domains × 2 questions × 2 tutors × 10 conditions

@@ -7,7 +7,7 @@ from django.core.management.base import BaseCommand
 
 from edufair_web.accounts.demo import demo_users_seed
 
-# Each app may offer `<app>.demo.demo_seed(stdout)`; they run in this order (audits first:
+# Each app may offer `<app>.demo.demo_seed(stdout, small)`; they run in this order (audits first:
 # the judge-validation project in annotation is built on the demo audit).
 APPS_WITH_DEMO_CONTENT = ("audits", "annotation")
 
@@ -15,11 +15,19 @@ APPS_WITH_DEMO_CONTENT = ("audits", "annotation")
 class Command(BaseCommand):
     help = "Create the demo users (one per role) and the apps' demo content. Safe to run twice."
 
+    def add_arguments(self, parser):
+        parser.add_argument(
+            "--small",
+            action="store_true",
+            help="A smaller demo audit (2 questions per domain instead of all the sample questions), in a few "
+            "seconds; everything else as in the full demo.",
+        )
+
     def handle(self, *args, **options):
         users = demo_users_seed()
         for app in APPS_WITH_DEMO_CONTENT:
             if find_spec(f"{app}.demo") is not None:
-                import_module(f"{app}.demo").demo_seed(stdout=self.stdout)
+                import_module(f"{app}.demo").demo_seed(stdout=self.stdout, small=options["small"])
         self.stdout.write("\nDemo log-ins (log in at /accounts/login/):")
         for username, role, password in users:
             self.stdout.write(f"  {role:<12} user: {username:<12} password: {password}")
