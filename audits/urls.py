@@ -49,6 +49,7 @@ runs_urls = [
     path("endpoints/new/", runs.EndpointCreateView.as_view(), name="endpoint-new"),
     path("endpoints/<int:pk>/edit/", runs.EndpointUpdateView.as_view(), name="endpoint-edit"),
     path("endpoints/<int:pk>/test/", runs.EndpointTestView.as_view(), name="endpoint-test"),
+    path("endpoints/<int:pk>/model-changed/", runs.EndpointModelChangedView.as_view(), name="endpoint-model-changed"),
     path("runs/", runs.AuditListView.as_view(), name="audits"),
     path("runs/new/", runs.AuditCreateView.as_view(), name="audit-new"),
     path("runs/<int:pk>/", runs.AuditDetailView.as_view(), name="audit-detail"),

@@ -1,14 +1,27 @@
 """Serializers of the audit engine's API. No field ever carries an API key: endpoints hold only the
 name of the environment variable, and ledger rows hold what was sent (never headers)."""
 
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from audits.models import Audit, Condition, Dialogue, LLMCall, ModelEndpoint, Turn, TurnScore
 from audits.models.llm import validate_env_var_name
+from audits.selectors.endpoints import endpoint_model_mismatches
+
+
+class ModelMismatchSerializer(serializers.Serializer):
+    model = serializers.CharField(help_text="The model configured when the calls were made.")
+    reported_model = serializers.CharField(help_text="The model the server said answered.")
+    calls = serializers.IntegerField()
+    last_at = serializers.DateTimeField()
 
 
 class ModelEndpointSerializer(serializers.ModelSerializer):
     is_simulation = serializers.BooleanField(read_only=True)
+    model_mismatches = serializers.SerializerMethodField(
+        help_text="Ledger calls whose server reported another model than the configured one (a model swapped "
+        "behind the URL: bump the revision with model-changed)."
+    )
 
     class Meta:
         model = ModelEndpoint
@@ -24,6 +37,10 @@ class ModelEndpointSerializer(serializers.ModelSerializer):
             "max_tokens",
             "timeout",
             "max_concurrency",
+            "requests_per_minute",
+            "tokens_per_minute",
+            "revision",
+            "model_mismatches",
             "extra_params",
             "simulation_config",
             "price_input_per_million",
@@ -34,6 +51,13 @@ class ModelEndpointSerializer(serializers.ModelSerializer):
             "created_at",
         ]
         read_only_fields = ["created_at"]
+
+    @extend_schema_field(ModelMismatchSerializer(many=True))
+    def get_model_mismatches(self, endpoint: ModelEndpoint) -> list[dict]:
+        if endpoint.pk is None:
+            return []
+        rows = endpoint_model_mismatches(endpoints=[endpoint]).get(endpoint.pk, [])
+        return ModelMismatchSerializer(rows, many=True).data
 
     def validate_api_key_env(self, value: str) -> str:
         try:

@@ -20,6 +20,7 @@ from audits.api.serializers_runs import (
 from audits.models import Audit, Dialogue, ModelEndpoint, PromptTemplate
 from audits.selectors.runs import audit_progress
 from audits.services import runs as run_services
+from audits.services.endpoints import endpoint_revision_bump
 from audits.services.judging import audit_turns_rejudge
 from edufair_web.accounts.permissions import IsResearcher
 
@@ -44,6 +45,15 @@ class ModelEndpointViewSet(viewsets.ModelViewSet):
     def test_connection(self, request, pk=None):
         ok, message = run_services.endpoint_connection_test(endpoint=self.get_object())
         return Response({"ok": ok, "message": message})
+
+    @extend_schema(request=None, responses={200: ModelEndpointSerializer})
+    @action(detail=True, methods=["post"], url_path="model-changed")
+    def model_changed(self, request, pk=None):
+        """The model behind this endpoint's URL changed: its revision goes up by one, so its earlier
+        answers are no longer reused and the next run asks the new model."""
+        endpoint = self.get_object()
+        endpoint_revision_bump(endpoint=endpoint)
+        return Response(self.get_serializer(endpoint).data)
 
 
 class AuditViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.CreateModelMixin, viewsets.GenericViewSet):

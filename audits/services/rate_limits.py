@@ -23,12 +23,12 @@ import socket
 import time
 
 from django.conf import settings
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from audits.llm.limits import bucket_reserve
 from audits.llm.runtime import LoopRuntime
-from audits.models import EndpointLimitStatus, RateBucket
+from audits.models import EndpointLimitStatus, ModelEndpoint, RateBucket
 
 logger = logging.getLogger(__name__)
 
@@ -128,9 +128,12 @@ def worker_name() -> str:
 
 
 def limit_statuses_record(*, worker: str, snapshots: dict[int, dict]) -> None:
-    """Store this worker's limiter snapshots, one row per endpoint."""
+    """Store this worker's limiter snapshots, one row per endpoint (that still exists)."""
     now = timezone.now()
+    existing = set(ModelEndpoint.objects.filter(pk__in=list(snapshots)).values_list("pk", flat=True))
     for endpoint_id, snapshot in snapshots.items():
+        if endpoint_id not in existing:
+            continue
         fields = {
             "limit": snapshot["limit"],
             "ceiling": snapshot["ceiling"],
@@ -141,12 +144,15 @@ def limit_statuses_record(*, worker: str, snapshots: dict[int, dict]) -> None:
             "waited_seconds": snapshot["waited_seconds"],
             "updated_at": now,
         }
-        with transaction.atomic():
-            updated = EndpointLimitStatus.objects.filter(endpoint_id=endpoint_id, worker=worker).update(**fields)
-            if not updated:
-                EndpointLimitStatus.objects.bulk_create(
-                    [EndpointLimitStatus(endpoint_id=endpoint_id, worker=worker, **fields)], ignore_conflicts=True
-                )
+        try:
+            with transaction.atomic():
+                updated = EndpointLimitStatus.objects.filter(endpoint_id=endpoint_id, worker=worker).update(**fields)
+                if not updated:
+                    EndpointLimitStatus.objects.bulk_create(
+                        [EndpointLimitStatus(endpoint_id=endpoint_id, worker=worker, **fields)], ignore_conflicts=True
+                    )
+        except IntegrityError:  # the endpoint was deleted meanwhile
+            continue
 
 
 def client_limit_snapshots(client) -> dict[int, dict]:

@@ -13,8 +13,10 @@ from django.views.generic import CreateView, DetailView, ListView, TemplateView,
 
 from audits.api.views_runs import clone_value
 from audits.models import Audit, Dialogue, ModelEndpoint, PromptTemplate, Question
+from audits.selectors.endpoints import audit_reported_models, endpoint_model_mismatches
 from audits.selectors.runs import audit_list, audit_progress, dialogue_transcript
 from audits.services import runs as run_services
+from audits.services.endpoints import endpoint_revision_bump
 from audits.services.judging import audit_turns_rejudge
 from edufair_web.accounts.permissions import ResearcherRequiredMixin
 
@@ -37,6 +39,9 @@ class ModelEndpointForm(forms.ModelForm):
             "max_tokens",
             "timeout",
             "max_concurrency",
+            "requests_per_minute",
+            "tokens_per_minute",
+            "revision",
             "extra_params",
             "simulation_config",
             "price_input_per_million",
@@ -122,6 +127,14 @@ class EndpointListView(ResearcherRequiredMixin, ListView):
     def get_queryset(self):
         return ModelEndpoint.objects.all()
 
+    def get_context_data(self, **kwargs):
+        context = super().get_context_data(**kwargs)
+        mismatches = endpoint_model_mismatches()
+        context["endpoints"] = list(context["endpoints"])
+        for endpoint in context["endpoints"]:
+            endpoint.model_mismatches = mismatches.get(endpoint.pk, [])
+        return context
+
 
 class EndpointCreateView(ResearcherRequiredMixin, CreateView):
     model = ModelEndpoint
@@ -139,6 +152,25 @@ class EndpointUpdateView(ResearcherRequiredMixin, UpdateView):
 
     def get_success_url(self):
         return reverse("audits:endpoints")
+
+    def get_context_data(self, **kwargs):
+        context = super().get_context_data(**kwargs)
+        context["mismatches"] = endpoint_model_mismatches(endpoints=[self.object]).get(self.object.pk, [])
+        return context
+
+
+class EndpointModelChangedView(ResearcherRequiredMixin, View):
+    """POST: the model behind this endpoint's URL changed — bump its revision, so nothing is reused."""
+
+    def post(self, request, pk):
+        endpoint = get_object_or_404(ModelEndpoint, pk=pk)
+        revision = endpoint_revision_bump(endpoint=endpoint)
+        messages.success(
+            request,
+            f"{endpoint}: now revision {revision}. Its earlier answers are kept but no longer reused: "
+            "the next run asks the model anew.",
+        )
+        return HttpResponseRedirect(reverse("audits:endpoints"))
 
 
 class EndpointTestView(ResearcherRequiredMixin, View):
@@ -233,6 +265,7 @@ class AuditDetailView(ResearcherRequiredMixin, DetailView):
         context["clone_form"] = CloneForm()
         context["conditions"] = audit.conditions.all()
         context["tutors"] = audit.tutors.all()
+        context["reported_models"] = audit_reported_models(audit=audit)
         return context
 
 

@@ -1,0 +1,91 @@
+"""Reads about model endpoints beyond their rows: which models the servers said answered (a model swapped
+behind the same URL shows here), and the in-flight limits the worker processes report."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from datetime import timedelta
+
+from django.db.models import Count, F, Max
+from django.utils import timezone
+
+from audits.models import Audit, Dialogue, EndpointLimitStatus, LLMCall, ModelEndpoint
+
+# A worker's limit status older than this is shown as stale (the worker stopped, or is idle).
+LIVE_STATUS_SECONDS = 60
+
+
+def _reported_rows(rows) -> dict[int, list[dict]]:
+    found: dict[int, list[dict]] = defaultdict(list)
+    for row in rows:
+        found[row["endpoint"]].append(
+            {
+                "model": row["model"],
+                "reported_model": row["reported_model"],
+                "calls": row["calls"],
+                "last_at": row["last_at"],
+                "mismatch": bool(row["reported_model"]) and row["reported_model"] != row["model"],
+            }
+        )
+    for models in found.values():
+        models.sort(key=lambda r: (not r["mismatch"], -r["calls"]))
+    return dict(found)
+
+
+def endpoint_model_mismatches(*, endpoints: list[ModelEndpoint] | None = None) -> dict[int, list[dict]]:
+    """{endpoint id: [{model, reported_model, calls, last_at, mismatch}]} for ledger calls whose server
+    reported a model other than the one configured when the call was made."""
+    calls = LLMCall.objects.exclude(reported_model="").exclude(reported_model=F("model"))
+    if endpoints is not None:
+        calls = calls.filter(endpoint__in=endpoints)
+    rows = calls.values("endpoint", "model", "reported_model").annotate(calls=Count("pk"), last_at=Max("created_at"))
+    return _reported_rows(rows.order_by())
+
+
+def audit_reported_models(*, audit: Audit) -> list[dict]:
+    """Per endpoint of the audit, the calls its dialogues used counted by the model the server reported,
+    each flagged when it differs from the configured model."""
+    rows = (
+        Dialogue.calls.through.objects.filter(dialogue__audit=audit)
+        .values(endpoint=F("llmcall__endpoint"), model=F("llmcall__model"), reported_model=F("llmcall__reported_model"))
+        .annotate(calls=Count("llmcall_id", distinct=True), last_at=Max("llmcall__created_at"))
+        .order_by()
+    )
+    by_endpoint = _reported_rows(rows)
+    endpoints = ModelEndpoint.objects.in_bulk([pk for pk in by_endpoint if pk is not None])
+    return [
+        {
+            "endpoint_id": pk,
+            "endpoint": str(endpoints[pk]) if pk in endpoints else "(deleted endpoint)",
+            "models": models,
+            "mismatch": any(m["mismatch"] for m in models),
+        }
+        for pk, models in sorted(by_endpoint.items(), key=lambda item: item[0] or 0)
+    ]
+
+
+def endpoint_limit_statuses(*, endpoints: list[ModelEndpoint]) -> list[dict]:
+    """The in-flight limit each worker process last reported for these endpoints, newest first."""
+    now = timezone.now()
+    rows = (
+        EndpointLimitStatus.objects.filter(endpoint__in=endpoints, updated_at__gte=now - timedelta(hours=1))
+        .select_related("endpoint")
+        .order_by("endpoint__name", "-updated_at")
+    )
+    return [
+        {
+            "endpoint_id": row.endpoint_id,
+            "endpoint": str(row.endpoint),
+            "worker": row.worker,
+            "limit": row.limit,
+            "ceiling": row.ceiling,
+            "in_flight": row.in_flight,
+            "waiting": row.waiting,
+            "rate_limited": row.rate_limited,
+            "decreases": row.decreases,
+            "waited_seconds": row.waited_seconds,
+            "age_seconds": (now - row.updated_at).total_seconds(),
+            "live": (now - row.updated_at).total_seconds() <= LIVE_STATUS_SECONDS,
+        }
+        for row in rows
+    ]
