@@ -104,6 +104,7 @@ expect("audits/endpoints/", "/audits/endpoints/", PAGE_RESEARCHER)
 expect("audits/endpoints/new/", "/audits/endpoints/new/", PAGE_RESEARCHER)
 expect("audits/endpoints/<int:pk>/edit/", "/audits/endpoints/{endpoint}/edit/", PAGE_RESEARCHER)
 expect("audits/endpoints/<int:pk>/test/", "/audits/endpoints/{endpoint}/test/", PAGE_RESEARCHER_POST)
+expect("audits/endpoints/<int:pk>/model-changed/", "/audits/endpoints/{endpoint}/model-changed/", PAGE_RESEARCHER_POST)
 expect("audits/runs/", "/audits/runs/", PAGE_RESEARCHER)
 expect("audits/runs/new/", "/audits/runs/new/", PAGE_RESEARCHER)
 expect("audits/runs/<int:pk>/", "/audits/runs/{audit}/", PAGE_RESEARCHER)
@@ -128,6 +129,11 @@ expect("api/^model-endpoints/(?P<pk>[^/.]+)/$", "/api/model-endpoints/{endpoint}
 expect(
     "api/^model-endpoints/(?P<pk>[^/.]+)/test-connection/$",
     "/api/model-endpoints/{endpoint}/test-connection/",
+    API_RESEARCHER_POST,
+)
+expect(
+    "api/^model-endpoints/(?P<pk>[^/.]+)/model-changed/$",
+    "/api/model-endpoints/{endpoint}/model-changed/",
     API_RESEARCHER_POST,
 )
 expect("api/^audits/$", "/api/audits/", API_RESEARCHER)
