@@ -376,7 +376,9 @@ class LLMClient:
     async def _send(self, request: CallRequest, key: str) -> CallResult:
         provider = self._provider(request.endpoint)
         limiter = self.limiters[request.endpoint.key]
-        estimated_tokens = estimate_tokens(request.messages, request.endpoint.max_tokens)
+        # Only a tokens-per-minute budget needs the estimate (it walks every message: keep it off the hot path).
+        tpm = request.endpoint.tokens_per_minute
+        estimated_tokens = estimate_tokens(request.messages, request.endpoint.max_tokens) if tpm else 0
         attempt_log: list[dict] = []
         error = ""
         for attempt in range(1, self.retry.max_attempts + 1):
