@@ -17,7 +17,7 @@ from collections.abc import Callable
 from datetime import timedelta
 
 from django.conf import settings
-from django.db import close_old_connections, transaction
+from django.db import connection, transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
@@ -101,14 +101,16 @@ class _LeaseKeeper:
 
     def _loop(self) -> None:
         lease = lease_seconds()
-        while not self._stop.wait(max(0.5, lease / 3)):
-            renewed = JudgeRun.objects.filter(
-                pk=self.run_id, claimed_by=self.token, status=JudgeRun.Status.RUNNING
-            ).update(lease_until=timezone.now() + timedelta(seconds=lease))
-            if not renewed:
-                self.lost.set()
-                return
-        close_old_connections()
+        try:
+            while not self._stop.wait(max(0.5, lease / 3)):
+                renewed = JudgeRun.objects.filter(
+                    pk=self.run_id, claimed_by=self.token, status=JudgeRun.Status.RUNNING
+                ).update(lease_until=timezone.now() + timedelta(seconds=lease))
+                if not renewed:
+                    self.lost.set()
+                    return
+        finally:
+            connection.close()  # this thread's own connection
 
     def check(self) -> None:
         if self.lost.is_set():

@@ -333,7 +333,13 @@ expect(
     "/api/annotation/judge-validation/{jv_project}/report/",
     API_RESEARCHER,
 )
-for suffix in ("judges", "workshops", "persona"):
+# GET judges/: every judge with the progress of its run (researchers); POST adds or re-runs one.
+expect(
+    "api/annotation/judge-validation/<int:project_pk>/judges/",
+    "/api/annotation/judge-validation/{jv_project}/judges/",
+    API_RESEARCHER,
+)
+for suffix in ("workshops", "persona"):
     expect(
         f"api/annotation/judge-validation/<int:project_pk>/{suffix}/",
         f"/api/annotation/judge-validation/{{jv_project}}/{suffix}/",
