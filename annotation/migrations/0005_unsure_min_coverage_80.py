@@ -5,15 +5,18 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('annotation', '0004_main_item_free_slot_index'),
+        ("annotation", "0004_main_item_free_slot_index"),
     ]
 
     operations = [
         migrations.AlterField(
-            model_name='stage',
-            name='unsure_min_coverage',
-            field=models.FloatField(default=0.8, help_text='With Unsure excluded: the least share of gold items that must get a real answer.', validators=[django.core.validators.MinValueValidator(0), django.core.validators.MaxValueValidator(1)]),
+            model_name="stage",
+            name="unsure_min_coverage",
+            field=models.FloatField(
+                default=0.8,
+                help_text="With Unsure excluded: the least share of gold items that must get a real answer.",
+                validators=[django.core.validators.MinValueValidator(0), django.core.validators.MaxValueValidator(1)],
+            ),
         ),
     ]

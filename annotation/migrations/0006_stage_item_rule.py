@@ -5,35 +5,56 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('annotation', '0005_unsure_min_coverage_80'),
+        ("annotation", "0005_unsure_min_coverage_80"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='stagelabelling',
-            name='item_ids',
-            field=models.JSONField(blank=True, default=list, help_text='List rule: the item ids, in order.'),
+            model_name="stagelabelling",
+            name="item_ids",
+            field=models.JSONField(blank=True, default=list, help_text="List rule: the item ids, in order."),
         ),
         migrations.AddField(
-            model_name='stagelabelling',
-            name='item_rule',
-            field=models.CharField(choices=[('all', "All the project's items"), ('settled', 'The items an earlier stage settled with given values'), ('list', 'An explicit list of items')], default='all', max_length=16),
+            model_name="stagelabelling",
+            name="item_rule",
+            field=models.CharField(
+                choices=[
+                    ("all", "All the project's items"),
+                    ("settled", "The items an earlier stage settled with given values"),
+                    ("list", "An explicit list of items"),
+                ],
+                default="all",
+                max_length=16,
+            ),
         ),
         migrations.AddField(
-            model_name='stagelabelling',
-            name='source_question',
-            field=models.ForeignKey(blank=True, help_text='Settled rule: the question of that stage whose settled answer is read.', null=True, on_delete=django.db.models.deletion.RESTRICT, related_name='+', to='annotation.labelquestion'),
+            model_name="stagelabelling",
+            name="source_question",
+            field=models.ForeignKey(
+                blank=True,
+                help_text="Settled rule: the question of that stage whose settled answer is read.",
+                null=True,
+                on_delete=django.db.models.deletion.RESTRICT,
+                related_name="+",
+                to="annotation.labelquestion",
+            ),
         ),
         migrations.AddField(
-            model_name='stagelabelling',
-            name='source_stage',
-            field=models.ForeignKey(blank=True, help_text='Settled rule: the stage.', null=True, on_delete=django.db.models.deletion.RESTRICT, related_name='+', to='annotation.stage'),
+            model_name="stagelabelling",
+            name="source_stage",
+            field=models.ForeignKey(
+                blank=True,
+                help_text="Settled rule: the stage.",
+                null=True,
+                on_delete=django.db.models.deletion.RESTRICT,
+                related_name="+",
+                to="annotation.stage",
+            ),
         ),
         migrations.AddField(
-            model_name='stagelabelling',
-            name='source_values',
-            field=models.JSONField(blank=True, default=list, help_text='Settled rule: the values that qualify.'),
+            model_name="stagelabelling",
+            name="source_values",
+            field=models.JSONField(blank=True, default=list, help_text="Settled rule: the values that qualify."),
         ),
     ]

@@ -4,50 +4,75 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('audits', '0004_analysisresult_state'),
+        ("audits", "0004_analysisresult_state"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='audit',
-            name='config_hash',
-            field=models.CharField(blank=True, db_index=True, help_text='Content hash of the config file it was created from.', max_length=64),
+            model_name="audit",
+            name="config_hash",
+            field=models.CharField(
+                blank=True,
+                db_index=True,
+                help_text="Content hash of the config file it was created from.",
+                max_length=64,
+            ),
         ),
         migrations.AddField(
-            model_name='llmcall',
-            name='reported_model',
-            field=models.CharField(blank=True, help_text='The model name the server reported in its response.', max_length=200),
+            model_name="llmcall",
+            name="reported_model",
+            field=models.CharField(
+                blank=True, help_text="The model name the server reported in its response.", max_length=200
+            ),
         ),
         migrations.AddField(
-            model_name='modelendpoint',
-            name='batch_capable',
-            field=models.BooleanField(default=False, help_text='The server speaks the OpenAI Batch API (files + batches): judging may go through it.'),
+            model_name="modelendpoint",
+            name="batch_capable",
+            field=models.BooleanField(
+                default=False,
+                help_text="The server speaks the OpenAI Batch API (files + batches): judging may go through it.",
+            ),
         ),
         migrations.AddField(
-            model_name='modelendpoint',
-            name='batch_price_factor',
-            field=models.DecimalField(decimal_places=3, default=0.5, help_text='Batch price as a share of the online price.', max_digits=4),
+            model_name="modelendpoint",
+            name="batch_price_factor",
+            field=models.DecimalField(
+                decimal_places=3, default=0.5, help_text="Batch price as a share of the online price.", max_digits=4
+            ),
         ),
         migrations.AddField(
-            model_name='modelendpoint',
-            name='requests_per_minute',
-            field=models.PositiveIntegerField(blank=True, help_text='Budget of requests per minute over all workers (blank: none).', null=True),
+            model_name="modelendpoint",
+            name="requests_per_minute",
+            field=models.PositiveIntegerField(
+                blank=True, help_text="Budget of requests per minute over all workers (blank: none).", null=True
+            ),
         ),
         migrations.AddField(
-            model_name='modelendpoint',
-            name='revision',
-            field=models.PositiveIntegerField(default=1, help_text='Bump when the model behind this URL changes (new weights, another quantisation): part of the ledger identity, so earlier answers are not reused for the new model.'),
+            model_name="modelendpoint",
+            name="revision",
+            field=models.PositiveIntegerField(
+                default=1,
+                help_text="Bump when the model behind this URL changes (new weights, another quantisation): part of the ledger identity, so earlier answers are not reused for the new model.",
+            ),
         ),
         migrations.AddField(
-            model_name='modelendpoint',
-            name='tokens_per_minute',
-            field=models.PositiveIntegerField(blank=True, help_text='Budget of tokens per minute over all workers (blank: none).', null=True),
+            model_name="modelendpoint",
+            name="tokens_per_minute",
+            field=models.PositiveIntegerField(
+                blank=True, help_text="Budget of tokens per minute over all workers (blank: none).", null=True
+            ),
         ),
         migrations.AlterField(
-            model_name='llmcall',
-            name='status',
-            field=models.CharField(choices=[('ok', 'Answered'), ('failed', 'Failed after retries'), ('unparsable', 'Answered, but the caller could not use the content (never served again)')], max_length=10),
+            model_name="llmcall",
+            name="status",
+            field=models.CharField(
+                choices=[
+                    ("ok", "Answered"),
+                    ("failed", "Failed after retries"),
+                    ("unparsable", "Answered, but the caller could not use the content (never served again)"),
+                ],
+                max_length=10,
+            ),
         ),
     ]
