@@ -21,7 +21,9 @@ from annotation.models import AnnotationProject, Item
 from annotation.selectors.agreement_report import project_agreement_report
 from annotation.selectors.projects import pass_rate_table
 from annotation.selectors.training import stage_gate_rules
+from annotation.services.labelling import stage_item_rule_describe
 from annotation.workflow import conflicts as conflict_workflow
+from annotation.workflow.assignment import labelling_settings
 
 FORMATS = ("html", "md", "json")
 CONVENTIONS = (
@@ -54,6 +56,7 @@ def project_report(project: AnnotationProject) -> dict:
                 "unsure_rule": stage.get_unsure_rule_display(),
                 "min_coverage": stage.unsure_min_coverage if stage.unsure_rule == "exclude" else None,
                 "rules": stage_gate_rules(stage),
+                "main_items": stage_item_rule_describe(labelling_settings(stage)),
                 "recruited": row.get("recruited", 0),
                 "passed": row.get("passed", 0),
                 "failed": row.get("failed", 0),
@@ -210,7 +213,10 @@ def report_markdown(report: dict) -> str:
             for g in report["gate"]
         ],
     )
-    out += [f"- {g['stage']}: {g['rules']['pilot']} {g['rules']['qualification']}" for g in report["gate"]] + [""]
+    out += [
+        f"- {g['stage']}: {g['rules']['pilot']} {g['rules']['qualification']} Main items: {g['main_items']}"
+        for g in report["gate"]
+    ] + [""]
     out += ["## Adjudication", ""]
     out += _table(
         [

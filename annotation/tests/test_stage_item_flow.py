@@ -91,6 +91,11 @@ def test_stage_2_takes_stage_1s_valid_items_and_the_conflict_rate_uses_items_set
         "30 conflicts in 126 items settled at both compared stages (23.8%): 12 removed, 18 retained"
     )
     assert "23.8%" in reports.report_markdown(report)
+    # the report says which items each stage labelled
+    assert report["gate"][0]["main_items"] == "All the project's items."
+    assert report["gate"][1]["main_items"].startswith(f"The items stage 1 ({s1.name}) settled as ")
+    assert f"Main items: {report['gate'][1]['main_items']}" in reports.report_markdown(report)
+    assert report["gate"][1]["main_items"] in reports.report_html(report)
 
     # A removal changed back: the item returns to stage 3.
     conflict_dispose(conflict=found[0], disposition="retained", by=researcher)
