@@ -13,7 +13,7 @@ same ledger rows.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from ..judge import TurnJudgement
@@ -22,8 +22,9 @@ from .dialogue import TurnToJudge, turn_judge
 
 BATCH_URL = "/v1/chat/completions"
 COMPLETION_WINDOW = "24h"
-# OpenAI's limit of requests in one batch file.
+# OpenAI's limits on one batch input file: 50,000 requests and 200 MB; a round with more is split.
 MAX_LINES = 50_000
+MAX_FILE_BYTES = 190_000_000
 
 # A batch's states, as the provider names them; the last four are final.
 OPEN_STATES = ("validating", "in_progress", "finalizing", "cancelling")
@@ -56,6 +57,27 @@ def batch_lines(requests: Iterable[CallRequest]) -> list[dict]:
                 "body": chat_body(request),
             }
     return list(lines.values())
+
+
+def request_chunks(
+    requests: Mapping[str, CallRequest], *, max_lines: int | None = None, max_bytes: int | None = None
+) -> list[dict[str, CallRequest]]:
+    """The requests of one round split into batch files within the provider's limits (MAX_LINES,
+    MAX_FILE_BYTES unless given), in key order, so a resumed run cuts the same chunks and finds its saved
+    batches by their content."""
+    max_lines = MAX_LINES if max_lines is None else max_lines
+    max_bytes = MAX_FILE_BYTES if max_bytes is None else max_bytes
+    chunks: list[dict[str, CallRequest]] = [{}]
+    size = 0
+    for key in sorted(requests):
+        request = requests[key]
+        line_bytes = len(jsonl_encode(batch_lines([request])))
+        if chunks[-1] and (len(chunks[-1]) >= max_lines or size + line_bytes > max_bytes):
+            chunks.append({})
+            size = 0
+        chunks[-1][key] = request
+        size += line_bytes
+    return [chunk for chunk in chunks if chunk]
 
 
 def jsonl_encode(lines: Sequence[dict]) -> bytes:

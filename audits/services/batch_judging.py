@@ -322,8 +322,10 @@ def turns_judge_by_batch(
         if not result.missing:
             _ledger_reject(result.rejected)
             return list(result.judgements)
-        batch = _batch_for_round(run, endpoint, result.missing)
-        if batch.status == JudgeBatch.Status.COLLECTED:
-            raise RuntimeError(f"batch {batch.pk} was collected but its requests are not in the ledger")
-        batch_follow(batch=batch, endpoint=endpoint, keep_alive=keep_alive)
-        checked.clear()  # the batch wrote rows under these keys; look again
+        # More requests than one batch file may hold go in several batches, one after the other.
+        for chunk in batchlib.request_chunks(result.missing):
+            batch = _batch_for_round(run, endpoint, chunk)
+            if batch.status == JudgeBatch.Status.COLLECTED:
+                raise RuntimeError(f"batch {batch.pk} was collected but its requests are not in the ledger")
+            batch_follow(batch=batch, endpoint=endpoint, keep_alive=keep_alive)
+        checked.clear()  # the batches wrote rows under these keys; look again

@@ -122,3 +122,21 @@ def test_rejudge_by_batch_prices_answers_and_asks_failed_lines_again(finished_au
     assert sum(lines.values()) == batch.lines + 2 and sorted(lines.values()).count(2) == 2
     # Nothing went online: the batch path sent no chat call.
     assert len(server.served) == chat_before
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_round_larger_than_one_batch_file_goes_in_several_batches(finished_audit, monkeypatch):
+    """The provider takes at most 50,000 requests (200 MB) per batch file; a larger round is split, each
+    request asked in exactly one batch."""
+    server, audit, judge, rubric = finished_audit
+    monkeypatch.setattr(batchlib, "MAX_LINES", 3)
+    turns = Turn.objects.filter(dialogue__audit=audit, dialogue__status=Dialogue.Status.DONE, role="tutor").count()
+
+    run = audit_rejudge_open(audit=audit, judge_template=rubric, judge_endpoint=judge)
+    assert audit_rejudge_run(run_id=run.pk) == JudgeRun.Status.DONE
+    batches = list(JudgeBatch.objects.filter(run=run))
+    lines = sum(b.lines for b in batches)
+    assert lines > 3 and len(batches) == -(-lines // 3) == server.batches_created
+    assert all(b.lines <= 3 and b.status == "collected" for b in batches)
+    assert sorted(server.lines_answered.values()) == [1] * lines  # no request in two batches
+    assert _scored_under(audit, rubric) == {"ok": turns * len(METRICS)}
