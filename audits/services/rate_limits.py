@@ -23,7 +23,7 @@ import socket
 import time
 
 from django.conf import settings
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
 from audits.llm.limits import bucket_reserve
@@ -128,7 +128,16 @@ def worker_name() -> str:
 
 
 def limit_statuses_record(*, worker: str, snapshots: dict[int, dict]) -> None:
-    """Store this worker's limiter snapshots, one row per endpoint (that still exists)."""
+    """Store this worker's limiter snapshots, one row per endpoint (that still exists). Runs on the
+    runtime's database thread, whose connection it closes again: the reporter outlives every batch, and
+    a session it held open between batches would be a stale one (and blocks dropping a test database)."""
+    try:
+        _limit_statuses_write(worker=worker, snapshots=snapshots)
+    finally:
+        connection.close()
+
+
+def _limit_statuses_write(*, worker: str, snapshots: dict[int, dict]) -> None:
     now = timezone.now()
     existing = set(ModelEndpoint.objects.filter(pk__in=list(snapshots)).values_list("pk", flat=True))
     for endpoint_id, snapshot in snapshots.items():
@@ -178,7 +187,7 @@ async def limit_statuses_publish_forever(runtime: LoopRuntime, client, worker: s
                 await runtime.run_blocking(functools.partial(limit_statuses_record, worker=worker, snapshots=snapshots))
             except Exception:  # the status is for people; a failed write must not stop the next one
                 logger.exception("could not record the endpoints' limit status")
-                continue
+            # Not retried every second: the next change (or heartbeat while busy) writes it again.
             last, last_at = snapshots, time.monotonic()
 
 
