@@ -9,7 +9,8 @@ What it does:
    persona speaks slightly differently, so no two dialogues share a request and every call is real).
 2. Uses a fresh embedded database in a temporary directory (or DATABASE_URL / CELERY_BROKER_URL if set),
    creates an audit of `--dialogues` dialogues over the real `openai` provider with `max_concurrency` =
-   `--concurrency`, starts ONE Celery worker process, launches the audit and waits for it.
+   `--concurrency` ÷ `--workers` per process, starts `--workers` Celery worker processes (default one),
+   launches the audit and waits for it. Both loops use the same HTTP transport (LLM_HTTP_TRANSPORT).
 3. Reports achieved calls/s (ledger rows ÷ time from the first claim to the last finished dialogue),
    the ideal (concurrency ÷ delay), and the server's mean number of requests in flight.
 4. Sends the same number of requests (the same messages, taken from the ledger) through a minimal
@@ -61,16 +62,21 @@ def server_reset(port: int) -> None:
 
 
 def plain_loop(port: int, requests: list[tuple[str, list[dict]]], concurrency: int) -> float:
-    """Calls/s of the bare client: the same requests, one semaphore, no ledger, no database."""
+    """Calls/s of the bare client: the same requests, one semaphore, no ledger, no database, on the same
+    HTTP transport as the engine (LLM_HTTP_TRANSPORT)."""
     import httpx2
     import openai
+
+    from audits.llm.openai_compat import http_transport
+
+    client_class = openai.DefaultAioHttpClient if http_transport() == "aiohttp" else openai.DefaultAsyncHttpxClient
 
     async def run() -> float:
         client = openai.AsyncOpenAI(
             api_key="not-needed",
             base_url=f"http://127.0.0.1:{port}/v1",
             max_retries=0,
-            http_client=openai.DefaultAsyncHttpxClient(
+            http_client=client_class(
                 limits=httpx2.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
             ),
         )
@@ -98,6 +104,9 @@ def main() -> None:
     parser.add_argument("--delay", type=float, default=0.2)
     parser.add_argument("--batch-size", type=int, default=100)
     parser.add_argument("--worker-threads", type=int, default=2)
+    parser.add_argument(
+        "--workers", type=int, default=1, help="worker processes; each gets concurrency / workers in flight"
+    )
     args = parser.parse_args()
 
     data_dir = tempfile.mkdtemp(prefix="edufair-bench-")
@@ -113,16 +122,18 @@ def main() -> None:
     from django.db import connection
 
     call_command("migrate", verbosity=0)
+    from audits.llm.openai_compat import http_transport
     from audits.models import Audit, Dialogue, LLMCall, ModelEndpoint
     from audits.services.runs import audit_create, audit_launch
     from audits.tests.engine_factories import explicit_conditions, make_questions
 
     server, port = start_server(args.delay)
-    worker = None
+    workers: list[subprocess.Popen] = []
     try:
         base_url = f"http://127.0.0.1:{port}/v1"
         endpoint = ModelEndpoint.objects.create(
-            name="bench", provider="openai", model="bench", base_url=base_url, max_concurrency=args.concurrency,
+            name="bench", provider="openai", model="bench", base_url=base_url,
+            max_concurrency=max(1, args.concurrency // args.workers),
             timeout=30,
         )  # fmt: skip
         conditions = explicit_conditions(("first_language", "immigration"))  # control + 4 levels = 5
@@ -136,19 +147,20 @@ def main() -> None:
             conditions=conditions,
             batch_size=args.batch_size,
         )
-        command = [
-            sys.executable,
-            "-m",
-            "celery",
-            "-A",
-            "edufair_web",
-            "worker",
-            "--pool=threads",
-            f"-c{args.worker_threads}",
-        ]
-        command += ["-Q", os.environ["CELERY_QUEUE"], "-n", "bench@%h", "--without-gossip", "--without-mingle"]
-        command += ["-l", "WARNING"]
-        worker = subprocess.Popen(command, cwd=ROOT, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+        for n in range(args.workers):
+            command = [
+                sys.executable,
+                "-m",
+                "celery",
+                "-A",
+                "edufair_web",
+                "worker",
+                "--pool=threads",
+                f"-c{args.worker_threads}",
+            ]
+            command += ["-Q", os.environ["CELERY_QUEUE"], "-n", f"bench{n}@%h", "--without-gossip", "--without-mingle"]
+            command += ["-l", "WARNING"]
+            workers.append(subprocess.Popen(command, cwd=ROOT, env={**os.environ, "PYTHONUNBUFFERED": "1"}))
         time.sleep(3)  # let the worker connect before the clock matters (the clock starts at the first claim)
         server_reset(port)
         audit_launch(audit=audit)
@@ -186,11 +198,15 @@ def main() -> None:
             "engine_vs_ideal": round(engine_rate / ideal, 3),
             "plain_vs_ideal": round(plain_rate / ideal, 3),
             "cpu_count": os.cpu_count(),
+            "worker_processes": args.workers,
+            "in_flight_per_worker": max(1, args.concurrency // args.workers),
+            "http_transport": http_transport(),
         }
         print(json.dumps(result, indent=2))
     finally:
-        if worker is not None:
+        for worker in workers:
             worker.terminate()
+        for worker in workers:
             worker.wait(30)
         server.terminate()
         server.wait(10)
