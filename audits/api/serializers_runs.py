@@ -1,6 +1,9 @@
 """Serializers of the audit engine's API. No field ever carries an API key: endpoints hold only the
 name of the environment variable, and ledger rows hold what was sent (never headers)."""
 
+import copy
+
+from django.core.exceptions import ValidationError as DjangoValidationError
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
@@ -65,6 +68,20 @@ class ModelEndpointSerializer(serializers.ModelSerializer):
         except Exception as exc:  # Django's ValidationError → DRF's
             raise serializers.ValidationError(list(getattr(exc, "messages", [str(exc)]))) from None
         return value
+
+    def validate(self, attrs: dict) -> dict:
+        """The model's own rules (`ModelEndpoint.clean`: temperature, simulation bias, batch price and
+        capability) on the endpoint as it would be saved, so the API refuses what the form refuses."""
+        candidate = copy.copy(self.instance) if self.instance is not None else ModelEndpoint()
+        for name, value in attrs.items():
+            setattr(candidate, name, value)
+        try:
+            candidate.clean()
+        except DjangoValidationError as exc:
+            raise serializers.ValidationError(
+                exc.message_dict if hasattr(exc, "error_dict") else exc.messages
+            ) from None
+        return attrs
 
 
 class ConditionSerializer(serializers.ModelSerializer):
