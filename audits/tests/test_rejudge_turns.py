@@ -122,3 +122,28 @@ def test_the_command_rejudges_inline_or_on_the_workers(audit, queued, capsys):
     call_command("run_audit", str(audit.pk), "--rejudge", "--inline")
     assert "Re-judged 2 turns: 2 scored" in capsys.readouterr().out
     assert audit_progress(audit=audit)["turns_judge_failed"] == 0
+
+
+def test_the_command_judges_every_turn_under_another_rubric_version(audit, monkeypatch, capsys):
+    from audits.services.design import prompt_template_revise
+    from audits.services.judge_runs import audit_rejudge_run
+
+    sent = []
+    monkeypatch.setattr("audits.services.judge_runs._enqueue", lambda run: sent.append(run.pk))
+    rubric = prompt_template_revise(
+        template=audit.judge_template, text=audit.judge_template.text + "\nBe strict.", description="v2"
+    )
+    turns = Turn.objects.filter(dialogue__audit=audit, role="tutor", dialogue__status="done").count()
+
+    call_command("run_audit", str(audit.pk), "--rubric", str(rubric.pk))
+    assert len(sent) == 1 and f"Judging {turns} turns under" in capsys.readouterr().out
+    assert audit_rejudge_run(run_id=sent[0]) == "done"
+    assert (
+        TurnScore.objects.filter(turn__dialogue__audit=audit, rubric=rubric).values("turn").distinct().count() == turns
+    )
+    # the audit's own scores are untouched; a bad id is a clear error
+    assert TurnScore.objects.filter(turn__dialogue__audit=audit, rubric=audit.judge_template).count()
+    with pytest.raises(Exception, match="no prompt template 999999"):
+        call_command("run_audit", str(audit.pk), "--rubric", "999999")
+    with pytest.raises(Exception, match="--judge goes with --rubric"):
+        call_command("run_audit", str(audit.pk), "--judge", "1")

@@ -20,6 +20,11 @@ Resuming a finished audit sends nothing and leaves its launch and finish times a
 `run_audit AUDIT_ID --rejudge [--inline]` re-judges the audit's unparsable and failed judge turns
 (tutor turns of finished dialogues) with its judge and rubric, asking afresh for every answer the
 ledger recorded unparsable; on the workers by default, in this process with `--inline`.
+
+`run_audit AUDIT_ID --rubric TEMPLATE_ID [--judge ENDPOINT_ID] [--inline]` judges every tutor turn of the
+audit's finished dialogues under another rubric version (a judge_rubric template), by the audit's judge or
+the endpoint given — through the Batch API when that endpoint is batch-capable. The scores are stored
+under that rubric beside the audit's own.
 """
 
 import hashlib
@@ -107,12 +112,20 @@ class Command(BaseCommand):
         parser.add_argument(
             "--rejudge", action="store_true", help="Re-judge the audit's unparsable and failed turns instead."
         )
+        parser.add_argument(
+            "--rubric", type=int, help="Judge the audit's turns under this judge_rubric template (its id) instead."
+        )
+        parser.add_argument("--judge", type=int, help="With --rubric: the judge endpoint (id); default the audit's.")
 
-    def handle(self, *args, audit_id, config, wait, inline, poll, rejudge=False, new=False, **options):
+    def handle(
+        self, *args, audit_id, config, wait, inline, poll, rejudge=False, new=False, rubric=None, judge=None, **options
+    ):
         if bool(audit_id) == bool(config):
             raise CommandError("give an AUDIT_ID or --config FILE (one of them)")
-        if rejudge and config:
-            raise CommandError("--rejudge takes an AUDIT_ID")
+        if (rejudge or rubric) and config:
+            raise CommandError("--rejudge and --rubric take an AUDIT_ID")
+        if judge and not rubric:
+            raise CommandError("--judge goes with --rubric")
         created = False
         if config:
             audit, created = audit_from_config(config, new=new)
@@ -130,6 +143,9 @@ class Command(BaseCommand):
         )
         if rejudge:
             self._rejudge(audit, inline=inline)
+            return
+        if rubric:
+            self._judge_under(audit, rubric=rubric, judge=judge, inline=inline)
             return
         if inline:
             run_services.audit_dialogues_create(audit=audit)
@@ -189,6 +205,30 @@ class Command(BaseCommand):
         except ValueError as exc:
             raise CommandError(str(exc)) from None
         self.stdout.write(f"Re-judging {queued} unparsable and failed turns on the workers.")
+
+    def _judge_under(self, audit: Audit, *, rubric: int, judge: int | None, inline: bool) -> None:
+        from audits.models import ModelEndpoint, PromptTemplate
+        from audits.services.judge_runs import audit_rejudge_open, audit_rejudge_run
+
+        template = PromptTemplate.objects.filter(pk=rubric).first()
+        if template is None:
+            raise CommandError(f"no prompt template {rubric}")
+        endpoint = None
+        if judge:
+            endpoint = ModelEndpoint.objects.filter(pk=judge).first()
+            if endpoint is None:
+                raise CommandError(f"no model endpoint {judge}")
+        try:
+            run = audit_rejudge_open(audit=audit, judge_template=template, judge_endpoint=endpoint)
+        except ValueError as exc:
+            raise CommandError(str(exc)) from None
+        how = "through the Batch API" if run.via_batch else "online"
+        if not inline:
+            self.stdout.write(f"Judging {run.total} turns under {template} {how} on the workers (run {run.pk}).")
+            return
+        status = audit_rejudge_run(run_id=run.pk)
+        run.refresh_from_db()
+        self.stdout.write(f"Judged {run.judged} of {run.total} turns under {template} {how}: {status}.")
 
     def _summary(self, audit: Audit, status: str) -> None:
         progress = audit_progress(audit=audit)
