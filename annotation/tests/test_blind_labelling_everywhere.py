@@ -12,18 +12,18 @@ researchers; annotators are checked to be refused there.
 
 from __future__ import annotations
 
-import re
 from types import SimpleNamespace
 
 import pytest
 from django.test import Client
-from django.urls import URLPattern, URLResolver, get_resolver, reverse
+from django.urls import reverse
 
 from annotation.models import Comment, Enrollment, GoldLabel, Item, MainItem, Thread, TrainingItem
 from annotation.services.enrollment import enrollment_create
 from annotation.services.labels import Answer, labels_submit
 from annotation.services.projects import gold_label_set
 from annotation.services.training import guideline_confirm, norming_acknowledge
+from edufair_web.tests.url_routes import base_pattern, url_patterns
 
 from .main_setup import build_main_stage, pass_gate
 
@@ -155,24 +155,13 @@ route(
 EXTRA_ANNOTATOR_PATHS = ("/",)
 
 
-def url_patterns(patterns=None, prefix: str = ""):
-    for entry in get_resolver().url_patterns if patterns is None else patterns:
-        if isinstance(entry, URLResolver):
-            yield from url_patterns(entry.url_patterns, prefix + str(entry.pattern))
-        elif isinstance(entry, URLPattern):
-            yield prefix + str(entry.pattern)
-
-
-FORMAT_SUFFIX = re.compile(r"\\\.\(\?P<format>\[a-z0-9\]\+\)/\?\$$")
-
-
 def annotation_patterns() -> set[str]:
     """Every annotation route as the resolver spells it (DRF's `.json` twins folded into their route)."""
     found = set()
     for pattern in url_patterns():
         if pattern.startswith("admin/") or "annotation" not in pattern:
             continue
-        found.add(FORMAT_SUFFIX.sub("/$", pattern))
+        found.add(base_pattern(pattern))
     return found
 
 

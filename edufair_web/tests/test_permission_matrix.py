@@ -21,7 +21,8 @@ import pytest
 from django.contrib import admin
 from django.core.management import call_command
 from django.test import Client
-from django.urls import URLPattern, URLResolver, get_resolver
+
+from edufair_web.tests.url_routes import base_pattern, url_patterns
 
 # transaction=True: the demo audit runs its dialogues on another thread, which must see committed rows.
 # Results pages and exports answer with the results (not the progress state): analyses computed at once.
@@ -363,22 +364,6 @@ def admin_rows() -> dict[str, tuple[str, tuple[int, ...]]]:
             (L, 403, 403, 403, 200),
         )
     return rows
-
-
-def url_patterns(patterns=None, prefix: str = ""):
-    for entry in get_resolver().url_patterns if patterns is None else patterns:
-        if isinstance(entry, URLResolver):
-            yield from url_patterns(entry.url_patterns, prefix + str(entry.pattern))
-        elif isinstance(entry, URLPattern):
-            yield prefix + str(entry.pattern)
-
-
-FORMAT_SUFFIX = re.compile(r"\\\.\(\?P<format>\[a-z0-9\]\+\)/\?\$$")
-
-
-def base_pattern(pattern: str) -> str:
-    """DRF's `.json`-suffixed twin of a route has the same permissions as the route itself."""
-    return FORMAT_SUFFIX.sub("/$", pattern) if FORMAT_SUFFIX.search(pattern) else pattern
 
 
 def test_every_url_pattern_has_an_expected_row():
