@@ -118,7 +118,7 @@ def simulate_audit(
     from audits.llm.dialogue import DialogueEndpoints, dialogue_execute
     from audits.models import Condition
     from audits.prompt_templates import DEFAULT_TEMPLATES
-    from audits.services.runs import _BatchPlan, _dialogue_job, condition_values
+    from audits.services.runs import _BatchPlan, _dialogue_job, condition_facts, condition_values
 
     started = time.perf_counter()
     specs = build_conditions(
@@ -162,14 +162,7 @@ def simulate_audit(
     items = [
         {
             "question": question,
-            "condition": {
-                "key": condition.key,
-                "persona_cue": condition.persona_cue,
-                "tutor_cue": condition.tutor_cue,
-                "cue_labels": condition.cue_labels(),
-                "cue_text": condition.simulated_self_description(),
-                "name": condition.name_cue,
-            },
+            "condition": condition_facts(condition),
             "condition_key": condition.key,
         }
         for question in questions
