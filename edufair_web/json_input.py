@@ -1,0 +1,51 @@
+"""Untrusted JSON text parsed with a bounded nesting depth, refused before any value is built.
+
+Pure: no Django. Every importer that parses a whole JSON document (or one JSONL line) in memory goes
+through `loads`; the streaming question-bank reader applies the same `MAX_DEPTH` to ijson's events.
+Real files nest 2–6 levels; a document of 50,000 nested lists is a few hundred KB and would otherwise
+cost gigabytes (or a RecursionError) to build.
+"""
+
+import json
+import re
+from typing import Any
+
+MAX_DEPTH = 64
+
+# A JSON string (with escapes) or one bracket: strings are skipped so brackets inside them do not count.
+_TOKEN = re.compile(rb'"(?:[^"\\]|\\.)*"|[\[\]{}]', re.DOTALL)
+
+
+class JSONInputError(ValueError):
+    """The text is not JSON, or is nested deeper than MAX_DEPTH; the message says which, in words."""
+
+
+def nesting_depth(data: bytes | str, limit: int = MAX_DEPTH) -> int:
+    """Deepest bracket nesting of the text, stopping as soon as it passes `limit` (returns limit + 1)."""
+    raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data
+    if b"[" not in raw and b"{" not in raw:
+        return 0
+    depth = deepest = 0
+    for match in _TOKEN.finditer(raw):
+        token = match.group()
+        if token in (b"[", b"{"):
+            depth += 1
+            if depth > deepest:
+                deepest = depth
+                if deepest > limit:
+                    return deepest
+        elif token in (b"]", b"}"):
+            depth -= 1
+    return deepest
+
+
+def loads(data: bytes | str, max_depth: int = MAX_DEPTH) -> Any:
+    """json.loads, after refusing text nested deeper than `max_depth`; errors as JSONInputError."""
+    if nesting_depth(data, max_depth) > max_depth:
+        raise JSONInputError(f"the JSON is nested too deeply (more than {max_depth} levels)")
+    try:
+        return json.loads(data)
+    except json.JSONDecodeError as exc:
+        raise JSONInputError(f"not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})") from None
+    except RecursionError:  # only reachable with max_depth above the interpreter's own limit
+        raise JSONInputError("the JSON is nested too deeply") from None
