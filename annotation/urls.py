@@ -3,6 +3,7 @@
 from django.urls import path
 from django.views.generic import RedirectView
 
+import edufair_web.converters  # noqa: F401  (registers the <id:…> path converter)
 from annotation.views import norming, projects, training
 
 app_name = "annotation"
@@ -11,32 +12,32 @@ urlpatterns = [
     # Researchers
     path("projects/", projects.ProjectListView.as_view(), name="projects"),
     path("projects/new/", projects.ProjectCreateView.as_view(), name="project-create"),
-    path("projects/<int:pk>/", projects.ProjectDetailView.as_view(), name="project"),
-    path("projects/<int:pk>/import/", projects.ItemImportView.as_view(), name="project-import"),
+    path("projects/<id:pk>/", projects.ProjectDetailView.as_view(), name="project"),
+    path("projects/<id:pk>/import/", projects.ItemImportView.as_view(), name="project-import"),
     path(
-        "projects/<int:pk>/pass-rates.<str:fmt>",
+        "projects/<id:pk>/pass-rates.<str:fmt>",
         projects.PassRateExportView.as_view(),
         name="project-pass-rates",
     ),
-    path("stages/<int:pk>/", projects.StageDetailView.as_view(), name="stage"),
-    path("stages/<int:pk>/<str:action>/", projects.StageActionView.as_view(), name="stage-action"),
-    path("enrollments/<int:pk>/replace/", projects.ReplacementView.as_view(), name="enrollment-replace"),
+    path("stages/<id:pk>/", projects.StageDetailView.as_view(), name="stage"),
+    path("stages/<id:pk>/<str:action>/", projects.StageActionView.as_view(), name="stage-action"),
+    path("enrollments/<id:pk>/replace/", projects.ReplacementView.as_view(), name="enrollment-replace"),
     # Annotators
     path("training/", training.MyTrainingView.as_view(), name="my-training"),
-    path("training/<int:stage_pk>/", training.TrainingStageView.as_view(), name="training-stage"),
-    path("training/<int:stage_pk>/guideline/", training.GuidelineView.as_view(), name="training-guideline"),
-    path("training/<int:stage_pk>/examples/", training.ExamplesView.as_view(), name="training-examples"),
-    path("training/<int:stage_pk>/pilot/", training.PilotLabelView.as_view(), name="training-pilot"),
-    path("training/<int:stage_pk>/feedback/", training.PilotFeedbackView.as_view(), name="training-feedback"),
-    path("training/<int:stage_pk>/norming/", training.NormingView.as_view(), name="training-norming"),
+    path("training/<id:stage_pk>/", training.TrainingStageView.as_view(), name="training-stage"),
+    path("training/<id:stage_pk>/guideline/", training.GuidelineView.as_view(), name="training-guideline"),
+    path("training/<id:stage_pk>/examples/", training.ExamplesView.as_view(), name="training-examples"),
+    path("training/<id:stage_pk>/pilot/", training.PilotLabelView.as_view(), name="training-pilot"),
+    path("training/<id:stage_pk>/feedback/", training.PilotFeedbackView.as_view(), name="training-feedback"),
+    path("training/<id:stage_pk>/norming/", training.NormingView.as_view(), name="training-norming"),
     path(
-        "training/<int:stage_pk>/qualification/",
+        "training/<id:stage_pk>/qualification/",
         training.QualificationLabelView.as_view(),
         name="training-qualification",
     ),
     # Norming threads (annotators of the stage and moderators)
-    path("threads/<int:pk>/", norming.ThreadView.as_view(), name="thread"),
-    path("comments/<int:pk>/pin/", norming.CommentPinView.as_view(), name="comment-pin"),
+    path("threads/<id:pk>/", norming.ThreadView.as_view(), name="thread"),
+    path("comments/<id:pk>/pin/", norming.CommentPinView.as_view(), name="comment-pin"),
     path("moderation/", norming.ModerationView.as_view(), name="moderation"),
 ]
 
@@ -45,18 +46,18 @@ from annotation.views import adjudication, labelling, reports  # noqa: E402
 
 urlpatterns += [
     path("label/", labelling.MyLabellingView.as_view(), name="my-labelling"),
-    path("label/<int:stage_pk>/", labelling.LabelView.as_view(), name="label"),
+    path("label/<id:stage_pk>/", labelling.LabelView.as_view(), name="label"),
     path(
-        "label/<int:stage_pk>/items/<int:item_pk>/discussion/",
+        "label/<id:stage_pk>/items/<id:item_pk>/discussion/",
         labelling.DiscussionView.as_view(),
         name="discussion",
     ),
     path("adjudicate/", adjudication.QueueView.as_view(), name="adjudicate"),
-    path("adjudicate/<int:stage_pk>/<int:item_pk>/", adjudication.ItemView.as_view(), name="adjudicate-item"),
-    path("projects/<int:pk>/report/", reports.ReportView.as_view(), name="report"),
-    path("projects/<int:pk>/report.<str:fmt>", reports.ReportDownloadView.as_view(), name="report-download"),
-    path("projects/<int:pk>/labels.<str:fmt>", reports.LabelsExportView.as_view(), name="labels-export"),
-    path("projects/<int:pk>/conflicts/", reports.ConflictsView.as_view(), name="conflicts"),
+    path("adjudicate/<id:stage_pk>/<id:item_pk>/", adjudication.ItemView.as_view(), name="adjudicate-item"),
+    path("projects/<id:pk>/report/", reports.ReportView.as_view(), name="report"),
+    path("projects/<id:pk>/report.<str:fmt>", reports.ReportDownloadView.as_view(), name="report-download"),
+    path("projects/<id:pk>/labels.<str:fmt>", reports.LabelsExportView.as_view(), name="labels-export"),
+    path("projects/<id:pk>/conflicts/", reports.ConflictsView.as_view(), name="conflicts"),
 ]
 
 # Judge validation (issue 8).
@@ -65,14 +66,14 @@ from annotation.views import judge_validation  # noqa: E402
 urlpatterns += [
     path("judge-validation/", judge_validation.ValidationListView.as_view(), name="judge-validations"),
     path("judge-validation/new/", judge_validation.ValidationCreateView.as_view(), name="judge-validation-create"),
-    path("judge-validation/<int:pk>/", judge_validation.ValidationReportView.as_view(), name="judge-validation"),
+    path("judge-validation/<id:pk>/", judge_validation.ValidationReportView.as_view(), name="judge-validation"),
     path(
-        "judge-validation/<int:pk>/workshop/",
+        "judge-validation/<id:pk>/workshop/",
         judge_validation.WorkshopCreateView.as_view(),
         name="judge-validation-workshop",
     ),
     path(
-        "judge-validation/<int:pk>/<slug:action>/",
+        "judge-validation/<id:pk>/<slug:action>/",
         judge_validation.ValidationActionView.as_view(),
         name="judge-validation-action",
     ),

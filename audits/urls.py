@@ -2,6 +2,7 @@
 
 from django.urls import path
 
+import edufair_web.converters  # noqa: F401  (registers the <id:…> path converter)
 from audits.views import design, questionbank
 
 app_name = "audits"
@@ -10,30 +11,30 @@ questionbank_urls = [
     path("questionbank/", questionbank.QuestionBankView.as_view(), name="questionbank"),
     path("questionbank/imports/new/", questionbank.QuestionImportCreateView.as_view(), name="question-import-new"),
     path(
-        "questionbank/imports/<int:pk>/", questionbank.QuestionImportDetailView.as_view(), name="question-import-detail"
+        "questionbank/imports/<id:pk>/", questionbank.QuestionImportDetailView.as_view(), name="question-import-detail"
     ),
     path(
-        "questionbank/imports/<int:pk>/status/",
+        "questionbank/imports/<id:pk>/status/",
         questionbank.QuestionImportStatusView.as_view(),
         name="question-import-status",
     ),
-    path("questionbank/questions/<int:pk>/", questionbank.QuestionDetailView.as_view(), name="question-detail"),
+    path("questionbank/questions/<id:pk>/", questionbank.QuestionDetailView.as_view(), name="question-detail"),
 ]
 
 design_urls = [
     path("design/", design.DesignOverviewView.as_view(), name="design"),
     path("design/preview/", design.DesignPreviewView.as_view(), name="design-preview"),
     path("design/dimensions/new/", design.DimensionCreateView.as_view(), name="dimension-new"),
-    path("design/dimensions/<int:pk>/edit/", design.DimensionUpdateView.as_view(), name="dimension-edit"),
+    path("design/dimensions/<id:pk>/edit/", design.DimensionUpdateView.as_view(), name="dimension-edit"),
     path("design/levels/new/", design.LevelCreateView.as_view(), name="level-new"),
-    path("design/levels/<int:pk>/edit/", design.LevelUpdateView.as_view(), name="level-edit"),
+    path("design/levels/<id:pk>/edit/", design.LevelUpdateView.as_view(), name="level-edit"),
     path("design/names/new/", design.NameCueCreateView.as_view(), name="name-new"),
-    path("design/names/<int:pk>/edit/", design.NameCueUpdateView.as_view(), name="name-edit"),
-    path("design/names/<int:pk>/delete/", design.NameCueDeleteView.as_view(), name="name-delete"),
+    path("design/names/<id:pk>/edit/", design.NameCueUpdateView.as_view(), name="name-edit"),
+    path("design/names/<id:pk>/delete/", design.NameCueDeleteView.as_view(), name="name-delete"),
     path("design/templates/new/", design.PromptTemplateCreateView.as_view(), name="prompt-template-new"),
-    path("design/templates/<int:pk>/", design.PromptTemplateDetailView.as_view(), name="prompt-template-detail"),
-    path("design/templates/<int:pk>/revise/", design.PromptTemplateReviseView.as_view(), name="prompt-template-revise"),
-    path("design/templates/<int:pk>/delete/", design.PromptTemplateDeleteView.as_view(), name="prompt-template-delete"),
+    path("design/templates/<id:pk>/", design.PromptTemplateDetailView.as_view(), name="prompt-template-detail"),
+    path("design/templates/<id:pk>/revise/", design.PromptTemplateReviseView.as_view(), name="prompt-template-revise"),
+    path("design/templates/<id:pk>/delete/", design.PromptTemplateDeleteView.as_view(), name="prompt-template-delete"),
 ]
 
 urlpatterns = [
@@ -47,16 +48,16 @@ from audits.views import runs  # noqa: E402
 runs_urls = [
     path("endpoints/", runs.EndpointListView.as_view(), name="endpoints"),
     path("endpoints/new/", runs.EndpointCreateView.as_view(), name="endpoint-new"),
-    path("endpoints/<int:pk>/edit/", runs.EndpointUpdateView.as_view(), name="endpoint-edit"),
-    path("endpoints/<int:pk>/test/", runs.EndpointTestView.as_view(), name="endpoint-test"),
-    path("endpoints/<int:pk>/model-changed/", runs.EndpointModelChangedView.as_view(), name="endpoint-model-changed"),
+    path("endpoints/<id:pk>/edit/", runs.EndpointUpdateView.as_view(), name="endpoint-edit"),
+    path("endpoints/<id:pk>/test/", runs.EndpointTestView.as_view(), name="endpoint-test"),
+    path("endpoints/<id:pk>/model-changed/", runs.EndpointModelChangedView.as_view(), name="endpoint-model-changed"),
     path("runs/", runs.AuditListView.as_view(), name="audits"),
     path("runs/new/", runs.AuditCreateView.as_view(), name="audit-new"),
-    path("runs/<int:pk>/", runs.AuditDetailView.as_view(), name="audit-detail"),
-    path("runs/<int:pk>/progress/", runs.AuditProgressView.as_view(), name="audit-progress"),
-    path("runs/<int:pk>/clone/", runs.AuditCloneView.as_view(), name="audit-clone"),
-    path("runs/<int:pk>/<slug:action>/", runs.AuditActionView.as_view(), name="audit-action"),
-    path("dialogues/<int:pk>/", runs.DialogueDetailView.as_view(), name="dialogue-detail"),
+    path("runs/<id:pk>/", runs.AuditDetailView.as_view(), name="audit-detail"),
+    path("runs/<id:pk>/progress/", runs.AuditProgressView.as_view(), name="audit-progress"),
+    path("runs/<id:pk>/clone/", runs.AuditCloneView.as_view(), name="audit-clone"),
+    path("runs/<id:pk>/<slug:action>/", runs.AuditActionView.as_view(), name="audit-action"),
+    path("dialogues/<id:pk>/", runs.DialogueDetailView.as_view(), name="dialogue-detail"),
 ]
 urlpatterns += runs_urls
 
@@ -67,12 +68,12 @@ from audits.views import dashboard, results  # noqa: E402
 
 results_urls = [
     path("", dashboard.DashboardView.as_view(), name="dashboard"),
-    path("results/<int:pk>/", results.AuditResultsView.as_view(), name="results"),
-    path("results/<int:pk>/cell/", results.ResultsCellView.as_view(), name="results-cell"),
-    path("results/<int:pk>/pairs/", results.ContrastPairsView.as_view(), name="results-pairs"),
-    path("results/<int:pk>/export/", results.ResultsExportView.as_view(), name="results-export"),
-    path("results/<int:pk>/status/", results.AnalysisStatusView.as_view(), name="results-status"),
-    path("results/<int:pk>/retry/", results.AnalysisRetryView.as_view(), name="results-retry"),
+    path("results/<id:pk>/", results.AuditResultsView.as_view(), name="results"),
+    path("results/<id:pk>/cell/", results.ResultsCellView.as_view(), name="results-cell"),
+    path("results/<id:pk>/pairs/", results.ContrastPairsView.as_view(), name="results-pairs"),
+    path("results/<id:pk>/export/", results.ResultsExportView.as_view(), name="results-export"),
+    path("results/<id:pk>/status/", results.AnalysisStatusView.as_view(), name="results-status"),
+    path("results/<id:pk>/retry/", results.AnalysisRetryView.as_view(), name="results-retry"),
     path("results/compare/", results.CompareView.as_view(), name="results-compare"),
 ]
 urlpatterns += results_urls

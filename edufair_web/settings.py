@@ -226,6 +226,8 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Fairness audits of LLM tutors and the human annotation that validates their judge.",
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
+    # The <id:…> path converter (edufair_web.converters): an id of at most 18 digits.
+    "PATH_CONVERTER_OVERRIDES": {"id": {"type": "integer", "minimum": 0, "maximum": 10**18 - 1}},
     # The schema and its documentation are for signed-in users (they map every endpoint).
     "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],
     "SWAGGER_UI_DIST": "SIDECAR",

@@ -2,48 +2,50 @@
 
 from django.urls import path
 
+import edufair_web.converters  # noqa: F401  (registers the <id:…> path converter)
+
 from . import views_training as training
 
 urlpatterns = [
-    path("annotation/training/<int:stage_pk>/", training.TrainingStateView.as_view(), name="annotation-training"),
+    path("annotation/training/<id:stage_pk>/", training.TrainingStateView.as_view(), name="annotation-training"),
     path(
-        "annotation/training/<int:stage_pk>/guideline/",
+        "annotation/training/<id:stage_pk>/guideline/",
         training.GuidelineAPIView.as_view(),
         name="annotation-training-guideline",
     ),
     path(
-        "annotation/training/<int:stage_pk>/examples/",
+        "annotation/training/<id:stage_pk>/examples/",
         training.ExamplesAPIView.as_view(),
         name="annotation-training-examples",
     ),
     path(
-        "annotation/training/<int:stage_pk>/examples/<int:example_pk>/seen/",
+        "annotation/training/<id:stage_pk>/examples/<id:example_pk>/seen/",
         training.ExampleSeenAPIView.as_view(),
         name="annotation-training-example-seen",
     ),
     path(
-        "annotation/training/<int:stage_pk>/<str:phase>/next/",
+        "annotation/training/<id:stage_pk>/<str:phase>/next/",
         training.TrainingNextItemAPIView.as_view(),
         name="annotation-training-next",
     ),
     path(
-        "annotation/training/<int:stage_pk>/feedback/",
+        "annotation/training/<id:stage_pk>/feedback/",
         training.PilotFeedbackAPIView.as_view(),
         name="annotation-training-feedback",
     ),
     path(
-        "annotation/training/<int:stage_pk>/norming/",
+        "annotation/training/<id:stage_pk>/norming/",
         training.NormingAPIView.as_view(),
         name="annotation-training-norming",
     ),
-    path("annotation/stages/<int:stage_pk>/labels/", training.LabelSubmitAPIView.as_view(), name="annotation-labels"),
+    path("annotation/stages/<id:stage_pk>/labels/", training.LabelSubmitAPIView.as_view(), name="annotation-labels"),
     path(
-        "annotation/threads/<int:thread_pk>/comments/",
+        "annotation/threads/<id:thread_pk>/comments/",
         training.ThreadCommentsAPIView.as_view(),
         name="annotation-thread-comments",
     ),
     path(
-        "annotation/comments/<int:comment_pk>/pin/", training.CommentPinAPIView.as_view(), name="annotation-comment-pin"
+        "annotation/comments/<id:comment_pk>/pin/", training.CommentPinAPIView.as_view(), name="annotation-comment-pin"
     ),
 ]
 
@@ -51,44 +53,44 @@ urlpatterns = [
 from . import views_labelling as labelling  # noqa: E402
 
 urlpatterns += [
-    path("annotation/main/<int:stage_pk>/next/", labelling.MainNextAPIView.as_view(), name="annotation-main-next"),
+    path("annotation/main/<id:stage_pk>/next/", labelling.MainNextAPIView.as_view(), name="annotation-main-next"),
     path(
-        "annotation/main/<int:stage_pk>/submit/", labelling.MainSubmitAPIView.as_view(), name="annotation-main-submit"
+        "annotation/main/<id:stage_pk>/submit/", labelling.MainSubmitAPIView.as_view(), name="annotation-main-submit"
     ),
     path(
-        "annotation/main/<int:stage_pk>/settings/",
+        "annotation/main/<id:stage_pk>/settings/",
         labelling.StageLabellingSettingsAPIView.as_view(),
         name="annotation-main-settings",
     ),
     path(
-        "annotation/main/<int:stage_pk>/items/<int:item_pk>/discussion/",
+        "annotation/main/<id:stage_pk>/items/<id:item_pk>/discussion/",
         labelling.DiscussionAPIView.as_view(),
         name="annotation-main-discussion",
     ),
     path(
-        "annotation/main/<int:stage_pk>/items/<int:item_pk>/discussion/close/",
+        "annotation/main/<id:stage_pk>/items/<id:item_pk>/discussion/close/",
         labelling.DiscussionCloseAPIView.as_view(),
         name="annotation-main-discussion-close",
     ),
     path("annotation/adjudication/", labelling.AdjudicationQueueAPIView.as_view(), name="annotation-adjudication"),
     path(
-        "annotation/adjudication/<int:stage_pk>/<int:item_pk>/",
+        "annotation/adjudication/<id:stage_pk>/<id:item_pk>/",
         labelling.AdjudicationItemAPIView.as_view(),
         name="annotation-adjudication-item",
     ),
     path(
-        "annotation/projects/<int:project_pk>/conflicts/",
+        "annotation/projects/<id:project_pk>/conflicts/",
         labelling.ConflictsAPIView.as_view(),
         name="annotation-conflicts",
     ),
     path(
-        "annotation/conflicts/<int:conflict_pk>/disposition/",
+        "annotation/conflicts/<id:conflict_pk>/disposition/",
         labelling.ConflictDispositionAPIView.as_view(),
         name="annotation-conflict-disposition",
     ),
-    path("annotation/projects/<int:project_pk>/report/", labelling.ReportAPIView.as_view(), name="annotation-report"),
+    path("annotation/projects/<id:project_pk>/report/", labelling.ReportAPIView.as_view(), name="annotation-report"),
     path(
-        "annotation/projects/<int:project_pk>/labels/",
+        "annotation/projects/<id:project_pk>/labels/",
         labelling.LabelsExportAPIView.as_view(),
         name="annotation-labels-export",
     ),
@@ -109,37 +111,37 @@ urlpatterns += [
         name="annotation-jv-mrbench",
     ),
     path(
-        "annotation/judge-validation/audits/<int:audit_pk>/status/",
+        "annotation/judge-validation/audits/<id:audit_pk>/status/",
         judge_validation.AuditJudgeStatusAPIView.as_view(),
         name="annotation-jv-audit-status",
     ),
     path(
-        "annotation/judge-validation/<int:project_pk>/report/",
+        "annotation/judge-validation/<id:project_pk>/report/",
         judge_validation.ValidationReportAPIView.as_view(),
         name="annotation-jv-report",
     ),
     path(
-        "annotation/judge-validation/<int:project_pk>/judges/",
+        "annotation/judge-validation/<id:project_pk>/judges/",
         judge_validation.JudgeAddAPIView.as_view(),
         name="annotation-jv-judges",
     ),
     path(
-        "annotation/judge-validation/<int:project_pk>/workshops/",
+        "annotation/judge-validation/<id:project_pk>/workshops/",
         judge_validation.WorkshopAPIView.as_view(),
         name="annotation-jv-workshops",
     ),
     path(
-        "annotation/judge-validation/<int:project_pk>/persona/",
+        "annotation/judge-validation/<id:project_pk>/persona/",
         judge_validation.PersonaAPIView.as_view(),
         name="annotation-jv-persona",
     ),
     path(
-        "annotation/judge-validation/validations/<int:validation_pk>/record/",
+        "annotation/judge-validation/validations/<id:validation_pk>/record/",
         judge_validation.RecordAPIView.as_view(),
         name="annotation-jv-record",
     ),
     path(
-        "annotation/judge-validation/validations/<int:validation_pk>/thresholds/",
+        "annotation/judge-validation/validations/<id:validation_pk>/thresholds/",
         judge_validation.ThresholdsAPIView.as_view(),
         name="annotation-jv-thresholds",
     ),

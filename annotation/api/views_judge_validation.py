@@ -18,6 +18,7 @@ from annotation.models import AnnotationProject, JudgeValidation, RubricVersion
 from annotation.selectors.judge_validation import judge_validation_status, project_rubrics, validation_report
 from annotation.services.training import SetupError
 from edufair_web.accounts.permissions import IsResearcher
+from edufair_web.converters import parse_id
 
 from .serializers_judge_validation import (
     JudgeAddSerializer,
@@ -41,7 +42,8 @@ def _rubric(project, rubric_id) -> RubricVersion:
         if not rubrics:
             raise ValidationError({"rubric": "This project has no rubric version."})
         return rubrics[-1]
-    found = next((r for r in rubrics if r.pk == int(rubric_id)), None)
+    wanted = parse_id(str(rubric_id))
+    found = next((r for r in rubrics if r.pk == wanted), None)
     if found is None:
         raise ValidationError({"rubric": "Not a rubric version of this project."})
     return found

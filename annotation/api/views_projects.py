@@ -28,6 +28,7 @@ from annotation.services.projects import project_apply_preset, project_create
 from annotation.services.training import SetupError, guideline_publish, training_set_choose, worked_example_add
 from edufair_web.accounts.permissions import IsAnnotator, IsResearcher
 from edufair_web.accounts.roles import RESEARCHER, has_role
+from edufair_web.converters import query_id
 
 from .serializers_projects import (
     EnrollmentSerializer,
@@ -61,12 +62,9 @@ class QueryFilterMixin:
     def get_queryset(self):
         qs = super().get_queryset()
         for param, lookup in self.query_filters.items():
-            value = self.request.query_params.get(param, "")
-            if not value:
-                continue
-            if not value.isdigit():
-                raise ValidationError({param: "Expected an id (a whole number)."})
-            qs = qs.filter(**{lookup: int(value)})
+            value = query_id(self.request.query_params, param)
+            if value is not None:
+                qs = qs.filter(**{lookup: value})
         return qs
 
 
@@ -229,8 +227,8 @@ class EnrollmentViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
         qs = Enrollment.objects.select_related("user").order_by("stage_id", "id")
         if not has_role(self.request.user, RESEARCHER):
             qs = qs.filter(user=self.request.user)
-        stage = self.request.query_params.get("stage")
-        return qs.filter(stage_id=stage) if stage else qs
+        stage = query_id(self.request.query_params, "stage")
+        return qs if stage is None else qs.filter(stage_id=stage)
 
     def create(self, request, *args, **kwargs):
         if not has_role(request.user, RESEARCHER):

@@ -41,100 +41,100 @@ def route(pattern: str, kind: str, *paths: str) -> None:
 # --- pages -------------------------------------------------------------------------------------------------
 route("annotation/", ANNOTATOR, "/annotation/")
 route("annotation/training/", ANNOTATOR, "/annotation/training/")
-route("annotation/training/<int:stage_pk>/", ANNOTATOR, "/annotation/training/{stage}/")
+route("annotation/training/<id:stage_pk>/", ANNOTATOR, "/annotation/training/{stage}/")
 for step in ("guideline", "examples", "pilot", "feedback", "norming", "qualification"):
-    route(f"annotation/training/<int:stage_pk>/{step}/", ANNOTATOR, f"/annotation/training/{{stage}}/{step}/")
-route("annotation/threads/<int:pk>/", ANNOTATOR, "/annotation/threads/{thread}/")
+    route(f"annotation/training/<id:stage_pk>/{step}/", ANNOTATOR, f"/annotation/training/{{stage}}/{step}/")
+route("annotation/threads/<id:pk>/", ANNOTATOR, "/annotation/threads/{thread}/")
 route("annotation/label/", ANNOTATOR, "/annotation/label/")
-route("annotation/label/<int:stage_pk>/", ANNOTATOR, "/annotation/label/{stage}/")
+route("annotation/label/<id:stage_pk>/", ANNOTATOR, "/annotation/label/{stage}/")
 route(
-    "annotation/label/<int:stage_pk>/items/<int:item_pk>/discussion/",
+    "annotation/label/<id:stage_pk>/items/<id:item_pk>/discussion/",
     ANNOTATOR,
     "/annotation/label/{stage}/items/{item}/discussion/",
 )
-route("annotation/comments/<int:pk>/pin/", STAFF, "/annotation/comments/{comment}/pin/")
+route("annotation/comments/<id:pk>/pin/", STAFF, "/annotation/comments/{comment}/pin/")
 route("annotation/moderation/", STAFF, "/annotation/moderation/")
 route("annotation/adjudicate/", STAFF, "/annotation/adjudicate/")
-route("annotation/adjudicate/<int:stage_pk>/<int:item_pk>/", STAFF, "/annotation/adjudicate/{stage}/{item}/")
+route("annotation/adjudicate/<id:stage_pk>/<id:item_pk>/", STAFF, "/annotation/adjudicate/{stage}/{item}/")
 route("annotation/projects/", STAFF, "/annotation/projects/")
 route("annotation/projects/new/", STAFF, "/annotation/projects/new/")
-route("annotation/projects/<int:pk>/", STAFF, "/annotation/projects/{project}/")
-route("annotation/projects/<int:pk>/import/", STAFF, "/annotation/projects/{project}/import/")
-route("annotation/projects/<int:pk>/pass-rates.<str:fmt>", STAFF, "/annotation/projects/{project}/pass-rates.csv")
-route("annotation/projects/<int:pk>/report/", STAFF, "/annotation/projects/{project}/report/")
-route("annotation/projects/<int:pk>/report.<str:fmt>", STAFF, "/annotation/projects/{project}/report.md")
-route("annotation/projects/<int:pk>/labels.<str:fmt>", STAFF, "/annotation/projects/{project}/labels.csv")
-route("annotation/projects/<int:pk>/conflicts/", STAFF, "/annotation/projects/{project}/conflicts/")
-route("annotation/stages/<int:pk>/", STAFF, "/annotation/stages/{stage}/")
-route("annotation/stages/<int:pk>/<str:action>/", STAFF, "/annotation/stages/{stage}/guideline/")
-route("annotation/enrollments/<int:pk>/replace/", STAFF, "/annotation/enrollments/{enrollment}/replace/")
+route("annotation/projects/<id:pk>/", STAFF, "/annotation/projects/{project}/")
+route("annotation/projects/<id:pk>/import/", STAFF, "/annotation/projects/{project}/import/")
+route("annotation/projects/<id:pk>/pass-rates.<str:fmt>", STAFF, "/annotation/projects/{project}/pass-rates.csv")
+route("annotation/projects/<id:pk>/report/", STAFF, "/annotation/projects/{project}/report/")
+route("annotation/projects/<id:pk>/report.<str:fmt>", STAFF, "/annotation/projects/{project}/report.md")
+route("annotation/projects/<id:pk>/labels.<str:fmt>", STAFF, "/annotation/projects/{project}/labels.csv")
+route("annotation/projects/<id:pk>/conflicts/", STAFF, "/annotation/projects/{project}/conflicts/")
+route("annotation/stages/<id:pk>/", STAFF, "/annotation/stages/{stage}/")
+route("annotation/stages/<id:pk>/<str:action>/", STAFF, "/annotation/stages/{stage}/guideline/")
+route("annotation/enrollments/<id:pk>/replace/", STAFF, "/annotation/enrollments/{enrollment}/replace/")
 route("annotation/judge-validation/", STAFF, "/annotation/judge-validation/")
 route("annotation/judge-validation/new/", STAFF, "/annotation/judge-validation/new/")
-route("annotation/judge-validation/<int:pk>/", STAFF, "/annotation/judge-validation/{project}/")
-route("annotation/judge-validation/<int:pk>/workshop/", STAFF, "/annotation/judge-validation/{project}/workshop/")
+route("annotation/judge-validation/<id:pk>/", STAFF, "/annotation/judge-validation/{project}/")
+route("annotation/judge-validation/<id:pk>/workshop/", STAFF, "/annotation/judge-validation/{project}/workshop/")
 route(
-    "annotation/judge-validation/<int:pk>/<slug:action>/", STAFF, "/annotation/judge-validation/{project}/thresholds/"
+    "annotation/judge-validation/<id:pk>/<slug:action>/", STAFF, "/annotation/judge-validation/{project}/thresholds/"
 )
 
 # --- API -------------------------------------------------------------------------------------------------
-route("api/annotation/training/<int:stage_pk>/", ANNOTATOR, "/api/annotation/training/{stage}/")
+route("api/annotation/training/<id:stage_pk>/", ANNOTATOR, "/api/annotation/training/{stage}/")
 for suffix in ("guideline", "examples", "feedback", "norming"):
     route(
-        f"api/annotation/training/<int:stage_pk>/{suffix}/", ANNOTATOR, f"/api/annotation/training/{{stage}}/{suffix}/"
+        f"api/annotation/training/<id:stage_pk>/{suffix}/", ANNOTATOR, f"/api/annotation/training/{{stage}}/{suffix}/"
     )
 route(
-    "api/annotation/training/<int:stage_pk>/examples/<int:example_pk>/seen/",
+    "api/annotation/training/<id:stage_pk>/examples/<id:example_pk>/seen/",
     ANNOTATOR,
     "/api/annotation/training/{stage}/examples/0/seen/",
 )
 route(
-    "api/annotation/training/<int:stage_pk>/<str:phase>/next/",
+    "api/annotation/training/<id:stage_pk>/<str:phase>/next/",
     ANNOTATOR,
     "/api/annotation/training/{stage}/pilot/next/",
     "/api/annotation/training/{stage}/qualification/next/",
 )
-route("api/annotation/stages/<int:stage_pk>/labels/", ANNOTATOR, "/api/annotation/stages/{stage}/labels/")
-route("api/annotation/threads/<int:thread_pk>/comments/", ANNOTATOR, "/api/annotation/threads/{thread}/comments/")
-route("api/annotation/main/<int:stage_pk>/next/", ANNOTATOR, "/api/annotation/main/{stage}/next/")
-route("api/annotation/main/<int:stage_pk>/submit/", ANNOTATOR, "/api/annotation/main/{stage}/submit/")
+route("api/annotation/stages/<id:stage_pk>/labels/", ANNOTATOR, "/api/annotation/stages/{stage}/labels/")
+route("api/annotation/threads/<id:thread_pk>/comments/", ANNOTATOR, "/api/annotation/threads/{thread}/comments/")
+route("api/annotation/main/<id:stage_pk>/next/", ANNOTATOR, "/api/annotation/main/{stage}/next/")
+route("api/annotation/main/<id:stage_pk>/submit/", ANNOTATOR, "/api/annotation/main/{stage}/submit/")
 route(
-    "api/annotation/main/<int:stage_pk>/items/<int:item_pk>/discussion/",
+    "api/annotation/main/<id:stage_pk>/items/<id:item_pk>/discussion/",
     ANNOTATOR,
     "/api/annotation/main/{stage}/items/{item}/discussion/",
 )
 route("api/^annotation/enrollments/$", ANNOTATOR, "/api/annotation/enrollments/")
 route("api/^annotation/enrollments/(?P<pk>[^/.]+)/$", ANNOTATOR, "/api/annotation/enrollments/{enrollment}/")
-route("api/annotation/comments/<int:comment_pk>/pin/", STAFF, "/api/annotation/comments/{comment}/pin/")
-route("api/annotation/main/<int:stage_pk>/settings/", STAFF, "/api/annotation/main/{stage}/settings/")
+route("api/annotation/comments/<id:comment_pk>/pin/", STAFF, "/api/annotation/comments/{comment}/pin/")
+route("api/annotation/main/<id:stage_pk>/settings/", STAFF, "/api/annotation/main/{stage}/settings/")
 route(
-    "api/annotation/main/<int:stage_pk>/items/<int:item_pk>/discussion/close/",
+    "api/annotation/main/<id:stage_pk>/items/<id:item_pk>/discussion/close/",
     STAFF,
     "/api/annotation/main/{stage}/items/{item}/discussion/close/",
 )
 route("api/annotation/adjudication/", STAFF, "/api/annotation/adjudication/")
 route(
-    "api/annotation/adjudication/<int:stage_pk>/<int:item_pk>/", STAFF, "/api/annotation/adjudication/{stage}/{item}/"
+    "api/annotation/adjudication/<id:stage_pk>/<id:item_pk>/", STAFF, "/api/annotation/adjudication/{stage}/{item}/"
 )
-route("api/annotation/projects/<int:project_pk>/conflicts/", STAFF, "/api/annotation/projects/{project}/conflicts/")
-route("api/annotation/conflicts/<int:conflict_pk>/disposition/", STAFF, "/api/annotation/conflicts/1/disposition/")
-route("api/annotation/projects/<int:project_pk>/report/", STAFF, "/api/annotation/projects/{project}/report/")
-route("api/annotation/projects/<int:project_pk>/labels/", STAFF, "/api/annotation/projects/{project}/labels/")
+route("api/annotation/projects/<id:project_pk>/conflicts/", STAFF, "/api/annotation/projects/{project}/conflicts/")
+route("api/annotation/conflicts/<id:conflict_pk>/disposition/", STAFF, "/api/annotation/conflicts/1/disposition/")
+route("api/annotation/projects/<id:project_pk>/report/", STAFF, "/api/annotation/projects/{project}/report/")
+route("api/annotation/projects/<id:project_pk>/labels/", STAFF, "/api/annotation/projects/{project}/labels/")
 route("api/annotation/judge-validation/", STAFF, "/api/annotation/judge-validation/")
 route("api/annotation/judge-validation/mrbench/", STAFF, "/api/annotation/judge-validation/mrbench/")
 route(
-    "api/annotation/judge-validation/audits/<int:audit_pk>/status/",
+    "api/annotation/judge-validation/audits/<id:audit_pk>/status/",
     STAFF,
     "/api/annotation/judge-validation/audits/1/status/",
 )
 for suffix in ("report", "judges", "workshops", "persona"):
     route(
-        f"api/annotation/judge-validation/<int:project_pk>/{suffix}/",
+        f"api/annotation/judge-validation/<id:project_pk>/{suffix}/",
         STAFF,
         f"/api/annotation/judge-validation/{{project}}/{suffix}/",
     )
 for suffix in ("record", "thresholds"):
     route(
-        f"api/annotation/judge-validation/validations/<int:validation_pk>/{suffix}/",
+        f"api/annotation/judge-validation/validations/<id:validation_pk>/{suffix}/",
         STAFF,
         f"/api/annotation/judge-validation/validations/1/{suffix}/",
     )

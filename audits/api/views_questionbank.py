@@ -30,6 +30,7 @@ from audits.selectors.questionbank import questions_filter
 from audits.services.design import TemplateTextError, prompt_template_create, prompt_template_revise
 from audits.services.questionbank import question_import_submit
 from edufair_web.accounts.permissions import IsAnnotator, IsResearcher
+from edufair_web.converters import query_id
 
 
 class ReadAnyRoleWriteResearcherMixin:
@@ -52,12 +53,12 @@ class QuestionViewSet(ReadAnyRoleWriteResearcherMixin, viewsets.ReadOnlyModelVie
 
     def get_queryset(self):
         params = self.request.query_params
-        import_id = params.get("import", "")
+        import_id = query_id(params, "import")
         try:
             return questions_filter(
                 domain=params.get("domain") or None,
                 source=params.get("source") or None,
-                import_id=int(import_id) if import_id.isdigit() else None,
+                import_id=import_id,
                 search=params.get("q") or None,
             )
         except ValueError as exc:

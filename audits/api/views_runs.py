@@ -23,6 +23,7 @@ from audits.services import runs as run_services
 from audits.services.endpoints import endpoint_revision_bump
 from audits.services.judging import audit_turns_rejudge
 from edufair_web.accounts.permissions import IsResearcher
+from edufair_web.converters import query_id
 
 
 class ModelEndpointViewSet(viewsets.ModelViewSet):
@@ -187,8 +188,8 @@ class DialogueViewSet(viewsets.ReadOnlyModelViewSet):
 
     def get_queryset(self):
         dialogues = Dialogue.objects.select_related("condition").order_by("pk")
-        audit = self.request.query_params.get("audit")
-        if audit:
+        audit = query_id(self.request.query_params, "audit")
+        if audit is not None:
             dialogues = dialogues.filter(audit_id=audit)
         wanted = self.request.query_params.get("status")
         if wanted:

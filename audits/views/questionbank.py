@@ -18,6 +18,7 @@ from audits.selectors.questionbank import (
 )
 from audits.services.questionbank import question_import_submit
 from edufair_web.accounts.permissions import ResearcherRequiredMixin
+from edufair_web.converters import parse_id
 
 
 def _generic_schema_table() -> str:
@@ -36,7 +37,7 @@ class QuestionBankView(ResearcherRequiredMixin, ListView):
         return {
             "domain": params.get("domain", ""),
             "source": params.get("source", ""),
-            "import_id": int(import_id) if import_id.isdigit() else None,
+            "import_id": parse_id(import_id),
             "search": params.get("q", "").strip(),
         }
 

@@ -79,52 +79,52 @@ expect("api/^workers/(?P<hostname>[^/.]+)/$", "/api/workers/{worker}/", API_RESE
 # --- audits: question bank and design ------------------------------------------------------------
 expect("audits/questionbank/", "/audits/questionbank/", PAGE_RESEARCHER)
 expect("audits/questionbank/imports/new/", "/audits/questionbank/imports/new/", PAGE_RESEARCHER)
-expect("audits/questionbank/imports/<int:pk>/", "/audits/questionbank/imports/{question_import}/", PAGE_RESEARCHER)
+expect("audits/questionbank/imports/<id:pk>/", "/audits/questionbank/imports/{question_import}/", PAGE_RESEARCHER)
 expect(
-    "audits/questionbank/imports/<int:pk>/status/",
+    "audits/questionbank/imports/<id:pk>/status/",
     "/audits/questionbank/imports/{question_import}/status/",
     PAGE_RESEARCHER,
 )
-expect("audits/questionbank/questions/<int:pk>/", "/audits/questionbank/questions/{question}/", PAGE_RESEARCHER)
+expect("audits/questionbank/questions/<id:pk>/", "/audits/questionbank/questions/{question}/", PAGE_RESEARCHER)
 expect("audits/design/", "/audits/design/", PAGE_RESEARCHER)
 expect("audits/design/preview/", "/audits/design/preview/", PAGE_RESEARCHER)
 expect("audits/design/dimensions/new/", "/audits/design/dimensions/new/", PAGE_RESEARCHER)
-expect("audits/design/dimensions/<int:pk>/edit/", "/audits/design/dimensions/{dimension}/edit/", PAGE_RESEARCHER)
+expect("audits/design/dimensions/<id:pk>/edit/", "/audits/design/dimensions/{dimension}/edit/", PAGE_RESEARCHER)
 expect("audits/design/levels/new/", "/audits/design/levels/new/", PAGE_RESEARCHER)
-expect("audits/design/levels/<int:pk>/edit/", "/audits/design/levels/{level}/edit/", PAGE_RESEARCHER)
+expect("audits/design/levels/<id:pk>/edit/", "/audits/design/levels/{level}/edit/", PAGE_RESEARCHER)
 expect("audits/design/names/new/", "/audits/design/names/new/", PAGE_RESEARCHER)
-expect("audits/design/names/<int:pk>/edit/", "/audits/design/names/{name_cue}/edit/", PAGE_RESEARCHER)
-expect("audits/design/names/<int:pk>/delete/", "/audits/design/names/{name_cue}/delete/", PAGE_RESEARCHER)
+expect("audits/design/names/<id:pk>/edit/", "/audits/design/names/{name_cue}/edit/", PAGE_RESEARCHER)
+expect("audits/design/names/<id:pk>/delete/", "/audits/design/names/{name_cue}/delete/", PAGE_RESEARCHER)
 expect("audits/design/templates/new/", "/audits/design/templates/new/", PAGE_RESEARCHER)
-expect("audits/design/templates/<int:pk>/", "/audits/design/templates/{template}/", PAGE_RESEARCHER)
-expect("audits/design/templates/<int:pk>/revise/", "/audits/design/templates/{template}/revise/", PAGE_RESEARCHER)
-expect("audits/design/templates/<int:pk>/delete/", "/audits/design/templates/{template}/delete/", PAGE_RESEARCHER)
+expect("audits/design/templates/<id:pk>/", "/audits/design/templates/{template}/", PAGE_RESEARCHER)
+expect("audits/design/templates/<id:pk>/revise/", "/audits/design/templates/{template}/revise/", PAGE_RESEARCHER)
+expect("audits/design/templates/<id:pk>/delete/", "/audits/design/templates/{template}/delete/", PAGE_RESEARCHER)
 
 # --- audits: endpoints, runs, results ------------------------------------------------------------
 expect("audits/endpoints/", "/audits/endpoints/", PAGE_RESEARCHER)
 expect("audits/endpoints/new/", "/audits/endpoints/new/", PAGE_RESEARCHER)
-expect("audits/endpoints/<int:pk>/edit/", "/audits/endpoints/{endpoint}/edit/", PAGE_RESEARCHER)
-expect("audits/endpoints/<int:pk>/test/", "/audits/endpoints/{endpoint}/test/", PAGE_RESEARCHER_POST)
-expect("audits/endpoints/<int:pk>/model-changed/", "/audits/endpoints/{endpoint}/model-changed/", PAGE_RESEARCHER_POST)
+expect("audits/endpoints/<id:pk>/edit/", "/audits/endpoints/{endpoint}/edit/", PAGE_RESEARCHER)
+expect("audits/endpoints/<id:pk>/test/", "/audits/endpoints/{endpoint}/test/", PAGE_RESEARCHER_POST)
+expect("audits/endpoints/<id:pk>/model-changed/", "/audits/endpoints/{endpoint}/model-changed/", PAGE_RESEARCHER_POST)
 expect("audits/runs/", "/audits/runs/", PAGE_RESEARCHER)
 expect("audits/runs/new/", "/audits/runs/new/", PAGE_RESEARCHER)
-expect("audits/runs/<int:pk>/", "/audits/runs/{audit}/", PAGE_RESEARCHER)
-expect("audits/runs/<int:pk>/progress/", "/audits/runs/{audit}/progress/", PAGE_RESEARCHER)
-expect("audits/runs/<int:pk>/clone/", "/audits/runs/{audit}/clone/", PAGE_RESEARCHER_POST)
-expect("audits/runs/<int:pk>/<slug:action>/", "/audits/runs/{audit}/pause/", PAGE_RESEARCHER_POST)
-expect("audits/dialogues/<int:pk>/", "/audits/dialogues/{dialogue}/", PAGE_RESEARCHER)
+expect("audits/runs/<id:pk>/", "/audits/runs/{audit}/", PAGE_RESEARCHER)
+expect("audits/runs/<id:pk>/progress/", "/audits/runs/{audit}/progress/", PAGE_RESEARCHER)
+expect("audits/runs/<id:pk>/clone/", "/audits/runs/{audit}/clone/", PAGE_RESEARCHER_POST)
+expect("audits/runs/<id:pk>/<slug:action>/", "/audits/runs/{audit}/pause/", PAGE_RESEARCHER_POST)
+expect("audits/dialogues/<id:pk>/", "/audits/dialogues/{dialogue}/", PAGE_RESEARCHER)
 expect("audits/", "/audits/", PAGE_RESEARCHER)
-expect("audits/results/<int:pk>/", "/audits/results/{audit}/", PAGE_RESEARCHER)
-expect("audits/results/<int:pk>/cell/", "{results_cell}", PAGE_RESEARCHER)
-expect("audits/results/<int:pk>/pairs/", "{results_pairs}", PAGE_RESEARCHER)
-expect("audits/results/<int:pk>/export/", "/audits/results/{audit}/export/?format=json", PAGE_RESEARCHER)
-expect("audits/results/<int:pk>/status/", "/audits/results/{audit}/status/", PAGE_RESEARCHER)
-expect("audits/results/<int:pk>/retry/", "/audits/results/{audit}/retry/", PAGE_RESEARCHER_POST)
+expect("audits/results/<id:pk>/", "/audits/results/{audit}/", PAGE_RESEARCHER)
+expect("audits/results/<id:pk>/cell/", "{results_cell}", PAGE_RESEARCHER)
+expect("audits/results/<id:pk>/pairs/", "{results_pairs}", PAGE_RESEARCHER)
+expect("audits/results/<id:pk>/export/", "/audits/results/{audit}/export/?format=json", PAGE_RESEARCHER)
+expect("audits/results/<id:pk>/status/", "/audits/results/{audit}/status/", PAGE_RESEARCHER)
+expect("audits/results/<id:pk>/retry/", "/audits/results/{audit}/retry/", PAGE_RESEARCHER_POST)
 expect("audits/results/compare/", "/audits/results/compare/", PAGE_RESEARCHER)
 
 # --- audits API ----------------------------------------------------------------------------------
-expect("api/audits/<int:pk>/results/", "/api/audits/{audit}/results/", API_RESEARCHER)
-expect("api/audits/<int:pk>/export/", "/api/audits/{audit}/export/?format=json", API_RESEARCHER)
+expect("api/audits/<id:pk>/results/", "/api/audits/{audit}/results/", API_RESEARCHER)
+expect("api/audits/<id:pk>/export/", "/api/audits/{audit}/export/?format=json", API_RESEARCHER)
 expect("api/^model-endpoints/$", "/api/model-endpoints/", API_RESEARCHER)
 expect("api/^model-endpoints/(?P<pk>[^/.]+)/$", "/api/model-endpoints/{endpoint}/", API_RESEARCHER)
 expect(
@@ -165,45 +165,45 @@ expect("api/^prompt-templates/(?P<pk>[^/.]+)/revise/$", "/api/prompt-templates/{
 expect("annotation/", "/annotation/", (L, 302, 302, 302, 302))  # to the signed-in user's training list
 expect("annotation/projects/", "/annotation/projects/", PAGE_RESEARCHER)
 expect("annotation/projects/new/", "/annotation/projects/new/", PAGE_RESEARCHER)
-expect("annotation/projects/<int:pk>/", "/annotation/projects/{project}/", PAGE_RESEARCHER)
-expect("annotation/projects/<int:pk>/import/", "/annotation/projects/{project}/import/", PAGE_RESEARCHER_POST)
+expect("annotation/projects/<id:pk>/", "/annotation/projects/{project}/", PAGE_RESEARCHER)
+expect("annotation/projects/<id:pk>/import/", "/annotation/projects/{project}/import/", PAGE_RESEARCHER_POST)
 expect(
-    "annotation/projects/<int:pk>/pass-rates.<str:fmt>",
+    "annotation/projects/<id:pk>/pass-rates.<str:fmt>",
     "/annotation/projects/{project}/pass-rates.csv",
     PAGE_RESEARCHER,
 )
-expect("annotation/projects/<int:pk>/report/", "/annotation/projects/{project}/report/", PAGE_RESEARCHER)
-expect("annotation/projects/<int:pk>/report.<str:fmt>", "/annotation/projects/{project}/report.md", PAGE_RESEARCHER)
-expect("annotation/projects/<int:pk>/labels.<str:fmt>", "/annotation/projects/{project}/labels.csv", PAGE_RESEARCHER)
-expect("annotation/projects/<int:pk>/conflicts/", "/annotation/projects/{project}/conflicts/", PAGE_RESEARCHER)
-expect("annotation/stages/<int:pk>/", "/annotation/stages/{stage}/", PAGE_RESEARCHER)
-expect("annotation/stages/<int:pk>/<str:action>/", "/annotation/stages/{stage}/guideline/", PAGE_RESEARCHER_POST)
+expect("annotation/projects/<id:pk>/report/", "/annotation/projects/{project}/report/", PAGE_RESEARCHER)
+expect("annotation/projects/<id:pk>/report.<str:fmt>", "/annotation/projects/{project}/report.md", PAGE_RESEARCHER)
+expect("annotation/projects/<id:pk>/labels.<str:fmt>", "/annotation/projects/{project}/labels.csv", PAGE_RESEARCHER)
+expect("annotation/projects/<id:pk>/conflicts/", "/annotation/projects/{project}/conflicts/", PAGE_RESEARCHER)
+expect("annotation/stages/<id:pk>/", "/annotation/stages/{stage}/", PAGE_RESEARCHER)
+expect("annotation/stages/<id:pk>/<str:action>/", "/annotation/stages/{stage}/guideline/", PAGE_RESEARCHER_POST)
 expect(
-    "annotation/enrollments/<int:pk>/replace/", "/annotation/enrollments/{enrollment}/replace/", PAGE_RESEARCHER_POST
+    "annotation/enrollments/<id:pk>/replace/", "/annotation/enrollments/{enrollment}/replace/", PAGE_RESEARCHER_POST
 )
 
 # --- annotation: training, norming, labelling, adjudication ------------------------------------------
 # The demo annotator is enrolled in stage 1 but has not confirmed the guideline yet.
 expect("annotation/training/", "/annotation/training/", PAGE_ANY)
-expect("annotation/training/<int:stage_pk>/", "/annotation/training/{stage}/", PAGE_ENROLLED)
-expect("annotation/training/<int:stage_pk>/guideline/", "/annotation/training/{stage}/guideline/", PAGE_ENROLLED)
+expect("annotation/training/<id:stage_pk>/", "/annotation/training/{stage}/", PAGE_ENROLLED)
+expect("annotation/training/<id:stage_pk>/guideline/", "/annotation/training/{stage}/guideline/", PAGE_ENROLLED)
 for step in ("examples", "pilot", "feedback", "norming", "qualification"):
-    expect(f"annotation/training/<int:stage_pk>/{step}/", f"/annotation/training/{{stage}}/{step}/", PAGE_NOT_YET)
+    expect(f"annotation/training/<id:stage_pk>/{step}/", f"/annotation/training/{{stage}}/{step}/", PAGE_NOT_YET)
 # A norming thread: 403 to the demo annotator (their pilot is not in yet), 404 to an annotator of another
 # stage (thread ids are sequential: a thread one may not see answers as if it did not exist).
-expect("annotation/threads/<int:pk>/", "/annotation/threads/{thread}/", (L, 403, 404, 200, 200))
-expect("annotation/comments/<int:pk>/pin/", "/annotation/comments/{comment}/pin/", PAGE_ADJUDICATOR_POST)
+expect("annotation/threads/<id:pk>/", "/annotation/threads/{thread}/", (L, 403, 404, 200, 200))
+expect("annotation/comments/<id:pk>/pin/", "/annotation/comments/{comment}/pin/", PAGE_ADJUDICATOR_POST)
 expect("annotation/moderation/", "/annotation/moderation/", PAGE_ADJUDICATOR)
 expect("annotation/label/", "/annotation/label/", PAGE_ANY)
-expect("annotation/label/<int:stage_pk>/", "/annotation/label/{jv_stage}/", PAGE_ENROLLED)
+expect("annotation/label/<id:stage_pk>/", "/annotation/label/{jv_stage}/", PAGE_ENROLLED)
 expect(
-    "annotation/label/<int:stage_pk>/items/<int:item_pk>/discussion/",
+    "annotation/label/<id:stage_pk>/items/<id:item_pk>/discussion/",
     "/annotation/label/{jv_stage}/items/{jv_item}/discussion/",
     (L, 404, 404, 200, 200),  # the demo annotator is not in this item's discussion: as if there were none
 )
 expect("annotation/adjudicate/", "/annotation/adjudicate/", PAGE_ADJUDICATOR)
 expect(
-    "annotation/adjudicate/<int:stage_pk>/<int:item_pk>/",
+    "annotation/adjudicate/<id:stage_pk>/<id:item_pk>/",
     "/annotation/adjudicate/{jv_stage}/{jv_item}/",
     PAGE_ADJUDICATOR,
 )
@@ -211,14 +211,14 @@ expect(
 # --- annotation: judge validation (researchers) -----------------------------------------------------------
 expect("annotation/judge-validation/", "/annotation/judge-validation/", PAGE_RESEARCHER)
 expect("annotation/judge-validation/new/", "/annotation/judge-validation/new/", PAGE_RESEARCHER)
-expect("annotation/judge-validation/<int:pk>/", "/annotation/judge-validation/{jv_project}/", PAGE_RESEARCHER)
+expect("annotation/judge-validation/<id:pk>/", "/annotation/judge-validation/{jv_project}/", PAGE_RESEARCHER)
 expect(
-    "annotation/judge-validation/<int:pk>/workshop/",
+    "annotation/judge-validation/<id:pk>/workshop/",
     "/annotation/judge-validation/{jv_project}/workshop/",
     PAGE_RESEARCHER,
 )
 expect(
-    "annotation/judge-validation/<int:pk>/<slug:action>/",
+    "annotation/judge-validation/<id:pk>/<slug:action>/",
     "/annotation/judge-validation/{jv_project}/thresholds/",
     PAGE_RESEARCHER_POST,
 )
@@ -269,86 +269,86 @@ expect(
     "/api/annotation/stages/{stage}/training-items/",
     API_RESEARCHER,
 )
-expect("api/annotation/training/<int:stage_pk>/", "/api/annotation/training/{stage}/", API_ENROLLED)
-expect("api/annotation/training/<int:stage_pk>/guideline/", "/api/annotation/training/{stage}/guideline/", API_ENROLLED)
-expect("api/annotation/training/<int:stage_pk>/examples/", "/api/annotation/training/{stage}/examples/", API_NOT_YET)
+expect("api/annotation/training/<id:stage_pk>/", "/api/annotation/training/{stage}/", API_ENROLLED)
+expect("api/annotation/training/<id:stage_pk>/guideline/", "/api/annotation/training/{stage}/guideline/", API_ENROLLED)
+expect("api/annotation/training/<id:stage_pk>/examples/", "/api/annotation/training/{stage}/examples/", API_NOT_YET)
 expect(
-    "api/annotation/training/<int:stage_pk>/examples/<int:example_pk>/seen/",
+    "api/annotation/training/<id:stage_pk>/examples/<id:example_pk>/seen/",
     "/api/annotation/training/{stage}/examples/{worked_example}/seen/",
     API_POST_ANY,
 )
 expect(
-    "api/annotation/training/<int:stage_pk>/<str:phase>/next/",
+    "api/annotation/training/<id:stage_pk>/<str:phase>/next/",
     "/api/annotation/training/{stage}/pilot/next/",
     API_NOT_YET,
 )
-expect("api/annotation/training/<int:stage_pk>/feedback/", "/api/annotation/training/{stage}/feedback/", API_NOT_YET)
-expect("api/annotation/training/<int:stage_pk>/norming/", "/api/annotation/training/{stage}/norming/", API_NOT_YET)
-expect("api/annotation/stages/<int:stage_pk>/labels/", "/api/annotation/stages/{stage}/labels/", API_POST_ANY)
+expect("api/annotation/training/<id:stage_pk>/feedback/", "/api/annotation/training/{stage}/feedback/", API_NOT_YET)
+expect("api/annotation/training/<id:stage_pk>/norming/", "/api/annotation/training/{stage}/norming/", API_NOT_YET)
+expect("api/annotation/stages/<id:stage_pk>/labels/", "/api/annotation/stages/{stage}/labels/", API_POST_ANY)
 expect(
-    "api/annotation/threads/<int:thread_pk>/comments/",
+    "api/annotation/threads/<id:thread_pk>/comments/",
     "/api/annotation/threads/{thread}/comments/",
     (401, 403, 404, 200, 200),  # as the thread page
 )
-expect("api/annotation/comments/<int:comment_pk>/pin/", "/api/annotation/comments/{comment}/pin/", API_ADJUDICATOR_POST)
-expect("api/annotation/main/<int:stage_pk>/next/", "/api/annotation/main/{jv_stage}/next/", API_ENROLLED)
-expect("api/annotation/main/<int:stage_pk>/submit/", "/api/annotation/main/{jv_stage}/submit/", API_POST_ANY)
-expect("api/annotation/main/<int:stage_pk>/settings/", "/api/annotation/main/{jv_stage}/settings/", API_RESEARCHER)
+expect("api/annotation/comments/<id:comment_pk>/pin/", "/api/annotation/comments/{comment}/pin/", API_ADJUDICATOR_POST)
+expect("api/annotation/main/<id:stage_pk>/next/", "/api/annotation/main/{jv_stage}/next/", API_ENROLLED)
+expect("api/annotation/main/<id:stage_pk>/submit/", "/api/annotation/main/{jv_stage}/submit/", API_POST_ANY)
+expect("api/annotation/main/<id:stage_pk>/settings/", "/api/annotation/main/{jv_stage}/settings/", API_RESEARCHER)
 expect(
-    "api/annotation/main/<int:stage_pk>/items/<int:item_pk>/discussion/",
+    "api/annotation/main/<id:stage_pk>/items/<id:item_pk>/discussion/",
     "/api/annotation/main/{jv_stage}/items/{jv_item}/discussion/",
     (401, 404, 404, 200, 200),  # as the discussion page
 )
 expect(
-    "api/annotation/main/<int:stage_pk>/items/<int:item_pk>/discussion/close/",
+    "api/annotation/main/<id:stage_pk>/items/<id:item_pk>/discussion/close/",
     "/api/annotation/main/{jv_stage}/items/{jv_item}/discussion/close/",
     API_ADJUDICATOR_POST,
 )
 expect("api/annotation/adjudication/", "/api/annotation/adjudication/", API_ADJUDICATOR)
 expect(
-    "api/annotation/adjudication/<int:stage_pk>/<int:item_pk>/",
+    "api/annotation/adjudication/<id:stage_pk>/<id:item_pk>/",
     "/api/annotation/adjudication/{jv_stage}/{jv_item}/",
     API_ADJUDICATOR,
 )
 expect(
-    "api/annotation/projects/<int:project_pk>/conflicts/",
+    "api/annotation/projects/<id:project_pk>/conflicts/",
     "/api/annotation/projects/{project}/conflicts/",
     API_RESEARCHER,
 )
 expect(
-    "api/annotation/conflicts/<int:conflict_pk>/disposition/",
+    "api/annotation/conflicts/<id:conflict_pk>/disposition/",
     "/api/annotation/conflicts/1/disposition/",
     API_RESEARCHER_POST,
 )
-expect("api/annotation/projects/<int:project_pk>/report/", "/api/annotation/projects/{project}/report/", API_RESEARCHER)
-expect("api/annotation/projects/<int:project_pk>/labels/", "/api/annotation/projects/{project}/labels/", API_RESEARCHER)
+expect("api/annotation/projects/<id:project_pk>/report/", "/api/annotation/projects/{project}/report/", API_RESEARCHER)
+expect("api/annotation/projects/<id:project_pk>/labels/", "/api/annotation/projects/{project}/labels/", API_RESEARCHER)
 expect("api/annotation/judge-validation/", "/api/annotation/judge-validation/", API_RESEARCHER_POST)
 expect("api/annotation/judge-validation/mrbench/", "/api/annotation/judge-validation/mrbench/", API_RESEARCHER_POST)
 expect(
-    "api/annotation/judge-validation/audits/<int:audit_pk>/status/",
+    "api/annotation/judge-validation/audits/<id:audit_pk>/status/",
     "/api/annotation/judge-validation/audits/{audit}/status/",
     API_RESEARCHER,
 )
 expect(
-    "api/annotation/judge-validation/<int:project_pk>/report/",
+    "api/annotation/judge-validation/<id:project_pk>/report/",
     "/api/annotation/judge-validation/{jv_project}/report/",
     API_RESEARCHER,
 )
 # GET judges/: every judge with the progress of its run (researchers); POST adds or re-runs one.
 expect(
-    "api/annotation/judge-validation/<int:project_pk>/judges/",
+    "api/annotation/judge-validation/<id:project_pk>/judges/",
     "/api/annotation/judge-validation/{jv_project}/judges/",
     API_RESEARCHER,
 )
 for suffix in ("workshops", "persona"):
     expect(
-        f"api/annotation/judge-validation/<int:project_pk>/{suffix}/",
+        f"api/annotation/judge-validation/<id:project_pk>/{suffix}/",
         f"/api/annotation/judge-validation/{{jv_project}}/{suffix}/",
         API_RESEARCHER_POST,
     )
 for suffix in ("record", "thresholds"):
     expect(
-        f"api/annotation/judge-validation/validations/<int:validation_pk>/{suffix}/",
+        f"api/annotation/judge-validation/validations/<id:validation_pk>/{suffix}/",
         f"/api/annotation/judge-validation/validations/{{validation}}/{suffix}/",
         API_RESEARCHER_POST,
     )

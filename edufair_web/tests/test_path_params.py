@@ -1,0 +1,105 @@
+"""Ids in paths and query parameters: a huge, negative or non-numeric id is a 404 (path) or a 400 naming the
+parameter (query), never a database overflow. One rule (edufair_web.converters), checked on every route."""
+
+import pytest
+from rest_framework.test import APIClient
+
+from edufair_web.accounts.roles import ANNOTATOR, RESEARCHER
+from edufair_web.converters import IdConverter, parse_id
+from edufair_web.tests.url_routes import url_patterns
+
+HUGE = "99999999999999999999"
+
+
+def test_every_integer_route_uses_the_bounded_id_converter():
+    # Django's <int:…> takes any number of digits, which the database cannot hold: a 500 on lookup.
+    unbounded = [pattern for pattern in url_patterns() if "<int:" in pattern]
+    assert not unbounded, f"use <id:…> instead of <int:…>: {unbounded}"
+    assert any("<id:" in pattern for pattern in url_patterns())
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("0", 0),
+        ("42", 42),
+        ("9" * 18, 10**18 - 1),
+        ("9" * 19, None),
+        (HUGE, None),
+        ("-1", None),
+        ("1e9999", None),
+        ("1.5", None),
+        ("abc", None),
+        ("", None),
+        ("²", None),  # str.isdigit() says yes; int() says no
+        ("١٢", None),  # Arabic-Indic digits: int() would take them
+    ],
+)
+def test_parse_id(text, expected):
+    assert parse_id(text) == expected
+
+
+def test_the_converter_regex_refuses_what_parse_id_refuses():
+    import re
+
+    pattern = re.compile(IdConverter.regex)
+    for text in ("0", "7", "9" * 18, "9" * 19, "-1", "1e9", "x"):
+        assert (pattern.fullmatch(text) is not None) == (parse_id(text) is not None), text
+
+
+@pytest.fixture
+def api(make_user):
+    def client(role):
+        api_client = APIClient(raise_request_exception=False)
+        api_client.force_authenticate(make_user(role))
+        return api_client
+
+    return client
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("role", [RESEARCHER, ANNOTATOR])
+@pytest.mark.parametrize(
+    "url",
+    [
+        f"/api/annotation/training/{HUGE}/",
+        f"/api/annotation/main/{HUGE}/next/",
+        f"/api/annotation/main/{HUGE}/items/{HUGE}/discussion/",
+        "/api/annotation/training/-1/",
+        "/api/annotation/training/abc/",
+        f"/api/audits/{HUGE}/results/",
+        f"/annotation/training/{HUGE}/",
+        f"/annotation/label/{HUGE}/",
+        f"/audits/runs/{HUGE}/",
+    ],
+)
+def test_huge_negative_or_non_numeric_path_ids_are_404(api, role, url):
+    response = api(role).get(url)
+    assert response.status_code == 404, (url, response.status_code)
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("role", "url", "parameter"),
+    [
+        (RESEARCHER, "/api/annotation/enrollments/?stage=1e9999", "stage"),
+        (ANNOTATOR, "/api/annotation/enrollments/?stage=1e9999", "stage"),
+        (RESEARCHER, f"/api/annotation/enrollments/?stage={HUGE}", "stage"),
+        (RESEARCHER, f"/api/annotation/items/?project={HUGE}", "project"),
+        (RESEARCHER, "/api/annotation/stages/?project=-3", "project"),
+        (RESEARCHER, f"/api/dialogues/?audit={HUGE}", "audit"),
+        (RESEARCHER, "/api/dialogues/?audit=x", "audit"),
+        (RESEARCHER, f"/api/questions/?import={HUGE}", "import"),
+    ],
+)
+def test_bad_id_query_parameters_are_400_naming_the_parameter(api, role, url, parameter):
+    response = api(role).get(url)
+    assert response.status_code == 400, (url, response.status_code)
+    assert parameter in response.json()
+
+
+@pytest.mark.django_db
+def test_a_good_id_query_parameter_still_filters(api):
+    response = api(RESEARCHER).get("/api/annotation/enrollments/?stage=12345")
+    assert response.status_code == 200
+    assert response.json()["results"] == []
