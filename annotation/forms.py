@@ -6,6 +6,7 @@ from django.contrib.auth.models import User
 from annotation import presets
 from annotation.models import Enrollment, LabelQuestion, Stage, StageLabelling, TrainingItem, WorkedExample
 from edufair_web.accounts.roles import ANNOTATOR
+from edufair_web.upload_limits import MaxUploadSize
 
 
 def _lines(text: str) -> list[str]:
@@ -37,7 +38,9 @@ class ProjectForm(forms.Form):
 
 
 class ItemImportForm(forms.Form):
-    file = forms.FileField(help_text="JSONL (one item per line) or CSV; see the format below.")
+    file = forms.FileField(
+        help_text="JSONL (one item per line) or CSV; see the format below.", validators=[MaxUploadSize("items")]
+    )
     format = forms.ChoiceField(choices=[("jsonl", "JSONL"), ("csv", "CSV")])
 
 

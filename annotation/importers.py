@@ -20,25 +20,55 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 from dataclasses import dataclass, field
 
 from django.db import transaction
 
 from annotation.models import AnnotationProject, GoldLabel, Item
 from annotation.workflow.assignment import project_main_items_sync
+from edufair_web.json_input import JSONInputError, loads
 
+# The errors kept (and answered) for a rejected file; the rest are counted ("… and N more"). A quoted value is
+# cut to QUOTED_CHARS, so a rejection stays a few KB whatever the file holds.
 MAX_ERRORS = 50
+QUOTED_CHARS = 60
 
 
 class ImportFailed(ValueError):
-    """Nothing was imported; ``errors`` lists (line, field, message)."""
+    """Nothing was imported; ``errors`` lists the first MAX_ERRORS (line, field, message), ``total`` counts all."""
 
-    def __init__(self, errors: list[tuple[int, str, str]]):
-        self.errors = errors
-        shown = "; ".join(f"line {line}, {name}: {message}" for line, name, message in errors[:10])
-        more = f" (and {len(errors) - 10} more)" if len(errors) > 10 else ""
-        super().__init__(f"{len(errors)} error(s), nothing imported: {shown}{more}")
+    def __init__(self, errors: list[tuple[int, str, str]], total: int | None = None):
+        self.errors = errors[:MAX_ERRORS]
+        self.total = max(total if total is not None else len(errors), len(self.errors))
+        shown = "; ".join(f"line {line}, {name}: {message}" for line, name, message in self.errors[:10])
+        super().__init__(f"{self.total} error(s), nothing imported: {shown}{self.more_text(10)}")
+
+    def more(self, shown: int) -> int:
+        """How many errors lie beyond the first `shown`."""
+        return max(self.total - shown, 0)
+
+    def more_text(self, shown: int) -> str:
+        more = self.more(min(shown, len(self.errors)))
+        return f" … and {more} more" if more else ""
+
+
+def _cut(text: str) -> str:
+    return text if len(text) <= QUOTED_CHARS else f"{text[: QUOTED_CHARS - 1]}…"
+
+
+def _quoted(value) -> str:
+    return _cut(repr(value))
+
+
+def _has_nul(value) -> bool:
+    """PostgreSQL text and jsonb cannot hold NUL; refused here rather than by the database (a 500)."""
+    if isinstance(value, str):
+        return "\x00" in value
+    if isinstance(value, dict):
+        return any(_has_nul(key) or _has_nul(entry) for key, entry in value.items())
+    if isinstance(value, list):
+        return any(_has_nul(entry) for entry in value)
+    return False
 
 
 @dataclass
@@ -79,12 +109,9 @@ def _read_jsonl(text: str) -> list[tuple[int, dict | None, str | None]]:
         if not line.strip():
             continue
         try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            rows.append((number, None, f"not valid JSON ({exc.msg})"))
-            continue
-        except RecursionError:
-            rows.append((number, None, "the JSON is nested too deeply"))
+            record = loads(line)
+        except JSONInputError as exc:
+            rows.append((number, None, str(exc)))
             continue
         if not isinstance(record, dict):
             rows.append((number, None, "each line must be a JSON object"))
@@ -106,12 +133,9 @@ def _read_csv(text: str) -> list[tuple[int, dict | None, str | None]]:
         converted: dict = {k: v for k, v in record.items() if k and not k.startswith(("gold_", "rationale_"))}
         if converted.get("turns"):
             try:
-                converted["turns"] = json.loads(converted["turns"])
-            except json.JSONDecodeError as exc:
-                rows.append((number, None, f"turns: not valid JSON ({exc.msg})"))
-                continue
-            except RecursionError:
-                rows.append((number, None, "turns: the JSON is nested too deeply"))
+                converted["turns"] = loads(converted["turns"])
+            except JSONInputError as exc:
+                rows.append((number, None, f"turns: {exc}"))
                 continue
         else:
             converted.pop("turns", None)
@@ -124,18 +148,29 @@ def _read_csv(text: str) -> list[tuple[int, dict | None, str | None]]:
     return rows
 
 
-def _parse(project: AnnotationProject, records, questions: dict) -> tuple[list[_Row], list[tuple[int, str, str]]]:
+def _parse(project: AnnotationProject, records, questions: dict) -> tuple[list[_Row], list[tuple[int, str, str]], int]:
+    """Rows without errors, the first MAX_ERRORS errors, and the count of all errors."""
     rows, errors, seen = [], [], {}
+    error_count = 0
     for number, record, problem in records:
         if problem:
-            errors.append((number, "line", problem))
+            error_count += 1
+            if len(errors) < MAX_ERRORS:
+                errors.append((number, "line", problem))
+            continue
+        if _has_nul(record):
+            error_count += 1
+            if len(errors) < MAX_ERRORS:
+                errors.append((number, "line", "contains a NUL character (\\u0000), which cannot be stored"))
             continue
         row_errors = []
         external_id = str(record.get("id") or record.get("external_id") or "").strip()
         if not external_id:
             row_errors.append((number, "id", "missing"))
+        elif len(external_id) > 200:
+            row_errors.append((number, "id", "longer than 200 characters"))
         elif external_id in seen:
-            row_errors.append((number, "id", f"{external_id!r} already appears on line {seen[external_id]}"))
+            row_errors.append((number, "id", f"{_quoted(external_id)} already appears on line {seen[external_id]}"))
         else:
             seen[external_id] = number
         text = record.get("text")
@@ -164,13 +199,18 @@ def _parse(project: AnnotationProject, records, questions: dict) -> tuple[list[_
                 payload["highlight"] = highlight
         modality = str(record.get("modality") or ("multi" if len(payload.get("turns", [])) > 2 else "single"))
         if modality not in Item.Modality.values:
-            row_errors.append((number, "modality", f"{modality!r} is not one of {', '.join(Item.Modality.values)}"))
+            row_errors.append(
+                (number, "modality", f"{_quoted(modality)} is not one of {', '.join(Item.Modality.values)}")
+            )
         category = str(record.get("category") or "").strip()
         subject = str(record.get("subject") or "").strip()
+        for name, value, longest in (("category", category, 200), ("subject", subject, 100)):
+            if len(value) > longest:
+                row_errors.append((number, name, f"longer than {longest} characters"))
         if project.categories and category and category not in project.categories:
-            row_errors.append((number, "category", f"{category!r} is not a category of the project"))
+            row_errors.append((number, "category", f"{_quoted(category)} is not a category of the project"))
         if project.subjects and subject and subject not in project.subjects:
-            row_errors.append((number, "subject", f"{subject!r} is not a subject of the project"))
+            row_errors.append((number, "subject", f"{_quoted(subject)} is not a subject of the project"))
         metadata = record.get("metadata") or {}
         if not isinstance(metadata, dict):
             row_errors.append((number, "metadata", "must be an object"))
@@ -185,19 +225,17 @@ def _parse(project: AnnotationProject, records, questions: dict) -> tuple[list[_
             )
             question = questions.get(key)
             if question is None:
-                row_errors.append((number, f"gold.{key}", "no such question in the project"))
+                row_errors.append((number, f"gold.{_cut(str(key))}", "no such question in the project"))
             elif str(value) not in question.values:
-                row_errors.append(
-                    (number, f"gold.{key}", f"{value!r} is not one of the choices ({', '.join(question.values)})")
-                )
+                choices = ", ".join(question.values)
+                row_errors.append((number, f"gold.{key}", f"{_quoted(value)} is not one of the choices ({choices})"))
             else:
                 gold[key] = (str(value), str(rationale or ""))
-        errors.extend(row_errors)
-        if not row_errors:
+        error_count += len(row_errors)
+        errors.extend(row_errors[: MAX_ERRORS - len(errors)])
+        if not row_errors and not error_count:
             rows.append(_Row(number, external_id, payload, subject, category, modality, metadata, gold))
-        if len(errors) >= MAX_ERRORS:
-            break
-    return rows, errors
+    return rows, errors, error_count
 
 
 def items_import(*, project: AnnotationProject, content: str | bytes, fmt: str) -> ImportReport:
@@ -209,11 +247,11 @@ def items_import(*, project: AnnotationProject, content: str | bytes, fmt: str) 
             raise ImportFailed([(0, "file", f"not UTF-8 text ({exc.reason})")]) from exc
     readers = {"jsonl": _read_jsonl, "csv": _read_csv}
     if fmt not in readers:
-        raise ImportFailed([(0, "format", f"{fmt!r} is not one of jsonl, csv")])
+        raise ImportFailed([(0, "format", f"{_quoted(fmt)} is not one of jsonl, csv")])
     questions = {q.key: q for q in project.questions.all()}
-    rows, errors = _parse(project, readers[fmt](content), questions)
-    if errors:
-        raise ImportFailed(errors)
+    rows, errors, error_count = _parse(project, readers[fmt](content), questions)
+    if error_count:
+        raise ImportFailed(errors, total=error_count)
     if not rows:
         raise ImportFailed([(0, "file", "no items in the file")])
     report = ImportReport()

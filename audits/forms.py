@@ -7,6 +7,7 @@ from audits.design import CallBudget, QuestionSelection, TutorPlan
 from audits.models import DemographicDimension, DemographicLevel, NameCue, PromptTemplate
 from audits.prompt_templates import TEMPLATE_KIND_CHOICES, template_placeholder_errors
 from audits.questionbank.socrateach import SocraTeachFilter
+from edufair_web.upload_limits import MaxUploadSize
 
 IMPORT_SOURCE_CHOICES = [
     ("socrateach", "SocraTeach (SocraTeach_multi.json)"),
@@ -21,7 +22,10 @@ SCIQ_FIELDS = ("threshold", "per_domain_max", "min_keyword_hits", "seed")
 
 class QuestionImportForm(forms.Form):
     source = forms.ChoiceField(choices=IMPORT_SOURCE_CHOICES)
-    file = forms.FileField(help_text="UTF-8 text. A file that fails validation is rejected whole.")
+    file = forms.FileField(
+        help_text="UTF-8 text. A file that fails validation is rejected whole.",
+        validators=[MaxUploadSize("questions")],
+    )
     # SocraTeach filter (EduFair-Bench's four rules; thresholds are parameters).
     min_exchanges = forms.IntegerField(min_value=0, initial=SocraTeachFilter.min_exchanges, required=False)
     min_student_errors = forms.IntegerField(min_value=0, initial=SocraTeachFilter.min_student_errors, required=False)

@@ -49,3 +49,13 @@ def loads(data: bytes | str, max_depth: int = MAX_DEPTH) -> Any:
         raise JSONInputError(f"not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})") from None
     except RecursionError:  # only reachable with max_depth above the interpreter's own limit
         raise JSONInputError("the JSON is nested too deeply") from None
+
+
+class DepthBoundedDecoder(json.JSONDecoder):
+    """The same rule for the frameworks' JSON fields (DRF's and Django's take `decoder=`): text nested deeper than
+    MAX_DEPTH is a JSONDecodeError, which both answer as an invalid value (400), never a RecursionError (500)."""
+
+    def decode(self, s, *args, **kwargs):
+        if nesting_depth(s, MAX_DEPTH) > MAX_DEPTH:
+            raise json.JSONDecodeError(f"nested too deeply (more than {MAX_DEPTH} levels)", s, 0)
+        return super().decode(s, *args, **kwargs)

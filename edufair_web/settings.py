@@ -217,6 +217,12 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    # DRF's JSON parser, with the body size and nesting depth bounded (a deep body was a RecursionError, a 500).
+    "DEFAULT_PARSER_CLASSES": [
+        "edufair_web.json_parser.DepthBoundedJSONParser",
+        "rest_framework.parsers.FormParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
     "PAGE_SIZE": 100,
@@ -302,6 +308,12 @@ ANALYSIS_LEASE_SECONDS = int(os.environ.get("ANALYSIS_LEASE_SECONDS", "120"))
 ANALYSIS_PROCESSES = max(1, int(os.environ.get("ANALYSIS_PROCESSES", "1")))
 # Question files up to this size import inside the request; larger ones run on a worker.
 QUESTION_IMPORT_INLINE_MAX_BYTES = int(os.environ.get("QUESTION_IMPORT_INLINE_MAX_BYTES", 2 * 1024 * 1024))
+# Bounded input: the largest file accepted per kind of upload, refused before it is read (the error states the
+# limit). Item files are parsed in memory; question files are streamed from disk.
+UPLOAD_MAX_BYTES = {
+    "items": int(os.environ.get("ITEM_IMPORT_MAX_BYTES", 10 * 1024 * 1024)),
+    "questions": int(os.environ.get("QUESTION_IMPORT_MAX_BYTES", 512 * 1024 * 1024)),
+}
 
 # A worker is shown as alive on /healthz when it wrote its heartbeat this recently.
 WORKER_HEARTBEAT_SECONDS = int(os.environ.get("WORKER_HEARTBEAT_SECONDS", "10"))

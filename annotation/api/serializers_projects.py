@@ -20,6 +20,7 @@ from annotation.models import (
 from annotation.services.labelling import ItemRuleInvalid, stage_item_rule_describe, stage_item_rule_set
 from annotation.workflow.assignment import labelling_settings, main_labelling_started
 from annotation.workflow.choice_keys import choices_with_keys
+from edufair_web.upload_limits import MaxUploadSize, upload_size_error
 
 
 class ProjectSerializer(serializers.ModelSerializer):
@@ -280,7 +281,13 @@ class ReplacementSerializer(serializers.Serializer):
 class ItemImportSerializer(serializers.Serializer):
     format = serializers.ChoiceField(choices=["jsonl", "csv"])
     content = serializers.CharField(required=False, help_text="The file's text (or upload it as `file`).")
-    file = serializers.FileField(required=False)
+    file = serializers.FileField(required=False, validators=[MaxUploadSize("items")])
+
+    def validate_content(self, value: str) -> str:
+        error = upload_size_error("items", len(value.encode("utf-8", "surrogatepass")))
+        if error:
+            raise serializers.ValidationError(error)
+        return value
 
 
 class PassRateSerializer(serializers.Serializer):

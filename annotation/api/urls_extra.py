@@ -54,9 +54,7 @@ from . import views_labelling as labelling  # noqa: E402
 
 urlpatterns += [
     path("annotation/main/<id:stage_pk>/next/", labelling.MainNextAPIView.as_view(), name="annotation-main-next"),
-    path(
-        "annotation/main/<id:stage_pk>/submit/", labelling.MainSubmitAPIView.as_view(), name="annotation-main-submit"
-    ),
+    path("annotation/main/<id:stage_pk>/submit/", labelling.MainSubmitAPIView.as_view(), name="annotation-main-submit"),
     path(
         "annotation/main/<id:stage_pk>/settings/",
         labelling.StageLabellingSettingsAPIView.as_view(),

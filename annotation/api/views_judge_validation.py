@@ -7,7 +7,7 @@ from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import extend_schema
 from rest_framework import status
 from rest_framework.exceptions import ValidationError
-from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
+from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -19,6 +19,7 @@ from annotation.selectors.judge_validation import judge_validation_status, proje
 from annotation.services.training import SetupError
 from edufair_web.accounts.permissions import IsResearcher
 from edufair_web.converters import parse_id
+from edufair_web.json_parser import DepthBoundedJSONParser
 
 from .serializers_judge_validation import (
     JudgeAddSerializer,
@@ -189,7 +190,7 @@ class PersonaAPIView(APIView):
 
 class MRBenchImportAPIView(APIView):
     permission_classes = [IsResearcher]
-    parser_classes = [MultiPartParser, FormParser, JSONParser]
+    parser_classes = [MultiPartParser, FormParser, DepthBoundedJSONParser]
 
     @extend_schema(request=MRBenchImportSerializer, responses=None)
     def post(self, request):

@@ -116,10 +116,13 @@ class ProjectViewSet(viewsets.ModelViewSet):
         try:
             report = items_import(project=project, content=content, fmt=serializer.validated_data["format"])
         except ImportFailed as exc:
+            more = exc.more(len(exc.errors))
             return Response(
                 {
-                    "detail": "Nothing was imported.",
+                    "detail": f"Nothing was imported: {exc.total} error(s)"
+                    + (f"; the first {len(exc.errors)} are listed, and {more} more." if more else "."),
                     "errors": [{"line": line, "field": f, "message": m} for line, f, m in exc.errors],
+                    "more": more,
                 },
                 status=status.HTTP_400_BAD_REQUEST,
             )

@@ -110,8 +110,11 @@ class ItemImportView(ResearcherRequiredMixin, View):
                 project=project, content=form.cleaned_data["file"].read(), fmt=form.cleaned_data["format"]
             )
         except ImportFailed as exc:
-            for line, field, message in exc.errors[:20]:
+            shown = exc.errors[:20]
+            for line, field, message in shown:
                 form.add_error(None, f"line {line}, {field}: {message}")
+            if exc.more(len(shown)):
+                form.add_error(None, f"… and {exc.more(len(shown))} more error(s).")
             form.add_error(None, "Nothing was imported.")
             return ProjectDetailView().get(request, pk, import_form=form, status=400)
         messages.success(

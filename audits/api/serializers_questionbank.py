@@ -1,12 +1,12 @@
 """Serializers of the question bank and demographic design API."""
 
-import json
-
 from rest_framework import serializers
 
 from audits.forms import IMPORT_SOURCE_CHOICES
 from audits.models import DemographicDimension, DemographicLevel, NameCue, PromptTemplate, Question, QuestionImport
 from audits.prompt_templates import template_placeholder_errors
+from edufair_web.json_input import DepthBoundedDecoder, JSONInputError, loads
+from edufair_web.upload_limits import MaxUploadSize
 
 # Read-only source fields are plain text in the schema: one "source" enum per serializer would collide with
 # the upload's source choices (which name the file format, not the stored source).
@@ -41,10 +41,11 @@ class QuestionImportSerializer(serializers.ModelSerializer):
 
 class QuestionImportUploadSerializer(serializers.Serializer):
     source = serializers.ChoiceField(choices=[value for value, _ in IMPORT_SOURCE_CHOICES])
-    file = serializers.FileField()
+    file = serializers.FileField(validators=[MaxUploadSize("questions")])
     parameters = serializers.JSONField(
         required=False,
         default=dict,
+        decoder=DepthBoundedDecoder,
         help_text='Thresholds and seed, e.g. {"min_exchanges": 4} or {"threshold": 0.65, "per_domain_max": 500, '
         '"seed": 0}. In a multipart upload, a JSON text.',
     )
@@ -52,9 +53,9 @@ class QuestionImportUploadSerializer(serializers.Serializer):
     def validate_parameters(self, value):
         if isinstance(value, str):
             try:
-                value = json.loads(value or "{}")
-            except json.JSONDecodeError as error:
-                raise serializers.ValidationError(f"not valid JSON: {error.msg}") from None
+                value = loads(value or "{}")
+            except JSONInputError as error:
+                raise serializers.ValidationError(str(error)) from None
         if not isinstance(value, dict):
             raise serializers.ValidationError("expected a JSON object")
         return value

@@ -10,7 +10,7 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import ValidationError
-from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
+from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.permissions import SAFE_METHODS
 from rest_framework.response import Response
 
@@ -31,6 +31,7 @@ from audits.services.design import TemplateTextError, prompt_template_create, pr
 from audits.services.questionbank import question_import_submit
 from edufair_web.accounts.permissions import IsAnnotator, IsResearcher
 from edufair_web.converters import query_id
+from edufair_web.json_parser import DepthBoundedJSONParser
 
 
 class ReadAnyRoleWriteResearcherMixin:
@@ -74,7 +75,7 @@ class QuestionImportViewSet(
 ):
     queryset = QuestionImport.objects.order_by("-created_at", "-id")
     serializer_class = QuestionImportSerializer
-    parser_classes = [MultiPartParser, FormParser, JSONParser]
+    parser_classes = [MultiPartParser, FormParser, DepthBoundedJSONParser]
 
     @extend_schema(
         request={"multipart/form-data": QuestionImportUploadSerializer},

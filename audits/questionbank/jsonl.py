@@ -20,8 +20,9 @@ twice, line by line — once to validate everything, once to write — so a larg
 memory. Pure: no Django.
 """
 
-import json
 import re
+
+from edufair_web.json_input import JSONInputError, loads
 
 from .reading import FileFacts, Opener, iter_csv, iter_json_list, iter_jsonl
 from .records import (
@@ -150,11 +151,9 @@ def _decode_csv_cells(row: dict, location: str) -> dict:
             decoded[name] = [part.strip() for part in cell.split("|") if part.strip()]
             continue
         try:
-            decoded[name] = json.loads(cell)
-        except json.JSONDecodeError as error:
-            raise ImportFileError(
-                f"invalid JSON in the cell ({error.msg})", location=location, field_name=name
-            ) from None
+            decoded[name] = loads(cell)
+        except JSONInputError as error:
+            raise ImportFileError(f"in the cell: {error}", location=location, field_name=name) from None
     return decoded
 
 

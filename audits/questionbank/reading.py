@@ -9,12 +9,13 @@ import codecs
 import csv
 import hashlib
 import io
-import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import BinaryIO
 
 import ijson
+
+from edufair_web.json_input import MAX_DEPTH, JSONInputError, loads
 
 from .records import ImportFileError, ProgressCallback, no_progress
 
@@ -22,10 +23,9 @@ Opener = Callable[[], BinaryIO]
 
 CHUNK_BYTES = 1 << 20
 UTF8_BOM = codecs.BOM_UTF8
-# Deepest nesting a JSON import may have (real question files have 2–5 levels). The bound is checked on
-# the parser's events, before any value is built: ijson.items alone builds a 50,000-deep list of a
-# 100 KB file with 6 GB of memory before the importer could refuse it.
-MAX_JSON_DEPTH = 100
+# Deepest nesting a JSON import may have: json_input.MAX_DEPTH, the rule of every importer (real question files
+# have 2–5 levels). It is checked on the parser's events, before any value is built: ijson.items alone builds a
+# 50,000-deep list of a 100 KB file with 6 GB of memory before the importer could refuse it.
 
 
 @dataclass(frozen=True)
@@ -110,13 +110,13 @@ class _TooDeep(Exception):
 
 
 def _depth_bounded(events: Iterator[tuple]) -> Iterator[tuple]:
-    """ijson.basic_parse events, refused as soon as the nesting passes MAX_JSON_DEPTH."""
+    """ijson.basic_parse events, refused as soon as the nesting passes MAX_DEPTH."""
     depth = 0
     for event in events:
         kind = event[0]
         if kind == "start_map" or kind == "start_array":
             depth += 1
-            if depth > MAX_JSON_DEPTH:
+            if depth > MAX_DEPTH:
                 raise _TooDeep
         elif kind == "end_map" or kind == "end_array":
             depth -= 1
@@ -124,12 +124,12 @@ def _depth_bounded(events: Iterator[tuple]) -> Iterator[tuple]:
 
 
 def _bounded_parse(reader: BinaryIO) -> Iterator[tuple]:
-    """ijson.parse events of the file, depth-bounded (see MAX_JSON_DEPTH)."""
+    """ijson.parse events of the file, depth-bounded (see MAX_DEPTH)."""
     return ijson.parse(_depth_bounded(ijson.basic_parse(reader, use_float=True)))
 
 
 def _too_deep(location: str) -> ImportFileError:
-    return ImportFileError(f"the JSON is nested too deeply (more than {MAX_JSON_DEPTH} levels)", location=location)
+    return ImportFileError(f"the JSON is nested too deeply (more than {MAX_DEPTH} levels)", location=location)
 
 
 def iter_json_list(opener: Opener, progress: ProgressCallback = no_progress, phase: str = "reading") -> Iterator:
@@ -143,7 +143,7 @@ def iter_json_list(opener: Opener, progress: ProgressCallback = no_progress, pha
         except _TooDeep:
             raise _too_deep(f"record {index + 1}") from None
         except ijson.JSONError as error:
-            raise ImportFileError(f"invalid JSON ({_ijson_message(error)})", location=f"record {index + 1}") from None
+            raise ImportFileError(f"not valid JSON ({_ijson_message(error)})", location=f"record {index + 1}") from None
 
 
 def iter_json_object(opener: Opener, progress: ProgressCallback = no_progress, phase: str = "reading") -> Iterator:
@@ -157,7 +157,7 @@ def iter_json_object(opener: Opener, progress: ProgressCallback = no_progress, p
         except _TooDeep:
             raise _too_deep(f"record {index + 1}") from None
         except ijson.JSONError as error:
-            raise ImportFileError(f"invalid JSON ({_ijson_message(error)})", location=f"record {index + 1}") from None
+            raise ImportFileError(f"not valid JSON ({_ijson_message(error)})", location=f"record {index + 1}") from None
 
 
 def iter_jsonl(opener: Opener, progress: ProgressCallback = no_progress, phase: str = "reading") -> Iterator:
@@ -174,13 +174,9 @@ def iter_jsonl(opener: Opener, progress: ProgressCallback = no_progress, phase: 
             if not raw.strip():
                 continue
             try:
-                value = json.loads(raw)
-            except json.JSONDecodeError as error:
-                raise ImportFileError(
-                    f"invalid JSON ({error.msg} at column {error.colno})", location=f"line {number}"
-                ) from None
-            except RecursionError:
-                raise _too_deep(f"line {number}") from None
+                value = loads(raw)
+            except JSONInputError as error:
+                raise ImportFileError(str(error), location=f"line {number}") from None
             yield f"line {number}", value
         progress(phase, done, total)
 

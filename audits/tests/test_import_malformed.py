@@ -36,7 +36,7 @@ def test_jsonl_invalid_json_at_line_k(tmp_path, bank_with_samples):
     lines = [good_line(n) for n in range(1, 7)]
     lines[3] = '{"id": "x", "domain": "physics", "text": "unterminated'
     path.write_text("\n".join(lines) + "\n")
-    reject("jsonl", path, bank=bank_with_samples, contains=("line 4", "invalid JSON"))
+    reject("jsonl", path, bank=bank_with_samples, contains=("line 4", "not valid JSON"))
 
 
 def test_jsonl_missing_field_at_line_k(tmp_path, bank_with_samples):
@@ -100,7 +100,7 @@ def test_socrateach_broken_at_record_k(tmp_path, bank_with_samples):
     text = json.dumps(problems)
     cut = text.index('"st-0007"')
     path.write_text(text[:cut] + '"st-0007": {"question": "x" "answer": 1}}')
-    reject("socrateach", path, bank=bank_with_samples, contains=("record 7", "invalid JSON"))
+    reject("socrateach", path, bank=bank_with_samples, contains=("record 7", "not valid JSON"))
 
 
 def test_sciq_wrong_type_at_record_k(tmp_path, bank_with_samples):
