@@ -1,6 +1,6 @@
 """Exports of every label of a project with its provenance — annotator pseudonym, stage, phase, round,
-time, justification — as CSV or JSONL, and in Label Studio's JSON export format (a list of tasks with
-their annotations), so a project can move between the two tools.
+time, justification — as CSV or JSONL; the Label Studio tasks and label config come from
+`annotation.label_studio.export`.
 
 CSV cells that a spreadsheet would read as a formula (starting with = + - @, or a tab or carriage return)
 are prefixed with an apostrophe (OWASP's advice against CSV injection); JSON is left exact.
@@ -13,10 +13,12 @@ import io
 import json
 from collections.abc import Iterator
 
-from annotation.models import Adjudication, AnnotationProject, Item, Label
+from annotation.label_studio.export import FORMATS as LABEL_STUDIO_FORMATS
+from annotation.label_studio.export import label_studio_export
+from annotation.models import Adjudication, AnnotationProject, Label
 from annotation.selectors.agreement_report import annotator_pseudonyms
 
-FORMATS = ("csv", "jsonl", "labelstudio")
+FORMATS = ("csv", "jsonl", *LABEL_STUDIO_FORMATS)
 FIELDS = (
     "project",
     "item_id",
@@ -104,61 +106,6 @@ def labels_jsonl(project: AnnotationProject) -> str:
     return "".join(json.dumps(record, ensure_ascii=False) + "\n" for record in label_records(project))
 
 
-def label_studio_tasks(project: AnnotationProject) -> list[dict]:
-    """Label Studio's export format: one task per item with ``data`` (the payload), and one annotation
-    per (annotator, stage, phase, round) whose ``result`` holds a "choices" region per question (and a
-    "textarea" region for a justification). ``completed_by`` is the pseudonym; our provenance sits in
-    each annotation's ``meta``."""
-    items = {item.id: item for item in Item.objects.filter(project=project)}
-    tasks: dict[int, dict] = {}
-    annotations: dict[tuple, dict] = {}
-    for record in label_records(project):
-        item = items[record["item_id"]]
-        task = tasks.setdefault(
-            item.id,
-            {
-                "id": item.id,
-                "data": {**item.payload, "external_id": item.external_id, "subject": item.subject},
-                "meta": {"category": item.category, "modality": item.modality},
-                "annotations": [],
-            },
-        )
-        key = (item.id, record["annotator"], record["stage"], record["phase"], record["round"])
-        annotation = annotations.get(key)
-        if annotation is None:
-            annotation = {
-                "id": len(annotations) + 1,
-                "completed_by": record["annotator"],
-                "created_at": record["labelled_at"],
-                "lead_time": record["seconds"],
-                "was_cancelled": False,
-                "ground_truth": False,
-                "result": [],
-                "meta": {"stage": record["stage"], "phase": record["phase"], "round": record["round"]},
-            }
-            annotations[key] = annotation
-            task["annotations"].append(annotation)
-        choice = "Unsure" if record["unsure"] else record["value"]
-        annotation["result"].append(
-            {
-                "from_name": record["question"],
-                "to_name": "item",
-                "type": "choices",
-                "value": {"choices": [choice]},
-            }
-        )
-        if record["justification"]:
-            annotation["result"].append(
-                {
-                    "from_name": f"{record['question']}_justification",
-                    "to_name": "item",
-                    "type": "textarea",
-                    "value": {"text": [record["justification"]]},
-                }
-            )
-    return list(tasks.values())
-
-
 def export_labels(project: AnnotationProject, fmt: str) -> tuple[str, str, str]:
     """(body, content type, file name) of the labels export in ``fmt``."""
     stem = f"annotation-{project.id}-labels"
@@ -166,10 +113,6 @@ def export_labels(project: AnnotationProject, fmt: str) -> tuple[str, str, str]:
         return labels_csv(project), "text/csv; charset=utf-8", f"{stem}.csv"
     if fmt == "jsonl":
         return labels_jsonl(project), "application/x-ndjson", f"{stem}.jsonl"
-    if fmt == "labelstudio":
-        return (
-            json.dumps(label_studio_tasks(project), ensure_ascii=False, indent=1),
-            "application/json",
-            f"{stem}-label-studio.json",
-        )
+    if fmt in LABEL_STUDIO_FORMATS:
+        return label_studio_export(project, fmt)
     raise ValueError(f"format is one of {', '.join(FORMATS)}")

@@ -78,3 +78,14 @@ urlpatterns += [
         name="judge-validation-action",
     ),
 ]
+
+# Label Studio import.
+from annotation.views import label_studio  # noqa: E402
+
+urlpatterns += [
+    path(
+        "projects/<id:pk>/label-studio-import/",
+        label_studio.LabelStudioImportView.as_view(),
+        name="label-studio-import",
+    ),
+]

@@ -5,6 +5,7 @@ kombu's SQLAlchemy transport over another SQLite file. `DATABASE_URL` and `CELER
 switch to PostgreSQL and Redis for production and for scaling out with more workers.
 """
 
+import hashlib
 import os
 from pathlib import Path
 
@@ -34,6 +35,11 @@ if not SECRET_KEY:
             "SECRET_KEY is not set. Set SECRET_KEY (a long random string), or DEBUG=1 for local use."
         )
     SECRET_KEY = "insecure-development-key-only-used-when-DEBUG-is-on"
+
+# Salt of the annotator pseudonyms in Label Studio exports (stable per person across a deployment's projects).
+ANNOTATOR_PSEUDONYM_SALT = os.environ.get("EDUFAIR_PSEUDONYM_SALT") or hashlib.sha256(
+    b"annotator-pseudonyms:" + SECRET_KEY.encode()
+).hexdigest()
 
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", "127.0.0.1,localhost" if DEBUG else "")
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS")

@@ -144,3 +144,14 @@ urlpatterns += [
         name="annotation-jv-thresholds",
     ),
 ]
+
+# Label Studio import.
+from . import views_label_studio as label_studio  # noqa: E402
+
+urlpatterns += [
+    path(
+        "annotation/projects/<id:project_pk>/label-studio-import/",
+        label_studio.LabelStudioImportAPIView.as_view(),
+        name="annotation-label-studio-import",
+    ),
+]

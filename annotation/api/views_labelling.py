@@ -358,7 +358,7 @@ class ReportAPIView(APIView):
 
 
 class LabelsExportAPIView(APIView):
-    """All labels with provenance: ?as=csv | jsonl | labelstudio (not ?format=, which DRF keeps for renderers)."""
+    """All labels with provenance: ?as=csv | jsonl | labelstudio[-anonymous|-config] (not ?format=, kept by DRF)."""
 
     permission_classes = [IsResearcher]
 

@@ -64,6 +64,7 @@ route("annotation/projects/<id:pk>/pass-rates.<str:fmt>", STAFF, "/annotation/pr
 route("annotation/projects/<id:pk>/report/", STAFF, "/annotation/projects/{project}/report/")
 route("annotation/projects/<id:pk>/report.<str:fmt>", STAFF, "/annotation/projects/{project}/report.md")
 route("annotation/projects/<id:pk>/labels.<str:fmt>", STAFF, "/annotation/projects/{project}/labels.csv")
+route("annotation/projects/<id:pk>/label-studio-import/", STAFF, "/annotation/projects/{project}/label-studio-import/")
 route("annotation/projects/<id:pk>/conflicts/", STAFF, "/annotation/projects/{project}/conflicts/")
 route("annotation/stages/<id:pk>/", STAFF, "/annotation/stages/{stage}/")
 route("annotation/stages/<id:pk>/<str:action>/", STAFF, "/annotation/stages/{stage}/guideline/")
@@ -119,6 +120,11 @@ route("api/annotation/projects/<id:project_pk>/conflicts/", STAFF, "/api/annotat
 route("api/annotation/conflicts/<id:conflict_pk>/disposition/", STAFF, "/api/annotation/conflicts/1/disposition/")
 route("api/annotation/projects/<id:project_pk>/report/", STAFF, "/api/annotation/projects/{project}/report/")
 route("api/annotation/projects/<id:project_pk>/labels/", STAFF, "/api/annotation/projects/{project}/labels/")
+route(
+    "api/annotation/projects/<id:project_pk>/label-studio-import/",
+    STAFF,
+    "/api/annotation/projects/{project}/label-studio-import/",
+)
 route("api/annotation/judge-validation/", STAFF, "/api/annotation/judge-validation/")
 route("api/annotation/judge-validation/mrbench/", STAFF, "/api/annotation/judge-validation/mrbench/")
 route(

@@ -1,6 +1,6 @@
 """Label exports: every label with its provenance (pseudonym, stage, phase, round, time, justification) as
-CSV and JSONL; CSV cells that a spreadsheet would run as formulas are neutralised; Label Studio's JSON
-export shape (tasks with data and annotations whose result holds choices regions)."""
+CSV and JSONL; CSV cells that a spreadsheet would run as formulas are neutralised (the Label Studio export
+has its own tests, test_label_studio_*)."""
 
 import csv
 import io
@@ -63,21 +63,6 @@ def test_csv_neutralises_formula_cells(labelled):
         assert exports.neutralise_cell(start + "1") == "'" + start + "1"
     assert exports.neutralise_cell("plain") == "plain"
     assert exports.neutralise_cell(-3) == "'-3"  # a negative number would run as a formula too
-
-
-def test_label_studio_export_shape(labelled):
-    tasks = exports.label_studio_tasks(labelled.project)
-    assert len(tasks) == 1
-    task = tasks[0]
-    assert task["data"]["text"] == "Main item 0" and task["id"] == labelled.items[0].pk
-    assert len(task["annotations"]) == 3
-    for annotation in task["annotations"]:
-        assert {"id", "completed_by", "result", "lead_time", "created_at"} <= set(annotation)
-        choices = [r for r in annotation["result"] if r["type"] == "choices"]
-        assert choices[0]["from_name"] == "q1" and choices[0]["to_name"] == "item"
-        assert choices[0]["value"]["choices"][0] in ("yes", "no")
-    justified = [r for a in task["annotations"] for r in a["result"] if r["type"] == "textarea"]
-    assert justified[0]["value"]["text"] == [FORMULA]
 
 
 def test_downloads_are_for_researchers(labelled, researcher_client, client):

@@ -175,6 +175,11 @@ expect(
 expect("annotation/projects/<id:pk>/report/", "/annotation/projects/{project}/report/", PAGE_RESEARCHER)
 expect("annotation/projects/<id:pk>/report.<str:fmt>", "/annotation/projects/{project}/report.md", PAGE_RESEARCHER)
 expect("annotation/projects/<id:pk>/labels.<str:fmt>", "/annotation/projects/{project}/labels.csv", PAGE_RESEARCHER)
+expect(
+    "annotation/projects/<id:pk>/label-studio-import/",
+    "/annotation/projects/{project}/label-studio-import/",
+    PAGE_RESEARCHER,
+)
 expect("annotation/projects/<id:pk>/conflicts/", "/annotation/projects/{project}/conflicts/", PAGE_RESEARCHER)
 expect("annotation/stages/<id:pk>/", "/annotation/stages/{stage}/", PAGE_RESEARCHER)
 expect("annotation/stages/<id:pk>/<str:action>/", "/annotation/stages/{stage}/guideline/", PAGE_RESEARCHER_POST)
@@ -322,6 +327,11 @@ expect(
 )
 expect("api/annotation/projects/<id:project_pk>/report/", "/api/annotation/projects/{project}/report/", API_RESEARCHER)
 expect("api/annotation/projects/<id:project_pk>/labels/", "/api/annotation/projects/{project}/labels/", API_RESEARCHER)
+expect(
+    "api/annotation/projects/<id:project_pk>/label-studio-import/",
+    "/api/annotation/projects/{project}/label-studio-import/",
+    API_RESEARCHER_POST,
+)
 expect("api/annotation/judge-validation/", "/api/annotation/judge-validation/", API_RESEARCHER_POST)
 expect("api/annotation/judge-validation/mrbench/", "/api/annotation/judge-validation/mrbench/", API_RESEARCHER_POST)
 expect(

@@ -1,0 +1,45 @@
+"""API: import a Label Studio project export into a project (researchers; atomic, 400 lists the errors)."""
+
+from __future__ import annotations
+
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers, status
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from annotation.label_studio.importing import LabelStudioImportFailed, label_studio_import
+from annotation.models import AnnotationProject
+from edufair_web.accounts.permissions import IsResearcher
+
+
+class LabelStudioImportSerializer(serializers.Serializer):
+    file = serializers.FileField(required=False, help_text="Label Studio's JSON export (multipart).")
+    content = serializers.CharField(required=False, trim_whitespace=False, help_text="The same JSON as text.")
+    stage = serializers.IntegerField(required=False, min_value=1, help_text="Stage for annotations naming none.")
+
+    def validate(self, attrs):
+        if bool(attrs.get("file")) == bool(attrs.get("content")):
+            raise serializers.ValidationError("send the export as either file or content")
+        return attrs
+
+
+class LabelStudioImportAPIView(APIView):
+    permission_classes = [IsResearcher]
+
+    @extend_schema(request=LabelStudioImportSerializer, responses=None)
+    def post(self, request, project_pk):
+        project = get_object_or_404(AnnotationProject, pk=project_pk)
+        serializer = LabelStudioImportSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        upload = serializer.validated_data.get("file")
+        content = upload.read() if upload else serializer.validated_data["content"]
+        try:
+            report = label_studio_import(
+                project=project, content=content, stage_order=serializer.validated_data.get("stage")
+            )
+        except LabelStudioImportFailed as exc:
+            return Response(
+                {"detail": "Nothing was imported.", "errors": exc.errors}, status=status.HTTP_400_BAD_REQUEST
+            )
+        return Response(report.as_dict(), status=status.HTTP_201_CREATED)

@@ -1,0 +1,236 @@
+"""Import a Label Studio project export into an EduFair project, in one transaction: tasks become items
+(matched by ``data.external_id`` when the export came from EduFair), annotations become labels mapped by
+question key, each Label Studio annotator becomes a pseudonymous annotator (``ls-`` and a hash of the
+e-mail or id Label Studio named them by), and ``gold`` / ``adjudication`` annotations (from the provenance
+region) become gold labels and adjudicated finals.
+
+An annotation without provenance is a main-phase, before-discussion label of the stage given (default the
+project's first); a Label Studio ground-truth star on such an annotation does not make it gold. Items made
+here do not join an open main labelling: their labels are already given. Importing the same file twice
+changes nothing; a label that differs from one already stored is refused, as is anything `reading` cannot
+map — and then nothing is written.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from django.contrib.auth.models import User
+from django.db import transaction
+from django.utils import timezone
+
+from annotation.models import Adjudication, AnnotationProject, Assignment, GoldLabel, Item, Label, Stage
+from edufair_web.accounts.roles import ANNOTATOR, user_set_role
+from edufair_web.json_input import JSONInputError, loads
+
+from .export import choice_question
+from .reading import ReadAnnotation, ReadTask, annotator_username, read_label_studio_export
+
+MAX_SECONDS_PER_ITEM = 4 * 3600
+
+
+class LabelStudioImportFailed(ValueError):
+    """Nothing was imported; ``errors`` says why, task by task."""
+
+    def __init__(self, errors: list[str]):
+        self.errors = errors
+        more = f" (and {len(errors) - 10} more)" if len(errors) > 10 else ""
+        super().__init__(f"{len(errors)} error(s), nothing imported: {'; '.join(errors[:10])}{more}")
+
+
+@dataclass
+class LabelStudioImportReport:
+    items_created: int = 0
+    items_matched: int = 0
+    annotators_created: int = 0
+    labels_created: int = 0
+    labels_unchanged: int = 0
+    gold_labels: int = 0
+    adjudications: int = 0
+    warnings: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict:
+        return {
+            "items_created": self.items_created,
+            "items_matched": self.items_matched,
+            "annotators_created": self.annotators_created,
+            "labels_created": self.labels_created,
+            "labels_unchanged": self.labels_unchanged,
+            "gold_labels": self.gold_labels,
+            "adjudications": self.adjudications,
+            "warnings": self.warnings,
+        }
+
+    def describe(self) -> str:
+        return (
+            f"Imported from Label Studio: {self.items_created} new item(s), {self.items_matched} matched, "
+            f"{self.labels_created} label(s) ({self.labels_unchanged} already there) from "
+            f"{self.annotators_created} new annotator(s), {self.gold_labels} gold label(s), "
+            f"{self.adjudications} adjudicated final(s)."
+        )
+
+
+def _check(project: AnnotationProject, tasks: list[ReadTask], stages: dict[int, Stage], default: Stage | None):
+    errors: list[str] = []
+    stage_keys = {order: {q.key for q in stage.questions.all()} for order, stage in stages.items()}
+    for task in tasks:
+        if project.categories and task.category and task.category not in project.categories:
+            errors.append(f"{task.where}: category {task.category!r} is not a category of the project")
+        if project.subjects and task.subject and task.subject not in project.subjects:
+            errors.append(f"{task.where}: subject {task.subject!r} is not a subject of the project")
+        seen: dict[tuple, str] = {}
+        for annotation in task.annotations:
+            if annotation.kind == "gold":
+                continue
+            order = annotation.stage if annotation.stage is not None else (default.order if default else None)
+            if order not in stages:
+                errors.append(
+                    f"{annotation.where}: the project has no stage {order}"
+                    if order is not None
+                    else f"{annotation.where}: the project has no stage to put labels in"
+                )
+                continue
+            missing = sorted(set(annotation.answers) - stage_keys[order])
+            if missing:
+                errors.append(f"{annotation.where}: stage {order} does not ask {', '.join(missing)}")
+            key = (annotation.kind, annotation.identity, order, annotation.round, annotation.method)
+            if key in seen:
+                errors.append(f"{annotation.where}: the same annotation as {seen[key]}")
+            seen[key] = annotation.where
+    return errors
+
+
+def _annotator(identity: str, users: dict[str, User], report: LabelStudioImportReport) -> User:
+    username = annotator_username(identity)
+    if username not in users:
+        user, created = User.objects.get_or_create(username=username)
+        if created:
+            user.set_unusable_password()
+            user.save(update_fields=["password"])
+            user_set_role(user=user, role=ANNOTATOR)
+            report.annotators_created += 1
+        users[username] = user
+    return users[username]
+
+
+def _labels(annotation: ReadAnnotation, item: Item, stage: Stage, user: User, questions, errors, report) -> None:
+    submitted = annotation.labelled_at or timezone.now()
+    assignment, _ = Assignment.objects.get_or_create(
+        stage=stage, item=item, annotator=user, defaults={"phase": annotation.phase, "submitted_at": submitted}
+    )
+    if assignment.phase != annotation.phase:
+        errors.append(
+            f"{annotation.where}: this annotator's labels of the item are {assignment.phase}, not {annotation.phase}"
+        )
+        return
+    existing = {
+        label.question.key: label
+        for label in Label.objects.filter(assignment=assignment, round=annotation.round).select_related("question")
+    }
+    made = []
+    for key, answer in annotation.answers.items():
+        label = existing.get(key)
+        if label is not None:
+            if (label.value, label.unsure, label.justification) != (answer.value, answer.unsure, answer.justification):
+                errors.append(f"{annotation.where}: {key!r} is already labelled differently by this annotator")
+            else:
+                report.labels_unchanged += 1
+            continue
+        made.append(
+            Label(
+                assignment=assignment,
+                question=questions[key],
+                phase=annotation.phase,
+                round=annotation.round,
+                value=answer.value,
+                unsure=answer.unsure,
+                justification=answer.justification,
+                seconds=min(annotation.seconds, MAX_SECONDS_PER_ITEM),
+            )
+        )
+    created = Label.objects.bulk_create(made)
+    if annotation.labelled_at and created:
+        Label.objects.filter(pk__in=[label.pk for label in created]).update(created_at=annotation.labelled_at)
+    if assignment.submitted_at is None:
+        Assignment.objects.filter(pk=assignment.pk).update(submitted_at=submitted)
+    report.labels_created += len(created)
+
+
+def _finals(annotation: ReadAnnotation, item: Item, stage: Stage | None, questions, errors, report) -> None:
+    for key, answer in annotation.answers.items():
+        if annotation.kind == "gold":
+            row, created = GoldLabel.objects.get_or_create(
+                item=item, question=questions[key], defaults={"value": answer.value}
+            )
+            stored = row.value
+            report.gold_labels += created
+        else:
+            row, created = Adjudication.objects.get_or_create(
+                stage=stage,
+                item=item,
+                question=questions[key],
+                defaults={
+                    "final_value": answer.value,
+                    "method": annotation.method,
+                    "note": "Imported from Label Studio.",
+                },
+            )
+            stored = row.final_value
+            report.adjudications += created
+        if not created and stored != answer.value:
+            errors.append(f"{annotation.where}: the {annotation.kind} answer to {key!r} is already {stored!r}")
+
+
+def label_studio_import(*, project: AnnotationProject, content: bytes | str, stage_order: int | None = None):
+    """Check the whole file, then write items, annotators, labels, gold and finals atomically."""
+    try:
+        data = loads(content)
+    except JSONInputError as exc:
+        raise LabelStudioImportFailed([f"file: {exc}"]) from None
+    questions = {q.key: q for q in project.questions.all()}
+    read = read_label_studio_export(data, {key: choice_question(q) for key, q in questions.items()})
+    if read.errors:
+        raise LabelStudioImportFailed(read.errors)
+    stages = {stage.order: stage for stage in project.stages.prefetch_related("questions")}
+    if stage_order is not None and stage_order not in stages:
+        raise LabelStudioImportFailed([f"stage: the project has no stage {stage_order}"])
+    default = stages[stage_order] if stage_order is not None else (stages[min(stages)] if stages else None)
+    errors = _check(project, read.tasks, stages, default)
+    if errors:
+        raise LabelStudioImportFailed(errors)
+    report = LabelStudioImportReport(warnings=read.warnings)
+    errors = []
+    users: dict[str, User] = {}
+    with transaction.atomic():
+        existing = {
+            item.external_id: item
+            for item in Item.objects.filter(project=project, external_id__in=[t.external_id for t in read.tasks])
+        }
+        for task in read.tasks:
+            item = existing.get(task.external_id)
+            if item is None:
+                item = Item.objects.create(
+                    project=project,
+                    external_id=task.external_id,
+                    payload=task.payload,
+                    subject=task.subject,
+                    category=task.category,
+                    modality=task.modality,
+                    metadata={"source": "label-studio", "task_id": task.task_id},
+                )
+                report.items_created += 1
+            else:
+                report.items_matched += 1
+            for annotation in task.annotations:
+                order = annotation.stage if annotation.stage is not None else (default.order if default else None)
+                stage = stages.get(order)
+                if annotation.kind == "label":
+                    user = _annotator(annotation.identity, users, report)
+                    _labels(annotation, item, stage, user, questions, errors, report)
+                else:
+                    _finals(annotation, item, stage, questions, errors, report)
+            if len(errors) >= 50:
+                break
+        if errors:
+            raise LabelStudioImportFailed(errors)  # rolls the transaction back
+    return report

@@ -1,0 +1,23 @@
+"""Annotator pseudonyms that Label Studio accepts as ``completed_by``: an e-mail address derived from the
+user's id with a per-deployment salt (HMAC-SHA256), so one person has the same pseudonym in every project
+of a deployment and a different one in another deployment; no name or real address leaves."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+
+from django.conf import settings
+
+# RFC 2606 reserves .invalid: the address can never reach anyone.
+DOMAIN = "pseudonyms.invalid"
+
+
+def annotator_email(user_id: int, salt: str) -> str:
+    digest = hmac.new(salt.encode(), f"user:{user_id}".encode(), hashlib.sha256).hexdigest()
+    return f"annotator-{digest[:16]}@{DOMAIN}"
+
+
+def deployment_annotator_email(user_id: int) -> str:
+    """The pseudonym under this deployment's salt (``ANNOTATOR_PSEUDONYM_SALT``)."""
+    return annotator_email(user_id, settings.ANNOTATOR_PSEUDONYM_SALT)

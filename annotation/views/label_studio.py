@@ -1,0 +1,46 @@
+"""Researcher page: import a Label Studio project export (tasks with annotations) into a project."""
+
+from __future__ import annotations
+
+from django import forms
+from django.contrib import messages
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views import View
+
+from annotation.label_studio.importing import LabelStudioImportFailed, label_studio_import
+from annotation.models import AnnotationProject
+from edufair_web.accounts.permissions import ResearcherRequiredMixin
+
+
+class LabelStudioImportForm(forms.Form):
+    file = forms.FileField(help_text="Label Studio's JSON export of a project (Export → JSON).")
+    stage = forms.IntegerField(
+        required=False, min_value=1, help_text="Stage for annotations that do not name one (default: the first)."
+    )
+
+
+class LabelStudioImportView(ResearcherRequiredMixin, View):
+    template = "annotation/label_studio/import.html"
+
+    def _page(self, request, project, form, status=200, errors=()):
+        context = {"project": project, "form": form, "errors": errors}
+        return render(request, self.template, context, status=status)
+
+    def get(self, request, pk):
+        return self._page(request, get_object_or_404(AnnotationProject, pk=pk), LabelStudioImportForm())
+
+    def post(self, request, pk):
+        project = get_object_or_404(AnnotationProject, pk=pk)
+        form = LabelStudioImportForm(request.POST, request.FILES)
+        if not form.is_valid():
+            return self._page(request, project, form, status=400)
+        try:
+            report = label_studio_import(
+                project=project, content=form.cleaned_data["file"].read(), stage_order=form.cleaned_data["stage"]
+            )
+        except LabelStudioImportFailed as exc:
+            return self._page(request, project, form, status=400, errors=exc.errors)
+        messages.success(request, report.describe())
+        for warning in report.warnings:
+            messages.warning(request, warning)
+        return redirect("annotation:project", pk)
