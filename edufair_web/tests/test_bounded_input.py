@@ -260,3 +260,37 @@ def test_an_item_page_upload_over_the_limit_is_refused_naming_it(researcher_clie
     )
     assert response.status_code == 400
     assert "(1000 bytes)" in response.content.decode()
+
+
+# -- run_audit --config -----------------------------------------------------------------------------------------
+
+
+def _block_yaml(depth: int) -> str:
+    return "".join(f"{'  ' * level}k{level}:\n" for level in range(depth)) + f"{'  ' * depth}leaf: 1\n"
+
+
+@pytest.mark.parametrize(
+    ("suffix", "text"),
+    [
+        (".json", '{"name": ' + "[" * 100_000 + "]" * 100_000 + "}"),
+        (".yaml", "name: " + "[" * 100_000 + "]" * 100_000 + "\n"),
+        (".yaml", _block_yaml(MAX_DEPTH + 1)),
+    ],
+)
+def test_a_run_audit_config_nested_too_deeply_is_a_command_error(tmp_path, suffix, text):
+    from django.core.management.base import CommandError
+
+    from audits.management.commands.run_audit import config_load
+
+    path = tmp_path / f"config{suffix}"
+    path.write_text(text)
+    with pytest.raises(CommandError, match=f"nested too deeply \\(more than {MAX_DEPTH} levels\\)"):
+        config_load(path)
+
+
+def test_a_run_audit_config_at_the_limit_loads(tmp_path):
+    from audits.management.commands.run_audit import config_load
+
+    path = tmp_path / "config.yaml"
+    path.write_text(_block_yaml(MAX_DEPTH - 1))  # the top mapping is the first level
+    assert "k0" in config_load(path)

@@ -41,6 +41,7 @@ from tqdm import tqdm
 from audits.models import Audit, ModelEndpoint
 from audits.selectors.runs import audit_for_config_hash, audit_progress
 from audits.services import runs as run_services
+from edufair_web.json_input import MAX_DEPTH, loads
 
 FINAL = {Audit.Status.FINISHED, Audit.Status.CANCELLED}
 
@@ -58,13 +59,29 @@ def config_hash(config: dict) -> str:
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
-def audit_from_config(path: Path, user=None, *, new: bool = False) -> tuple[Audit, bool]:
-    """The audit created from a config with this content (resumed: False), or a new one (True)."""
+def config_load(path: Path):
+    """The config file's content, JSON or YAML, nested at most json_input.MAX_DEPTH deep (the importers' rule);
+    YAML's depth is counted on the parser's events, before PyYAML's recursive constructor builds anything."""
     try:
         text = path.read_text(encoding="utf-8")
-        config = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
+        if path.suffix == ".json":
+            return loads(text)
+        depth = 0
+        for event in yaml.parse(text, Loader=yaml.SafeLoader):
+            if isinstance(event, yaml.CollectionStartEvent):
+                depth += 1
+                if depth > MAX_DEPTH:
+                    raise ValueError(f"the YAML is nested too deeply (more than {MAX_DEPTH} levels)")
+            elif isinstance(event, yaml.CollectionEndEvent):
+                depth -= 1
+        return yaml.safe_load(text)
     except (OSError, ValueError, yaml.YAMLError) as exc:
         raise CommandError(f"cannot read {path}: {exc}") from None
+
+
+def audit_from_config(path: Path, user=None, *, new: bool = False) -> tuple[Audit, bool]:
+    """The audit created from a config with this content (resumed: False), or a new one (True)."""
+    config = config_load(path)
     if not isinstance(config, dict):
         raise CommandError(f"{path}: expected a mapping of settings")
     digest = config_hash(config)
