@@ -9,6 +9,13 @@ import uuid
 from pathlib import Path
 
 import pytest
+from django.conf import settings as django_settings
+
+# The tests' own OpenAI-protocol servers listen on loopback, which endpoints may not call by default: allow it
+# as an operator would, in the environment (worker processes started by tests inherit it) and in this process's
+# settings (pytest-django has loaded them already). Tests of the default refusal override the setting.
+os.environ.setdefault("EDUFAIR_ENDPOINT_ALLOWED_HOSTS", "127.0.0.1,::1,localhost")
+django_settings.EDUFAIR_ENDPOINT_ALLOWED_HOSTS = os.environ["EDUFAIR_ENDPOINT_ALLOWED_HOSTS"]
 
 REQUIRE_SERVICES = os.environ.get("EDUFAIR_REQUIRE_SERVICES", "").strip().lower() in {"1", "true", "yes"}
 CHROMIUM = "/usr/bin/chromium"

@@ -296,6 +296,14 @@ AUDIT_RETRY_POLICY = {
     "backoff_cap": float(os.environ.get("LLM_BACKOFF_CAP_SECONDS", "30")),
     "max_retry_after": float(os.environ.get("LLM_MAX_RETRY_AFTER_SECONDS", "120")),
 }
+# What a model endpoint may send and where (audits/llm/outbound_policy.py): its key variable must start with
+# one of these prefixes (comma-separated; empty: none) or be a provider's usual name or one listed here; its
+# host must resolve to public addresses, or be allowed here (host names, ".domain" for its subdomains, IP
+# addresses, networks), or private (loopback, RFC 1918, unique-local) when EDUFAIR_ENDPOINT_ALLOW_PRIVATE is on.
+EDUFAIR_LLM_KEY_ENV_PREFIX = os.environ.get("EDUFAIR_LLM_KEY_ENV_PREFIX", "EDUFAIR_KEY_")
+EDUFAIR_LLM_KEY_ENV_NAMES = env_list("EDUFAIR_LLM_KEY_ENV_NAMES")
+EDUFAIR_ENDPOINT_ALLOWED_HOSTS = env_list("EDUFAIR_ENDPOINT_ALLOWED_HOSTS")
+EDUFAIR_ENDPOINT_ALLOW_PRIVATE = env_bool("EDUFAIR_ENDPOINT_ALLOW_PRIVATE", False)
 # Endpoints' requests/tokens-per-minute budgets are shared by all worker processes through Redis when
 # the broker is Redis (or this URL names one), through the database otherwise (audits.services.rate_limits).
 AUDIT_RATE_LIMIT_REDIS_URL = os.environ.get("AUDIT_RATE_LIMIT_REDIS_URL") or (

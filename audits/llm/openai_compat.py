@@ -8,7 +8,10 @@ module only translates: a request into `chat.completions.create`, the SDK's erro
 comes back as a `str`, `{"hello": 1}` as a completion with no choices, a cut-off body raises
 `JSONDecodeError`), so `reply_from_completion` does, and every malformed reply is a `MalformedReply`
 (retryable). The API key is read from the environment variable the endpoint names, at the moment the
-HTTP client is built, and never logged.
+HTTP client is built, and never logged; only a variable `audits.llm.outbound_policy` allows is read, and
+every connection goes through `audits.llm.outbound_transport`, which refuses addresses the policy does not
+allow. A connection that fails is reported in one wording whatever the cause (refused, reset, not HTTP),
+so the errors do not tell one kind of listener from another.
 """
 
 from __future__ import annotations
@@ -18,17 +21,28 @@ import json
 import os
 import time
 
+import aiohttp
 import openai
 
 from .client import CallRequest, EndpointConfig, PermanentError, ProviderReply, RetryableError
+from .outbound_policy import OutboundRefused, current_policy
 
 # vLLM, llama.cpp and Ollama accept any key; the SDK insists on one being set.
 NO_KEY_PLACEHOLDER = "not-needed"
 PURPOSE_HEADER = "X-EduFair-Purpose"
+CONNECTION_FAILED = "no HTTP answer from the endpoint (the connection failed or was closed)"
 
 
 class MissingAPIKey(PermanentError):
     pass
+
+
+class KeyVariableRefused(PermanentError):
+    """The endpoint names a key variable the operator's policy does not allow (it was not read)."""
+
+
+class AddressRefused(PermanentError):
+    """The endpoint's host resolves to an address the operator's policy does not allow (nothing was sent)."""
 
 
 class MalformedReply(RetryableError):
@@ -69,11 +83,19 @@ def _count(value: object) -> int:
 
 
 def api_key_for(endpoint: EndpointConfig) -> str:
+    """The key to send: the value of the endpoint's key variable, which must be one the policy allows
+    (checked on the name before the environment is looked at, so a refusal says nothing of what is set)."""
     if not endpoint.api_key_env:
         return NO_KEY_PLACEHOLDER
+    refusal = current_policy().key_env_refusal(endpoint.api_key_env)
+    if refusal:
+        raise KeyVariableRefused(refusal)
     value = os.environ.get(endpoint.api_key_env, "")
     if not value:
-        raise MissingAPIKey(f"the environment variable {endpoint.api_key_env} is not set")
+        raise MissingAPIKey(
+            f"the environment variable {endpoint.api_key_env} is not set (the operator sets it for the web "
+            "server and the workers)"
+        )
     return value
 
 
@@ -119,19 +141,19 @@ class OpenAICompatProvider:
 
     def _get_client(self) -> openai.AsyncOpenAI:
         if self._client is None:
-            import httpx2
+            from .outbound_transport import checked_async_http_client
 
-            limit = max(1, self.endpoint.max_concurrency)
+            api_key = api_key_for(self.endpoint)
             # Keep a connection per concurrent request alive; the SDK's default pool (20 kept alive)
             # would reconnect constantly at higher concurrency.
-            transport = http_transport()
-            client_class = openai.DefaultAioHttpClient if transport == "aiohttp" else openai.DefaultAsyncHttpxClient
-            http_client = client_class(
-                limits=httpx2.Limits(max_connections=limit, max_keepalive_connections=limit),
+            http_client = checked_async_http_client(
+                policy=current_policy(),
+                transport=http_transport(),
+                max_connections=max(1, self.endpoint.max_concurrency),
                 timeout=self.endpoint.timeout,
             )
             self._client = openai.AsyncOpenAI(
-                api_key=api_key_for(self.endpoint),
+                api_key=api_key,
                 base_url=self.endpoint.base_url or None,
                 max_retries=0,
                 timeout=self.endpoint.timeout,
@@ -151,10 +173,18 @@ class OpenAICompatProvider:
             kwargs["extra_body"] = dict(request.endpoint.extra_params)
         try:
             completion = await client.chat.completions.create(**kwargs, extra_headers={PURPOSE_HEADER: request.purpose})
+        except OutboundRefused as exc:
+            raise AddressRefused(f"refused: {exc}") from None
         except openai.APITimeoutError:
             raise RetryableError(f"timed out after {self.endpoint.timeout:g} s") from None
         except openai.APIConnectionError as exc:
-            raise RetryableError(f"connection error: {type(exc.__cause__ or exc).__name__}") from None
+            if isinstance(exc.__cause__, OutboundRefused):
+                raise AddressRefused(f"refused: {exc.__cause__}") from None
+            raise RetryableError(CONNECTION_FAILED) from None
+        except (aiohttp.ClientError, OSError):
+            # An error of aiohttp's own that its transport left unmapped (outbound_transport maps those it
+            # meets while connecting): the same failure, in the same words.
+            raise RetryableError(CONNECTION_FAILED) from None
         except openai.APIStatusError as exc:
             status = exc.status_code
             message = f"HTTP {status}"

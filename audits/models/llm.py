@@ -13,6 +13,7 @@ from django.core.exceptions import ValidationError
 from django.db import models
 
 from audits.llm.client import PROVIDER_OPENAI, PROVIDER_SIMULATION, EndpointConfig
+from audits.llm.outbound_policy import current_policy
 
 ENV_VAR_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
@@ -109,6 +110,21 @@ class ModelEndpoint(models.Model):
             raise ValidationError({"batch_price_factor": "a share of the online price: above 0, at most 1"})
         if self.batch_capable and self.provider == self.Provider.SIMULATION:
             raise ValidationError({"batch_capable": "a simulation answers offline; only an HTTP endpoint has batches"})
+        self.clean_outbound()
+
+    def clean_outbound(self) -> None:
+        """The operator's rule for what an endpoint may send and where (`audits.llm.outbound_policy`): the
+        key variable by its name, the base URL by the addresses its host resolves to (a simulation calls
+        nothing). The HTTP client checks both again when it is built and when it connects."""
+        policy = current_policy()
+        if self.api_key_env and ENV_VAR_NAME.match(self.api_key_env):
+            refusal = policy.key_env_refusal(self.api_key_env)
+            if refusal:
+                raise ValidationError({"api_key_env": refusal})
+        if not self.is_simulation:
+            refusal = policy.base_url_refusal(self.base_url or "")
+            if refusal:
+                raise ValidationError({"base_url": refusal})
 
     def to_config(self) -> EndpointConfig:
         # The handle changes with anything that shapes the HTTP client or its limits, so an edited

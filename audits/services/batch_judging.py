@@ -25,6 +25,7 @@ from django.utils import timezone
 from audits.judge import TurnJudgement
 from audits.llm import batch as batchlib
 from audits.llm.dialogue import TurnToJudge
+from audits.llm.outbound_policy import OutboundRefused
 from audits.models import JudgeBatch, JudgeRun, LLMCall, ModelEndpoint
 
 logger = logging.getLogger(__name__)
@@ -45,12 +46,19 @@ def poll_seconds() -> float:
 
 
 def batch_client(endpoint: ModelEndpoint) -> openai.OpenAI:
-    """The SDK's client for the files and batches endpoints; no retries of its own (`_api` retries)."""
+    """The SDK's client for the files and batches endpoints; no retries of its own (`_api` retries). Its
+    key variable and every address it connects to are checked as the online client's are."""
     from audits.llm.openai_compat import api_key_for
+    from audits.llm.outbound_policy import current_policy
+    from audits.llm.outbound_transport import checked_sync_http_client
 
     config = endpoint.to_config()
     return openai.OpenAI(
-        api_key=api_key_for(config), base_url=config.base_url or None, max_retries=0, timeout=config.timeout
+        api_key=api_key_for(config),
+        base_url=config.base_url or None,
+        max_retries=0,
+        timeout=config.timeout,
+        http_client=checked_sync_http_client(policy=current_policy(), timeout=config.timeout),
     )
 
 
@@ -59,6 +67,8 @@ def _api(call: Callable, what: str, attempts: int = 5):
     for attempt in range(1, attempts + 1):
         try:
             return call()
+        except OutboundRefused as exc:
+            raise BatchApiError(f"{what}: refused: {exc}") from None
         except (openai.APIConnectionError, openai.APITimeoutError) as exc:
             problem = f"{what}: {type(exc).__name__}"
         except openai.APIStatusError as exc:

@@ -19,14 +19,14 @@ SECRET = "sk-edufair-test-SECRET-7f3a9c1e5b"
 @pytest.mark.django_db(transaction=True)
 def test_the_key_is_used_but_never_shown(client, make_user, monkeypatch, caplog, settings):
     settings.AUDIT_RETRY_POLICY = {"backoff_base": 0.01}
-    monkeypatch.setenv("EDUFAIR_TEST_TUTOR_KEY", SECRET)
+    monkeypatch.setenv("EDUFAIR_KEY_TEST_TUTOR", SECRET)
     caplog.set_level(logging.DEBUG)
     researcher = make_user("researcher")
     client.force_login(researcher)
     with OpenAITestServer() as server:
         server.plan("tutor", "500")  # a retry writes a log line: it must not carry the key either
-        tutor = openai_endpoint("keyed-tutor", server.base_url, api_key_env="EDUFAIR_TEST_TUTOR_KEY")
-        other = openai_endpoint("keyed-other", server.base_url, api_key_env="EDUFAIR_TEST_TUTOR_KEY")
+        tutor = openai_endpoint("keyed-tutor", server.base_url, api_key_env="EDUFAIR_KEY_TEST_TUTOR")
+        other = openai_endpoint("keyed-other", server.base_url, api_key_env="EDUFAIR_KEY_TEST_TUTOR")
         audit = audit_create(
             name="keyed",
             tutors=[tutor],

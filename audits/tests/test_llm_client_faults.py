@@ -167,12 +167,12 @@ def test_concurrency_is_bounded_per_endpoint(server):
 
 def test_the_api_key_is_read_from_the_named_variable_and_never_logged(server, monkeypatch, caplog):
     secret = "sk-test-DO-NOT-LEAK-123456"
-    monkeypatch.setenv("EDUFAIR_TEST_KEY", secret)
+    monkeypatch.setenv("EDUFAIR_KEY_TEST", secret)
     server.plan("tutor", "500")
     caplog.set_level(logging.DEBUG)
     ledger = MemoryLedger()
     (result,) = complete(
-        LLMClient(ledger, sleep=RecordedSleep()), request(endpoint(server, api_key_env="EDUFAIR_TEST_KEY"))
+        LLMClient(ledger, sleep=RecordedSleep()), request(endpoint(server, api_key_env="EDUFAIR_KEY_TEST"))
     )
     assert result.ok
     assert secret not in caplog.text
@@ -180,6 +180,6 @@ def test_the_api_key_is_read_from_the_named_variable_and_never_logged(server, mo
 
 
 def test_a_missing_key_variable_fails_naming_the_variable_only(server, monkeypatch):
-    monkeypatch.delenv("EDUFAIR_ABSENT_KEY", raising=False)
-    (result,) = complete(LLMClient(MemoryLedger()), request(endpoint(server, api_key_env="EDUFAIR_ABSENT_KEY")))
-    assert not result.ok and "EDUFAIR_ABSENT_KEY is not set" in result.error
+    monkeypatch.delenv("EDUFAIR_KEY_ABSENT", raising=False)
+    (result,) = complete(LLMClient(MemoryLedger()), request(endpoint(server, api_key_env="EDUFAIR_KEY_ABSENT")))
+    assert not result.ok and "EDUFAIR_KEY_ABSENT is not set" in result.error
