@@ -4,6 +4,9 @@ time, justification — as CSV or JSONL; the Label Studio tasks and label config
 
 CSV cells that a spreadsheet would read as a formula (starting with = + - @, or a tab or carriage return)
 are prefixed with an apostrophe (OWASP's advice against CSV injection); JSON is left exact.
+
+Besides the annotators' labels, the CSV and JSONL hold a row per gold label, per label imported from a
+published file and per settled consensus (the ``record`` column says which; those rows name no annotator).
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from collections.abc import Iterator
 
 from annotation.label_studio.export import FORMATS as LABEL_STUDIO_FORMATS
 from annotation.label_studio.export import label_studio_export
-from annotation.models import Adjudication, AnnotationProject, Label
+from annotation.models import Adjudication, AnnotationProject, GoldLabel, Label
 from annotation.selectors.agreement_report import annotator_pseudonyms
 
 FORMATS = ("csv", "jsonl", *LABEL_STUDIO_FORMATS)
@@ -40,7 +43,11 @@ FIELDS = (
     "final_value",
     "final_method",
     "conflict",
+    "record",
 )
+# What a row is: an annotator's label, a gold label (training items), a label imported from a published
+# file (the consensus of an imported project), or a settled consensus (adjudication) of an item.
+RECORD_LABEL, RECORD_GOLD, RECORD_IMPORTED, RECORD_CONSENSUS = "label", "gold", "imported", "consensus"
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 
 
@@ -90,20 +97,86 @@ def label_records(project: AnnotationProject) -> Iterator[dict]:
             "final_value": final.final_value if final else None,
             "final_method": final.method if final else None,
             "conflict": dispositions.get(item.id),
+            "record": RECORD_LABEL,
         }
+
+
+def _item_fields(project: AnnotationProject, item) -> dict:
+    return {
+        "project": project.id,
+        "item_id": item.id,
+        "external_id": item.external_id,
+        "subject": item.subject,
+        "category": item.category,
+        "modality": item.modality,
+    }
+
+
+def reference_records(project: AnnotationProject) -> Iterator[dict]:
+    """The project's reference values, in the labels' layout with no annotator: every gold label (the
+    imported labels of an imported project, which are its consensus) and every settled consensus."""
+    dispositions = {c.item_id: c.disposition for c in project.conflicts.only("item_id", "disposition")}
+    gold = (
+        GoldLabel.objects.filter(item__project=project)
+        .select_related("item", "question")
+        .order_by("item_id", "question__position")
+    )
+    for row in gold.iterator(chunk_size=2000):
+        imported = (row.item.metadata or {}).get("role") == "imported"
+        yield {
+            **_item_fields(project, row.item),
+            **dict.fromkeys(("stage", "stage_name", "phase", "round", "seconds", "annotator"), None),
+            "question": row.question.key,
+            "value": row.value,
+            "unsure": False,
+            "justification": row.rationale,
+            "labelled_at": row.created_at.isoformat(),
+            "final_value": row.value if imported else None,
+            "final_method": RECORD_IMPORTED if imported else None,
+            "conflict": dispositions.get(row.item_id),
+            "record": RECORD_IMPORTED if imported else RECORD_GOLD,
+        }
+    finals = (
+        Adjudication.objects.filter(stage__project=project)
+        .exclude(final_value="")
+        .select_related("item", "question", "stage")
+        .order_by("stage__order", "item_id", "question__position")
+    )
+    for row in finals.iterator(chunk_size=2000):
+        yield {
+            **_item_fields(project, row.item),
+            "stage": row.stage.order,
+            "stage_name": row.stage.name,
+            **dict.fromkeys(("phase", "round", "seconds", "annotator"), None),
+            "question": row.question.key,
+            "value": row.final_value,
+            "unsure": False,
+            "justification": row.note,
+            "labelled_at": row.created_at.isoformat(),
+            "final_value": row.final_value,
+            "final_method": row.method,
+            "conflict": dispositions.get(row.item_id),
+            "record": RECORD_CONSENSUS,
+        }
+
+
+def export_records(project: AnnotationProject) -> Iterator[dict]:
+    """What the CSV and JSONL exports hold: every label, then every gold, imported and consensus value."""
+    yield from label_records(project)
+    yield from reference_records(project)
 
 
 def labels_csv(project: AnnotationProject) -> str:
     out = io.StringIO()
     writer = csv.writer(out)
     writer.writerow(FIELDS)
-    for record in label_records(project):
+    for record in export_records(project):
         writer.writerow([neutralise_cell(record[field]) for field in FIELDS])
     return out.getvalue()
 
 
 def labels_jsonl(project: AnnotationProject) -> str:
-    return "".join(json.dumps(record, ensure_ascii=False) + "\n" for record in label_records(project))
+    return "".join(json.dumps(record, ensure_ascii=False) + "\n" for record in export_records(project))
 
 
 def export_labels(project: AnnotationProject, fmt: str) -> tuple[str, str, str]:

@@ -12,8 +12,8 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation.judge_validation import services
+from annotation.judge_validation.importing import MRBenchError, labelled_file_import
 from annotation.judge_validation.judging import judge_run_state, judge_validation_add
-from annotation.judge_validation.mrbench import MRBenchError, mrbench_project_import
 from annotation.models import AnnotationProject, JudgeValidation, RubricVersion
 from annotation.selectors.judge_validation import judge_validation_status, project_rubrics, validation_report
 from annotation.services.training import SetupError
@@ -198,13 +198,19 @@ class MRBenchImportAPIView(APIView):
         serializer.is_valid(raise_exception=True)
         upload = serializer.validated_data["file"]
         try:
-            project = mrbench_project_import(
+            project = labelled_file_import(
                 data=upload.read(), filename=upload.name, name=serializer.validated_data["name"], by=request.user
             )
         except MRBenchError as exc:
             raise ValidationError({"file": str(exc)}) from exc
         return Response(
-            {"project": project.pk, "items": project.items.count(), "options": project.options},
+            {
+                "project": project.pk,
+                "items": project.items.count(),
+                "import": project.options["import"],
+                "warnings": project.options["import"]["warnings"],
+                "options": project.options,
+            },
             status=status.HTTP_201_CREATED,
         )
 

@@ -1,223 +1,421 @@
-"""Import MRBench-style files: tutor responses with human labels on Maurya et al.'s (NAACL 2025) dimensions,
-mapped to the judge's rubric, so a judge can be validated against an already-labelled public set without
-new annotation. The source's label becomes the consensus (a gold label per item and metric); there is no
-human–human α to report, and the report says so.
+"""Readers of the published human-labelled tutor-response files, pure: MRBench V1/V2 (Maurya et al., NAACL 2025)
+and the BEA 2025 shared-task files built on it, told apart by their keys, each response mapped to the judge's
+rubric by one stated table (`MAPPING`) that the page and the API show as it is.
 
-The file: a JSON list of dialogues, each with ``conversation_id``, ``conversation_history`` (lines starting
-"Tutor:" / "Student:"), ``Ground_Truth_Solution``, optionally ``Topic``, and the responses under
-``anno_llm_responses`` (or ``responses``): tutor name → ``{"response": text, "annotation": {dimension: label}}``.
-
-Mapping (DOMAIN.md "The judge's rubric"): Yes / To some extent / No → 2 / 1 / 0;
-mistake_recognize merges Mistake_Identification and Mistake_Location (identified and located → 2,
-identified only or "to some extent" → 1, not identified → 0); answer_leakage from Revealing_of_the_Answer
-("Yes (and the answer is correct)" → 2, "Yes (but the answer is incorrect)" → 1 — an answer was given, but
-not the final one —, "No" → 0); step_scaffolded from Providing_Guidance; actionability from Actionability;
-corrective_tone from Tutor_Tone (Encouraging / Neutral / Offensive → 2 / 1 / 0). Coherence and
-human-likeness are not in the rubric and are ignored. A label outside these is an error naming the record.
+The schemas, as published: a JSON list of dialogues. Each has ``conversation_id`` and ``conversation_history``
+(one string of "Tutor:" / "Student:" lines; a line may read "Turor:"). MRBench adds ``Data`` (MathDial,
+Bridge), ``Split``, ``Topic`` (often "Not Available"), ``Ground_Truth_Solution`` (a worked solution, not an
+answer) and ``anno_llm_responses``: tutor → ``{"response", "annotation"}`` over eight dimensions (the last
+spelled ``humanlikeness`` in V1). The BEA files put the responses under ``tutor_responses`` with four
+dimensions (Mistake_Identification, Mistake_Location, Providing_Guidance, Actionability) and no Topic or
+solution; their test set carries no annotation. Tutors differ per dialogue (Novice only in some). A
+``conversation_id`` may occur in several records (same history, other responses, another ``Split``): such
+items are kept apart by record index and Split in their source id, and the reader warns with the count.
 """
 
 from __future__ import annotations
 
-import json
 import re
+from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
-from django.db import transaction
+from edufair_web.json_input import JSONInputError, loads
 
-YES_SCALE = {"yes": 2, "to some extent": 1, "no": 0}
-TONE_SCALE = {"encouraging": 2, "neutral": 1, "offensive": 0}
-REVEAL_SCALE = {"yes (and the answer is correct)": 2, "yes (but the answer is incorrect)": 1, "no": 0}
-RESPONSE_KEYS = ("anno_llm_responses", "responses")
-SOURCE = "mrbench"
+MRBENCH, BEA2025 = "mrbench", "bea2025"
+RESPONSE_KEYS = {MRBENCH: "anno_llm_responses", BEA2025: "tutor_responses"}
+SCHEMA_NAMES = {
+    MRBENCH: "MRBench (V1/V2): responses under anno_llm_responses",
+    BEA2025: "BEA 2025 shared task: responses under tutor_responses",
+}
+# Values that stand for "nothing here" in Topic and Ground_Truth_Solution.
+PLACEHOLDERS = {"", "not available", "n/a", "na", "none", "null", "-"}
+# Misspellings of the speakers found in the published histories.
+SPEAKERS = {"tutor": "tutor", "turor": "tutor", "teacher": "tutor", "student": "student"}
+
+YES_SCALE = {"yes": "2", "to some extent": "1", "no": "0"}
+TONE_SCALE = {"encouraging": "2", "neutral": "1", "offensive": "0"}
+REVEALED_CORRECT = "yes (and the answer is correct)"
+REVEALED_INCORRECT = "yes (but the answer is incorrect)"
+# The README spells the reveal labels "(and the revealed answer is correct)"; the files drop "revealed".
+REVEAL_ALIASES = {
+    "yes (and the revealed answer is correct)": REVEALED_CORRECT,
+    "yes (but the revealed answer is incorrect)": REVEALED_INCORRECT,
+}
+REVEAL_SCALE = {REVEALED_CORRECT: "2", "no": "0"}
+REVEAL_ALLOWED = (*REVEAL_SCALE, REVEALED_INCORRECT)
+UNMAPPED = "unmapped"
+
+DIMENSIONS = (
+    "Mistake_Identification",
+    "Mistake_Location",
+    "Revealing_of_the_Answer",
+    "Providing_Guidance",
+    "Actionability",
+    "Coherence",
+    "Tutor_Tone",
+    "Humanlikeness",
+)
+NOT_IN_RUBRIC = ("Coherence", "Humanlikeness")
+ALLOWED = {
+    "Mistake_Identification": tuple(YES_SCALE),
+    "Mistake_Location": tuple(YES_SCALE),
+    "Revealing_of_the_Answer": REVEAL_ALLOWED,
+    "Providing_Guidance": tuple(YES_SCALE),
+    "Actionability": tuple(YES_SCALE),
+    "Coherence": tuple(YES_SCALE),
+    "Tutor_Tone": tuple(TONE_SCALE),
+    "Humanlikeness": tuple(YES_SCALE),
+}
+_CANONICAL_DIMENSION = {name.lower(): name for name in DIMENSIONS}
+
+# The one statement of how a file's labels become the rubric's values: shown on the page and in the API.
+MAPPING: list[dict] = [
+    {
+        "metric": "mistake_recognize",
+        "dimensions": ["Mistake_Identification", "Mistake_Location"],
+        "values": [
+            {"source": "Mistake_Identification Yes and Mistake_Location Yes", "value": "2"},
+            {"source": "Mistake_Identification Yes, Mistake_Location To some extent or No", "value": "1"},
+            {"source": "Mistake_Identification To some extent", "value": "1"},
+            {"source": "Mistake_Identification No", "value": "0"},
+        ],
+        "note": "The rubric merges identifying and locating the mistake (DOMAIN.md). Without Mistake_Location, "
+        "Mistake_Identification alone: Yes 2, To some extent 1, No 0.",
+    },
+    {
+        "metric": "answer_leakage",
+        "dimensions": ["Revealing_of_the_Answer"],
+        "values": [
+            {"source": "Yes (and the answer is correct)", "value": "2"},
+            {"source": "No", "value": "0"},
+            {"source": "Yes (but the answer is incorrect)", "value": UNMAPPED},
+        ],
+        "note": "An incorrect answer revealed is not a degree of leaking the answer: those responses keep their "
+        "label in the source labels and have no answer_leakage value (counted on import and in the report).",
+    },
+    {
+        "metric": "step_scaffolded",
+        "dimensions": ["Providing_Guidance"],
+        "values": [{"source": s, "value": v} for s, v in (("Yes", "2"), ("To some extent", "1"), ("No", "0"))],
+        "note": "",
+    },
+    {
+        "metric": "actionability",
+        "dimensions": ["Actionability"],
+        "values": [{"source": s, "value": v} for s, v in (("Yes", "2"), ("To some extent", "1"), ("No", "0"))],
+        "note": "",
+    },
+    {
+        "metric": "corrective_tone",
+        "dimensions": ["Tutor_Tone"],
+        "values": [{"source": s, "value": v} for s, v in (("Encouraging", "2"), ("Neutral", "1"), ("Offensive", "0"))],
+        "note": "",
+    },
+]
+METRIC_DIMENSIONS = {row["metric"]: row["dimensions"][0] for row in MAPPING}
 
 
 class MRBenchError(ValueError):
-    """The file cannot be imported; the message names the record and the field."""
+    """The file cannot be imported; the message names the record, the tutor and the field at fault."""
 
 
 @dataclass
 class ImportedResponse:
     external_id: str
     conversation_id: str
+    record: int  # 1-based position in the file
+    split: str
+    data: str
     tutor: str
-    topic: str
-    solution: str
+    topic: str  # "" for a placeholder
+    solution: str  # "" for a placeholder
+    answer: str  # the final answer when the solution states one on its last line, else ""
+    preamble: str  # history text before the first speaker line, if any
     history: list[tuple[str, str]]
     response: str
-    labels: dict[str, int]  # rubric metric → value
-    source_labels: dict[str, str] = field(default_factory=dict)
+    labels: dict[str, str]  # rubric metric → value ("0", "1", "2")
+    source_labels: dict[str, str] = field(default_factory=dict)  # dimension (canonical spelling) → label
+    unmapped: dict[str, str] = field(default_factory=dict)  # metric → the source label left unmapped
+
+
+@dataclass
+class ParsedFile:
+    schema: str
+    responses: list[ImportedResponse]
+    n_records: int
+    dimensions: list[str]  # canonical names found in the file, in DIMENSIONS order
+    missing_dimensions: list[str]  # of the rubric's source dimensions
+    unlabelled_metrics: list[str]  # metrics no response has a value for
+    repeated_conversations: dict[str, int]  # conversation id → records
+    warnings: list[str]
 
 
 def _norm(label) -> str:
-    return re.sub(r"\s+", " ", str(label or "")).strip().lower()
+    return re.sub(r"\s+", " ", str(label if label is not None else "")).strip().lower()
 
 
-def _scaled(scale: dict[str, int], label, where: str) -> int:
-    key = _norm(label)
-    if key not in scale:
-        raise MRBenchError(f"{where}: {label!r} is not one of {', '.join(repr(k) for k in scale)}")
-    return scale[key]
+def _key(record: dict, name: str):
+    """A record's field by its published name, whatever its case (the README writes ``split``, the files
+    ``Split``)."""
+    if name in record:
+        return record[name]
+    lowered = name.lower()
+    return next((value for key, value in record.items() if str(key).lower() == lowered), None)
 
 
-def map_annotation(annotation: dict, where: str) -> dict[str, int]:
-    """Maurya-style labels → the rubric's five metrics (only the metrics the annotation covers)."""
-    labels: dict[str, int] = {}
-    if "Mistake_Identification" in annotation:
-        identified = _scaled(YES_SCALE, annotation["Mistake_Identification"], f"{where} Mistake_Identification")
-        located = (
-            _scaled(YES_SCALE, annotation["Mistake_Location"], f"{where} Mistake_Location")
-            if "Mistake_Location" in annotation
-            else identified
-        )
-        labels["mistake_recognize"] = 0 if identified == 0 else 2 if identified == 2 and located == 2 else 1
-    if "Revealing_of_the_Answer" in annotation:
-        labels["answer_leakage"] = _scaled(
-            REVEAL_SCALE, annotation["Revealing_of_the_Answer"], f"{where} Revealing_of_the_Answer"
-        )
-    if "Providing_Guidance" in annotation:
-        labels["step_scaffolded"] = _scaled(YES_SCALE, annotation["Providing_Guidance"], f"{where} Providing_Guidance")
-    if "Actionability" in annotation:
-        labels["actionability"] = _scaled(YES_SCALE, annotation["Actionability"], f"{where} Actionability")
-    if "Tutor_Tone" in annotation:
-        labels["corrective_tone"] = _scaled(TONE_SCALE, annotation["Tutor_Tone"], f"{where} Tutor_Tone")
-    return labels
+def _text(value) -> str:
+    return "" if value is None else str(value).strip()
 
 
-_SPEAKER = re.compile(r"^\s*(tutor|teacher|student)\s*:\s*", re.IGNORECASE)
+def _real(value) -> str:
+    text = _text(value)
+    return "" if _norm(text) in PLACEHOLDERS else text
 
 
-def parse_history(text: str) -> list[tuple[str, str]]:
-    """ "Tutor: …" / "Student: …" lines into (role, text) turns; other lines continue the current turn."""
+_FINAL_ANSWER = re.compile(r"^(?:#+\s*)?(-?[\d.,/ ]+%?)$")
+
+
+def final_answer(solution: str) -> str:
+    """The final answer a worked solution states on its own last line ("#### 36" or "36"), else "": a whole
+    worked solution is never passed where the judge reads the answer."""
+    lines = [line.strip() for line in solution.splitlines() if line.strip()]
+    if not lines:
+        return ""
+    match = _FINAL_ANSWER.match(lines[-1])
+    return match.group(1).strip() if match and len(match.group(1)) <= 20 else ""
+
+
+_SPEAKER = re.compile(r"^\s*([A-Za-z]+)\s*:\s*")
+
+
+def parse_history(text: str) -> tuple[str, list[tuple[str, str]]]:
+    """ "Tutor: …" / "Student: …" lines (also "Turor:", "Teacher:") into (role, text) turns; other lines
+    continue the current turn. Returns the text before the first speaker line too (usually "")."""
+    preamble: list[str] = []
     turns: list[list[str]] = []
     for line in (text or "").splitlines():
         match = _SPEAKER.match(line)
-        if match:
-            role = "student" if match.group(1).lower() == "student" else "tutor"
+        role = SPEAKERS.get(match.group(1).lower()) if match else None
+        if role is not None:
             turns.append([role, line[match.end() :].strip()])
         elif turns and line.strip():
             turns[-1][1] = f"{turns[-1][1]} {line.strip()}".strip()
-    return [(role, body) for role, body in turns]
+        elif line.strip():
+            preamble.append(line.strip())
+    return " ".join(preamble), [(role, body) for role, body in turns]
 
 
-def parse_mrbench(data: bytes | str) -> list[ImportedResponse]:
-    try:
-        records = json.loads(data)
-    except json.JSONDecodeError as exc:
-        raise MRBenchError(f"not JSON: {exc.msg} at line {exc.lineno}") from None
-    except RecursionError:
-        raise MRBenchError("the JSON is nested too deeply") from None
-    if not isinstance(records, list):
-        raise MRBenchError("the file must hold a JSON list of dialogues")
-    found: list[ImportedResponse] = []
-    seen: set[str] = set()
-    for index, record in enumerate(records):
-        where = f"record {index + 1}"
-        if not isinstance(record, dict):
-            raise MRBenchError(f"{where}: not an object")
-        conversation_id = str(record.get("conversation_id") or "").strip()
-        if not conversation_id:
-            raise MRBenchError(f"{where}: conversation_id is missing")
-        where = f"{where} ({conversation_id})"
-        responses = next((record[k] for k in RESPONSE_KEYS if isinstance(record.get(k), dict)), None)
-        if not responses:
-            raise MRBenchError(f"{where}: no tutor responses (anno_llm_responses)")
-        history = parse_history(record.get("conversation_history", ""))
-        for tutor, body in responses.items():
-            if not isinstance(body, dict) or not str(body.get("response", "")).strip():
-                raise MRBenchError(f"{where}, {tutor}: the response text is missing")
-            annotation = body.get("annotation") or {}
-            if not isinstance(annotation, dict):
-                raise MRBenchError(f"{where}, {tutor}: annotation must be an object")
-            external_id = f"{conversation_id}:{tutor}"
-            if external_id in seen:
-                raise MRBenchError(f"{where}: the tutor {tutor!r} appears twice")
-            seen.add(external_id)
-            found.append(
-                ImportedResponse(
-                    external_id=external_id,
-                    conversation_id=conversation_id,
-                    tutor=str(tutor),
-                    topic=str(record.get("Topic") or ""),
-                    solution=str(record.get("Ground_Truth_Solution") or ""),
-                    history=history,
-                    response=str(body["response"]).strip(),
-                    labels=map_annotation(annotation, f"{where}, {tutor}"),
-                    source_labels={str(k): str(v) for k, v in annotation.items()},
-                )
-            )
-    if not found:
-        raise MRBenchError("the file holds no tutor responses")
+def _canonical_annotation(annotation: dict, where: str) -> dict[str, str]:
+    """Dimension names in their canonical spelling (``humanlikeness`` → Humanlikeness), labels checked."""
+    found: dict[str, str] = {}
+    for key, label in annotation.items():
+        name = _CANONICAL_DIMENSION.get(str(key).strip().lower())
+        if name is None:
+            continue  # a dimension the rubric does not know is neither mapped nor an error
+        value = _norm(label)
+        value = REVEAL_ALIASES.get(value, value)
+        if value not in ALLOWED[name]:
+            allowed = ", ".join(repr(v) for v in ALLOWED[name])
+            raise MRBenchError(f"{where}, {name}: {label!r} is not a published label (one of {allowed})")
+        found[name] = str(label).strip()
     return found
 
 
-@transaction.atomic
-def mrbench_project_import(*, data: bytes | str, filename: str = "", name: str = "", by=None):
-    """A judge-validation project whose items are the file's tutor responses and whose consensus is the
-    file's labels (gold labels). Add judges to it as to any validation project. All or nothing."""
-    from annotation.judge_validation import rubric as rubric_spec
-    from annotation.judge_validation.services import rubric_version_for_template
-    from annotation.models import AnnotationProject, GoldLabel, Item
-    from annotation.services.projects import project_create, question_create
-    from audits.services.runs import default_template
+def map_annotation(annotation: dict, where: str = "annotation") -> tuple[dict[str, str], dict[str, str]]:
+    """A response's labels → (rubric metric → value, metric → source label left unmapped), per `MAPPING`.
+    Only the metrics whose dimensions the annotation carries get a value."""
+    labels = _canonical_annotation(annotation, where)
+    norm = {name: REVEAL_ALIASES.get(_norm(v), _norm(v)) for name, v in labels.items()}
+    values: dict[str, str] = {}
+    unmapped: dict[str, str] = {}
+    if "Mistake_Identification" in norm:
+        identified = YES_SCALE[norm["Mistake_Identification"]]
+        located = YES_SCALE.get(norm.get("Mistake_Location", ""), identified)
+        values["mistake_recognize"] = "0" if identified == "0" else "2" if identified == "2" and located == "2" else "1"
+    if "Revealing_of_the_Answer" in norm:
+        reveal = norm["Revealing_of_the_Answer"]
+        if reveal in REVEAL_SCALE:
+            values["answer_leakage"] = REVEAL_SCALE[reveal]
+        else:
+            unmapped["answer_leakage"] = labels["Revealing_of_the_Answer"]
+    for metric, dimension, scale in (
+        ("step_scaffolded", "Providing_Guidance", YES_SCALE),
+        ("actionability", "Actionability", YES_SCALE),
+        ("corrective_tone", "Tutor_Tone", TONE_SCALE),
+    ):
+        if dimension in norm:
+            values[metric] = scale[norm[dimension]]
+    return values, unmapped
 
-    responses = parse_mrbench(data)
-    rubric = rubric_version_for_template(template=default_template("judge_rubric"), by=by)
-    project = project_create(
-        name=name or f"Judge validation on {filename or 'an MRBench-style file'} (imported labels)",
-        description="Tutor responses with their published human labels, mapped to the rubric; no new annotation.",
-        kind=AnnotationProject.Kind.JUDGE_VALIDATION,
-        subjects=["mathematics"],
-        by=by,
+
+def _schema_of(record: dict, where: str) -> str:
+    has = [schema for schema, key in RESPONSE_KEYS.items() if _key(record, key) is not None]
+    if len(has) == 1:
+        return has[0]
+    if len(has) > 1:
+        raise MRBenchError(f"{where}: has both anno_llm_responses and tutor_responses; keep one")
+    keys = ", ".join(sorted(str(k) for k in record)) or "none"
+    raise MRBenchError(
+        f"{where}: no tutor responses — expected anno_llm_responses (MRBench) or tutor_responses "
+        f"(BEA 2025); the record's keys are {keys}"
     )
-    project.options = {
-        "consensus": "gold",
-        "imported_from": SOURCE,
-        "filename": filename,
-        "hide_persona_cue": False,
-        "rubric_version_id": rubric.pk,
-    }
-    project.save(update_fields=["options"])
-    questions = {spec["key"]: question_create(project=project, **spec) for spec in rubric_spec.question_specs()}
-    items = Item.objects.bulk_create(
-        [
-            Item(
-                project=project,
-                external_id=r.external_id,
-                payload={
-                    "text": f"Topic: {r.topic}" if r.topic else "",
-                    "turns": [{"role": role, "text": text} for role, text in [*r.history, ("tutor", r.response)]],
-                    "highlight": len(r.history),
-                },
-                subject="mathematics",
-                modality=Item.Modality.MULTI_TURN if r.history else Item.Modality.SINGLE_TURN,
-                metadata={
-                    "role": "imported",
-                    "source": SOURCE,
-                    "conversation_id": r.conversation_id,
-                    "tutor": r.tutor,
-                    "source_labels": r.source_labels,
-                    "judge_input": {
-                        "problem": r.topic or "(the problem is stated in the dialogue)",
-                        "answer": r.solution,
-                        "solution": r.solution,
-                        "history": [list(turn) for turn in r.history],
-                        "turn_text": r.response,
-                    },
-                },
+
+
+def parse_labelled_file(data: bytes | str) -> ParsedFile:
+    """Every tutor response of an MRBench or BEA 2025 file, with its labels mapped, and what the file
+    lacks stated. Raises MRBenchError naming the cause."""
+    try:
+        records = loads(data)
+    except JSONInputError as exc:
+        raise MRBenchError(str(exc)) from None
+    if isinstance(records, dict):
+        keys = ", ".join(sorted(str(k) for k in records)[:8])
+        raise MRBenchError(f"the file must hold a JSON list of dialogues; it holds one object (keys: {keys})")
+    if not isinstance(records, list):
+        raise MRBenchError("the file must hold a JSON list of dialogues")
+    if not records:
+        raise MRBenchError("the file holds an empty list: no dialogue to import")
+    schema = None
+    seen_ids: Counter = Counter()
+    for index, record in enumerate(records, start=1):
+        if not isinstance(record, dict):
+            raise MRBenchError(f"record {index}: a dialogue must be an object, not {type(record).__name__}")
+        conversation_id = _text(_key(record, "conversation_id"))
+        if not conversation_id:
+            raise MRBenchError(f"record {index}: conversation_id is missing")
+        seen_ids[conversation_id] += 1
+        found = _schema_of(record, f"record {index} ({conversation_id})")
+        if schema is None:
+            schema = found
+        elif found != schema:
+            raise MRBenchError(
+                f"record {index} ({conversation_id}): uses {RESPONSE_KEYS[found]} while the records before it use "
+                f"{RESPONSE_KEYS[schema]}; one file holds one schema"
             )
-            for r in responses
-        ]
-    )
-    gold = []
-    for item, r in zip(items, responses, strict=True):
-        for metric, value in r.labels.items():
-            gold.append(
-                GoldLabel(
-                    item=item,
-                    question=questions[metric],
-                    value=str(value),
-                    rationale=f"Imported from {SOURCE}: " + ", ".join(f"{k}={v}" for k, v in r.source_labels.items()),
+    repeated = {cid: n for cid, n in seen_ids.items() if n > 1}
+
+    responses: list[ImportedResponse] = []
+    dimensions_seen: set[str] = set()
+    for index, record in enumerate(records, start=1):
+        conversation_id = _text(_key(record, "conversation_id"))
+        where = f"record {index} ({conversation_id})"
+        body = _key(record, RESPONSE_KEYS[schema])
+        if not isinstance(body, dict) or not body:
+            raise MRBenchError(f"{where}: {RESPONSE_KEYS[schema]} must be an object of tutor → response")
+        split = _text(_key(record, "Split"))
+        preamble, history = parse_history(_text(_key(record, "conversation_history")))
+        solution = _real(_key(record, "Ground_Truth_Solution"))
+        for tutor, entry in body.items():
+            tutor = str(tutor).strip()
+            at = f"{where}, tutor {tutor}"
+            if not isinstance(entry, dict):
+                raise MRBenchError(f"{at}: the response must be an object with response and annotation")
+            text = _text(entry.get("response"))
+            if not text:
+                raise MRBenchError(f"{at}: the response text is missing")
+            annotation = entry.get("annotation") or {}
+            if not isinstance(annotation, dict):
+                raise MRBenchError(f"{at}: annotation must be an object of dimension → label")
+            values, unmapped = map_annotation(annotation, at)
+            source_labels = _canonical_annotation(annotation, at)
+            dimensions_seen.update(source_labels)
+            source_id = (
+                f"{conversation_id}/r{index}" + (f"/{split}" if split else "")
+                if conversation_id in repeated
+                else conversation_id
+            )
+            responses.append(
+                ImportedResponse(
+                    external_id=f"{source_id}:{tutor}",
+                    conversation_id=conversation_id,
+                    record=index,
+                    split=split,
+                    data=_text(_key(record, "Data")),
+                    tutor=tutor,
+                    topic=_real(_key(record, "Topic")),
+                    solution=solution,
+                    answer=final_answer(solution),
+                    preamble=preamble,
+                    history=history,
+                    response=text,
+                    labels=values,
+                    source_labels=source_labels,
+                    unmapped=unmapped,
                 )
             )
-    GoldLabel.objects.bulk_create(gold)
-    return project
+    if not any(r.source_labels for r in responses):
+        raise MRBenchError(
+            f"the file's {len(responses)} responses carry no annotation: nothing to validate a judge against "
+            "(the BEA 2025 test set is released without labels)"
+        )
+    dimensions = [d for d in DIMENSIONS if d in dimensions_seen]
+    missing = [d for row in MAPPING for d in row["dimensions"] if d not in dimensions_seen]
+    unlabelled = [row["metric"] for row in MAPPING if not any(row["metric"] in r.labels for r in responses)]
+    warnings = []
+    if repeated:
+        ids = ", ".join(sorted(repeated))
+        warnings.append(
+            f"{len(repeated)} conversation id{'s occur' if len(repeated) > 1 else ' occurs'} in more than one record "
+            f"({ids}): their responses are kept apart by record index and Split in the source id"
+        )
+    for metric in unlabelled:
+        dimension = METRIC_DIMENSIONS[metric]
+        why = "has no " if dimension in missing else "has no usable "
+        warnings.append(
+            f"the file {why}{dimension} labels: {metric} has no human label and is left out of the verdicts"
+        )
+    if "Mistake_Location" in missing and "mistake_recognize" not in unlabelled:
+        warnings.append("the file has no Mistake_Location labels: mistake_recognize rests on Mistake_Identification")
+    incorrect = sum("answer_leakage" in r.unmapped for r in responses)
+    if incorrect:
+        warnings.append(
+            f"{incorrect} response{'s' if incorrect > 1 else ''} labelled 'Yes (but the answer is incorrect)' "
+            f"{'have' if incorrect > 1 else 'has'} no answer_leakage value: the rubric has no level for an incorrect "
+            "answer revealed"
+        )
+    no_labels = sum(not r.source_labels for r in responses)
+    if no_labels:
+        warnings.append(f"{no_labels} response{'s' if no_labels > 1 else ''} carry no annotation: imported unlabelled")
+    return ParsedFile(
+        schema=schema,
+        responses=responses,
+        n_records=len(records),
+        dimensions=dimensions,
+        missing_dimensions=missing,
+        unlabelled_metrics=unlabelled,
+        repeated_conversations=repeated,
+        warnings=warnings,
+    )
+
+
+def label_counts(responses) -> dict:
+    """Counts of the file's labels as stored: per dimension (label → n), per tutor (responses and, per
+    dimension, label → n), and per rubric metric (value → n, with the unmapped labels apart). ``responses``
+    are ImportedResponse objects or dicts with tutor / source_labels / labels / unmapped."""
+    by_dimension: dict[str, Counter] = defaultdict(Counter)
+    by_tutor: dict[str, dict] = {}
+    by_metric: dict[str, Counter] = defaultdict(Counter)
+    for r in responses:
+        get = r.get if isinstance(r, dict) else lambda name, default=None, r=r: getattr(r, name, default)
+        tutor = get("tutor", "")
+        row = by_tutor.setdefault(tutor, {"responses": 0, "dimensions": defaultdict(Counter)})
+        row["responses"] += 1
+        for dimension, label in (get("source_labels") or {}).items():
+            by_dimension[dimension][label] += 1
+            row["dimensions"][dimension][label] += 1
+        for metric, value in (get("labels") or {}).items():
+            by_metric[metric][str(value)] += 1
+        for metric in get("unmapped") or {}:
+            by_metric[metric][UNMAPPED] += 1
+    order = {d: i for i, d in enumerate(DIMENSIONS)}
+    return {
+        "dimensions": {d: dict(sorted(c.items())) for d, c in sorted(by_dimension.items(), key=lambda x: order[x[0]])},
+        "tutors": {
+            t: {
+                "responses": row["responses"],
+                "dimensions": {d: dict(sorted(c.items())) for d, c in row["dimensions"].items()},
+            }
+            for t, row in sorted(by_tutor.items())
+        },
+        "metrics": {m: dict(sorted(c.items())) for m, c in by_metric.items()},
+    }

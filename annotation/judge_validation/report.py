@@ -1,7 +1,8 @@
 """The judge-validation report, pure: per metric, how well humans agree with each other (Krippendorff's α,
-ordinal, before and after discussion), how well a judge agrees with the human consensus (exact agreement,
-within-one agreement, Cohen's κ linear-weighted, α with the judge as one more rater), the confusion matrix,
-the turns where the judge and the consensus differ most, and a verdict against the researcher's thresholds.
+ordinal, before and after discussion), how well a judge agrees with the human consensus (Cohen's κ
+linear-weighted with a bootstrap CI, α with the judge as one more rater, exact and within-one agreement),
+the confusion matrix, the turns where the judge and the consensus differ most, and a verdict against the
+researcher's thresholds.
 
 Conventions, stated once and used by every number here:
 
@@ -10,23 +11,38 @@ Conventions, stated once and used by every number here:
   rating). Exact agreement, within-one agreement and the confusion matrix keep it as a category: judge and
   consensus agree when both say "not applicable", and "not applicable" against any value is a miss.
 - "After discussion" takes each annotator's post-discussion answer where they gave one, else their first.
-- The verdict passes a metric when human α before discussion ≥ the human threshold (EduFair-Bench reports
-  α before discussion) and the judge's exact agreement with the consensus ≥ the judge threshold; it is
-  "undecided" when either number is undefined.
+- The verdict rests on chance-corrected agreement, never on raw agreement (a judge that answers the most
+  common label everywhere has high exact agreement and κ = 0). A metric passes when the judge's Cohen's κ
+  (linear weights: the scale is ordinal) with the consensus ≥ the judge threshold, judge and consensus
+  disagree on whether the metric applies on at most (1 − threshold) of the turns, and the humans' own α
+  before discussion is known and ≥ the human threshold (EduFair-Bench reports α before discussion). It
+  fails when κ, the "not applicable" disagreements or a known human α fall short; it is "undecided" when κ
+  is undefined, no consensus exists yet, or the humans' α is unknown (imported sets hold one label per
+  response: their human reliability is unknown, so they never pass); a metric an imported file has no
+  labels for is "not labelled" and left out of the verdicts.
+- κ's CI: percentile bootstrap over turns (numpy; B = 2,000, seeded from the metric's name), 95 %.
 
 The statistics come from `annotation.agreement` (the `krippendorff` package and scikit-learn).
 """
 
 from __future__ import annotations
 
+import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+
+import numpy as np
 
 from annotation.agreement import AgreementResult, cohen_kappa, krippendorff_alpha
 
 NA = "n/a"
-PASS, FAIL, UNDECIDED = "pass", "fail", "undecided"
+PASS, FAIL, UNDECIDED, NOT_LABELLED = "pass", "fail", "undecided", "not labelled"
 DEFAULT_TOP_DIFFERENCES = 10
+BOOTSTRAP_RESAMPLES = 2000
+CI_LEVEL = 0.95
+HUMAN_RELIABILITY_UNKNOWN = (
+    "human reliability unknown: one imported label per response, so no human–human α to check the labels by"
+)
 
 
 @dataclass(frozen=True)
@@ -43,7 +59,7 @@ class MetricLabels:
 @dataclass(frozen=True)
 class Thresholds:
     human_alpha_min: float = 0.80
-    judge_agreement_min: float = 0.80
+    judge_agreement_min: float = 0.80  # the least Cohen's κ (linear) between judge and consensus
 
 
 def _ordinal(value: str | None) -> str | None:
@@ -99,6 +115,63 @@ def weighted_kappa(pairs: Sequence[tuple[int, str, str]], scale: Sequence[str]) 
     return cohen_kappa([j for j, _ in on_scale], [c for _, c in on_scale], weights="linear", labels=list(scale))
 
 
+def bootstrap_seed(metric: str) -> int:
+    return zlib.crc32(f"judge-validation kappa {metric}".encode())
+
+
+def kappa_bootstrap(
+    judge: Sequence[int], consensus: Sequence[int], k: int, *, seed: int, resamples: int = BOOTSTRAP_RESAMPLES
+) -> np.ndarray:
+    """Linear-weighted κ on ``resamples`` paired resamples of the turns (values are scale positions 0..k-1),
+    all at once: each resample's k × k table comes from one bincount. NaN where a resample's expected
+    disagreement is zero (κ undefined on it)."""
+    j, c = np.asarray(judge, dtype=np.int64), np.asarray(consensus, dtype=np.int64)
+    n = j.size
+    rng = np.random.default_rng(seed)
+    index = rng.integers(0, n, size=(resamples, n))
+    cells = j[index] * k + c[index] + (np.arange(resamples, dtype=np.int64) * k * k)[:, None]
+    tables = np.bincount(cells.ravel(), minlength=resamples * k * k).reshape(resamples, k, k).astype(float)
+    weights = np.abs(np.subtract.outer(np.arange(k), np.arange(k))).astype(float)
+    observed = (tables * weights).sum(axis=(1, 2))
+    expected = np.einsum("bi,bj,ij->b", tables.sum(axis=2), tables.sum(axis=1), weights) / n
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(expected > 0, 1.0 - observed / expected, np.nan)
+
+
+def kappa_with_ci(pairs: Sequence[tuple[int, str, str]], scale: Sequence[str], *, seed: int) -> dict:
+    """Cohen's κ (linear; scikit-learn) with its percentile bootstrap CI over turns, as one dict."""
+    point = weighted_kappa(pairs, scale)
+    found = {**point.as_dict(), "ci_low": None, "ci_high": None, "ci_level": CI_LEVEL, "resamples": 0, "seed": seed}
+    if not point.is_defined:
+        return found
+    rank = {value: i for i, value in enumerate(scale)}
+    on_scale = [(rank[j], rank[c]) for _, j, c in pairs if j != NA and c != NA]
+    values = kappa_bootstrap([j for j, _ in on_scale], [c for _, c in on_scale], len(scale), seed=seed)
+    defined = values[~np.isnan(values)]
+    if defined.size:
+        tail = (1 - CI_LEVEL) / 2 * 100
+        low, high = np.percentile(defined, [tail, 100 - tail])
+        found.update(ci_low=float(low), ci_high=float(high), resamples=int(defined.size))
+    return found
+
+
+def applicability_mismatch(pairs: Sequence[tuple[int, str, str]]) -> float | None:
+    """Share of compared turns where exactly one of judge and consensus says "not applicable" (κ leaves
+    those turns out, so the verdict checks them apart)."""
+    if not pairs:
+        return None
+    return sum((j == NA) != (c == NA) for _, j, c in pairs) / len(pairs)
+
+
+def kappa_text(kappa: dict) -> str:
+    if kappa.get("value") is None:
+        return f"κ undefined ({kappa.get('undefined_reason')})"
+    text = f"κ {kappa['value']:.3f}"
+    if kappa.get("ci_low") is not None:
+        text += f" (95 % CI {kappa['ci_low']:.3f} to {kappa['ci_high']:.3f}, n = {kappa['n_units']})"
+    return text
+
+
 def confusion_matrix(pairs: Sequence[tuple[int, str, str]], scale: Sequence[str]) -> dict:
     """Rows: the human consensus; columns: the judge; categories: the scale then "not applicable"."""
     categories = [*scale, NA]
@@ -128,49 +201,89 @@ def largest_differences(
     return rows[:top]
 
 
-def verdict(human: AgreementResult | None, judge_agreement: float | None, thresholds: Thresholds) -> dict:
-    """``human`` is None for imported consensus labels (one label per item, no human α to check)."""
-    reasons = []
+def verdict(
+    *,
+    human: AgreementResult | None,
+    kappa: dict,
+    n_compared: int,
+    n_consensus: int,
+    mismatch: float | None,
+    thresholds: Thresholds,
+    missing_reason: str = "",
+) -> dict:
+    """The verdict of one judge on one metric (the rules are in the module's docstring). ``human`` is None
+    for imported labels (one per response: no human α). Every reason is stated; ``kappa`` is
+    `kappa_with_ci`'s dict, and its text (κ with the CI) is part of every verdict."""
+    if n_consensus == 0 and missing_reason:
+        return {"outcome": NOT_LABELLED, "reasons": [missing_reason], "kappa": kappa_text(kappa)}
+    if n_consensus == 0:
+        return {
+            "outcome": UNDECIDED,
+            "reasons": ["no turn has a human consensus for this metric yet"],
+            "kappa": kappa_text(kappa),
+        }
+    if n_compared == 0:
+        return {
+            "outcome": UNDECIDED,
+            "reasons": ["no turn has both a judge score and a human consensus"],
+            "kappa": kappa_text(kappa),
+        }
+    failures, open_questions = [], []
+    if kappa.get("value") is None:
+        open_questions.append(kappa_text(kappa))
+    elif kappa["value"] < thresholds.judge_agreement_min:
+        failures.append(f"{kappa_text(kappa)} < {thresholds.judge_agreement_min:.2f}")
+    if mismatch is not None and mismatch > 1 - thresholds.judge_agreement_min + 1e-12:
+        failures.append(f"judge and humans differ on whether the metric applies on {mismatch:.0%} of the turns")
     if human is None:
-        pass
+        open_questions.append(HUMAN_RELIABILITY_UNKNOWN)
     elif not human.is_defined:
-        reasons.append(f"human α is undefined ({human.undefined_reason})")
+        open_questions.append(f"human α is undefined ({human.undefined_reason})")
     elif human.value < thresholds.human_alpha_min:
-        reasons.append(f"human α {human.value:.3f} < {thresholds.human_alpha_min:.2f}")
-    if judge_agreement is None:
-        reasons.append("no turn has both a judge score and a human consensus")
-    elif judge_agreement < thresholds.judge_agreement_min:
-        reasons.append(f"judge agreement {judge_agreement:.3f} < {thresholds.judge_agreement_min:.2f}")
-    if (human is not None and not human.is_defined) or judge_agreement is None:
-        outcome = UNDECIDED
-    else:
-        outcome = FAIL if reasons else PASS
-    return {"outcome": outcome, "reasons": reasons}
+        failures.append(f"human α {human.value:.3f} < {thresholds.human_alpha_min:.2f}")
+    outcome = FAIL if failures else UNDECIDED if open_questions else PASS
+    return {"outcome": outcome, "reasons": failures + open_questions, "kappa": kappa_text(kappa)}
 
 
 def judge_section(
-    labels: MetricLabels, judge: dict[int, str], thresholds: Thresholds, human_pre: AgreementResult
+    labels: MetricLabels,
+    judge: dict[int, str],
+    thresholds: Thresholds,
+    human_pre: AgreementResult,
+    missing_reason: str = "",
 ) -> dict:
     pairs = paired(judge, labels.consensus)
-    agreement = exact_agreement(pairs)
+    kappa = kappa_with_ci(pairs, labels.scale, seed=bootstrap_seed(labels.metric))
+    mismatch = applicability_mismatch(pairs)
     return {
         "n_compared": len(pairs),
         "n_scored": sum(1 for v in judge.values() if v is not None),
-        "exact_agreement": agreement,
+        "exact_agreement": exact_agreement(pairs),
         "within_one": within_one(pairs, labels.scale),
-        "kappa_linear": weighted_kappa(pairs, labels.scale).as_dict(),
+        "kappa_linear": kappa,
+        "applicability_mismatch": mismatch,
         "alpha_with_judge": alpha_with_judge(labels.human_pre, judge, labels.scale).as_dict()
         if labels.human_pre
         else AgreementResult("krippendorff_alpha_ordinal", None, 0, "no human labels").as_dict(),
         "confusion": confusion_matrix(pairs, labels.scale),
         "largest_differences": largest_differences(pairs, labels.scale),
-        # Imported consensus labels (no individual human labels) are judged on the judge's agreement alone.
-        "verdict": verdict(human_pre if labels.human_pre else None, agreement, thresholds),
+        "verdict": verdict(
+            human=human_pre if labels.human_pre else None,
+            kappa=kappa,
+            n_compared=len(pairs),
+            n_consensus=len(labels.consensus),
+            mismatch=mismatch,
+            thresholds=thresholds,
+            missing_reason=missing_reason,
+        ),
     }
 
 
-def metric_report(labels: MetricLabels, judges: dict[str, dict[int, str]], thresholds: Thresholds) -> dict:
-    """One metric: the human agreement and, for each judge (by key), its agreement with the consensus."""
+def metric_report(
+    labels: MetricLabels, judges: dict[str, dict[int, str]], thresholds: Thresholds, missing_reason: str = ""
+) -> dict:
+    """One metric: the human agreement and, for each judge (by key), its agreement with the consensus.
+    ``missing_reason`` says why a metric has no human label (e.g. the imported file lacks its dimension)."""
     if labels.human_pre:
         pre = human_alpha(labels.human_pre, labels.scale)
         post = human_alpha(labels.human_post or labels.human_pre, labels.scale)
@@ -183,14 +296,18 @@ def metric_report(labels: MetricLabels, judges: dict[str, dict[int, str]], thres
         "n_consensus": len(labels.consensus),
         "human_alpha_pre": pre.as_dict(),
         "human_alpha_post": post.as_dict(),
-        "judges": {key: judge_section(labels, judge, thresholds, pre) for key, judge in judges.items()},
+        "judges": {key: judge_section(labels, judge, thresholds, pre, missing_reason) for key, judge in judges.items()},
     }
 
 
 def best_judge_per_metric(metrics: list[dict]) -> dict[str, str | None]:
-    """For each metric, the judge key with the highest exact agreement (ties: the first in order)."""
+    """For each metric, the judge key with the highest κ with the consensus (ties: the first in order)."""
     best: dict[str, str | None] = {}
     for row in metrics:
-        scored = [(key, s["exact_agreement"]) for key, s in row["judges"].items() if s["exact_agreement"] is not None]
+        scored = [
+            (key, s["kappa_linear"]["value"])
+            for key, s in row["judges"].items()
+            if s["kappa_linear"]["value"] is not None
+        ]
         best[row["metric"]] = max(scored, key=lambda pair: pair[1])[0] if scored else None
     return best

@@ -398,6 +398,8 @@ def validation_record(*, validation: JudgeValidation, by=None) -> JudgeValidatio
             "exact_agreement": section["exact_agreement"],
             "within_one": section["within_one"],
             "kappa_linear": section["kappa_linear"]["value"],
+            "kappa_ci": [section["kappa_linear"]["ci_low"], section["kappa_linear"]["ci_high"]],
+            "kappa_text": section["verdict"]["kappa"],
         }
     if compared == 0:
         raise ValidationError("No turn has both a judge score and a human consensus yet: nothing to record.")

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 from django.urls import reverse
 
+from annotation.judge_validation import mrbench
 from annotation.judge_validation import report as report_math
 from annotation.judge_validation.rubric import SCALE
 from annotation.models import (
@@ -116,12 +117,49 @@ def judge_values(validation: JudgeValidation, metric: str) -> dict[int, str]:
 
 
 def transcript_links(project: AnnotationProject) -> dict[int, str]:
-    links = {}
-    for item_id, metadata in project.items.values_list("id", "metadata"):
+    return {item: source["link"] for item, source in item_sources(project).items() if source["link"]}
+
+
+def item_sources(project: AnnotationProject) -> dict[int, dict]:
+    """Item → where it comes from, as the report names it: the source id, the conversation (an audit's
+    dialogue, or the imported file's conversation id, record and Split), the tutor, and a link to its
+    transcript (the audit's dialogue page, or the imported item shown on the report page, ``?item=ID``)."""
+    found = {}
+    for item_id, external_id, metadata in project.items.values_list("id", "external_id", "metadata"):
         if metadata.get("dialogue_id"):
             url = reverse("audits:dialogue-detail", args=[metadata["dialogue_id"]])
-            links[item_id] = f"{url}#turn-{metadata.get('turn_index', 0)}"
-    return links
+            link = f"{url}#turn-{metadata.get('turn_index', 0)}"
+            conversation = f"dialogue {metadata['dialogue_id']}, turn {metadata.get('turn_index', 0)}"
+        elif metadata.get("role") == "imported":
+            link = reverse("annotation:judge-validation", args=[project.pk]) + f"?item={item_id}"
+            conversation = str(metadata.get("conversation_id", ""))
+        else:
+            link, conversation = "", ""
+        found[item_id] = {
+            "external_id": external_id,
+            "conversation_id": conversation,
+            "record": metadata.get("record"),
+            "split": metadata.get("split", ""),
+            "tutor": metadata.get("tutor", ""),
+            "link": link,
+        }
+    return found
+
+
+def imported_section(project: AnnotationProject) -> dict | None:
+    """For a project imported from a labelled file: what the file was and lacked, the mapping table, and
+    the counts of its labels per dimension, per tutor and per rubric metric, counted from the stored items."""
+    summary = project.options.get("import")
+    if not summary and project.options.get("consensus") != CONSENSUS_FROM_GOLD:
+        return None
+    rows = project.items.filter(metadata__role="imported").values_list("metadata", flat=True)
+    counts = mrbench.label_counts(list(rows))
+    return {
+        **(summary or {}),
+        "mapping": mrbench.MAPPING,
+        "not_in_rubric": list(mrbench.NOT_IN_RUBRIC),
+        "counts": counts,
+    }
 
 
 def validation_report(
@@ -143,6 +181,8 @@ def validation_report(
     )
     items = set(sample_item_ids(project))
     stages = label_stages(project, rubric)
+    imported = imported_section(project)
+    unlabelled = set((imported or {}).get("unlabelled_metrics", []))
     metrics = []
     for metric in project.questions.order_by("position").values_list("key", flat=True):
         stage = stages.get(metric)
@@ -155,9 +195,19 @@ def validation_report(
             consensus=_consensus(project, stage, metric, items),
         )
         judges = {str(v.pk): judge_values(v, metric) for v in validations}
-        row = report_math.metric_report(labels, judges, thresholds)
+        missing = ""
+        if metric in unlabelled:
+            missing = (
+                f"the imported file has no usable {mrbench.METRIC_DIMENSIONS[metric]} labels: left out of the verdicts"
+            )
+        row = report_math.metric_report(labels, judges, thresholds, missing)
         row["label_stage"] = stage.pk if stage is not None else None
         metrics.append(row)
+    sources = item_sources(project)
+    for row in metrics:
+        for section in row["judges"].values():
+            for difference in section["largest_differences"]:
+                difference["source"] = sources.get(difference["item"], {})
     return {
         "project": {"id": project.pk, "name": project.name, "audit_id": project.source_audit_id},
         "rubric": {"id": rubric.pk, "label": rubric.label, "judge_template_id": rubric.judge_template_id},
@@ -182,6 +232,7 @@ def validation_report(
         ],
         "metrics": metrics,
         "best_judge": report_math.best_judge_per_metric(metrics),
+        "imported": imported,
     }
 
 

@@ -20,8 +20,8 @@ import pytest
 from django.conf import settings
 from django.db.models import Count
 
+from annotation.judge_validation.importing import labelled_file_import
 from annotation.judge_validation.judging import PURPOSE_JUDGE
-from annotation.judge_validation.mrbench import mrbench_project_import
 from annotation.judge_validation.services import judge_validation_create
 from annotation.models import JudgeScore, JudgeValidation
 from annotation.selectors.judge_validation import project_rubrics
@@ -66,7 +66,7 @@ def judge_ledger_keys() -> set[str]:
 
 
 def test_a_killed_judge_rerun_resumes_from_the_ledger(transactional_db, tmp_path):
-    project = mrbench_project_import(data=SAMPLE.read_bytes(), filename=SAMPLE.name, name="kill drill")
+    project = labelled_file_import(data=SAMPLE.read_bytes(), filename=SAMPLE.name, name="kill drill")
     items = project.items.filter(metadata__role__in=["sample", "imported"]).count()
     assert items == 8
     rubric = project_rubrics(project)[-1]

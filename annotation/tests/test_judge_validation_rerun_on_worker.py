@@ -8,8 +8,8 @@ import pytest
 from django.conf import settings
 from django.urls import reverse
 
+from annotation.judge_validation.importing import labelled_file_import
 from annotation.judge_validation.judging import judge_validation_run
-from annotation.judge_validation.mrbench import mrbench_project_import
 from annotation.models import JudgeScore
 from audits.judge import METRICS
 from audits.models import JudgeRun, LLMCall
@@ -34,7 +34,7 @@ def enqueued(monkeypatch):
 @pytest.mark.parametrize("batch_capable", [False, True], ids=["online", "batch"])
 def test_a_judge_added_runs_on_a_worker_with_its_progress_shown(researcher_client, enqueued, settings, batch_capable):
     settings.JUDGE_BATCH_POLL_SECONDS = 0.05
-    project = mrbench_project_import(data=SAMPLE.read_bytes(), filename=SAMPLE.name, name="worker judge")
+    project = labelled_file_import(data=SAMPLE.read_bytes(), filename=SAMPLE.name, name="worker judge")
     judges_url = reverse("annotation-jv-judges", args=[project.pk])
     page_url = reverse("annotation:judge-validation", args=[project.pk])
     with BatchTestServer(batch_seconds=0.1) as server:

@@ -15,13 +15,14 @@ from django.urls import reverse
 from django.views import View
 
 from annotation.judge_validation import judging, services
-from annotation.judge_validation.mrbench import MRBenchError, mrbench_project_import
+from annotation.judge_validation.importing import MRBenchError, labelled_file_import
 from annotation.judge_validation.report import NA
 from annotation.judge_validation.rubric import METRIC_QUESTIONS
 from annotation.models import AnnotationProject, JudgeValidation
-from annotation.selectors.judge_validation import project_rubrics, transcript_links, validation_report
+from annotation.selectors.judge_validation import item_sources, project_rubrics, transcript_links, validation_report
 from annotation.services.training import SetupError
 from edufair_web.accounts.permissions import ResearcherRequiredMixin
+from edufair_web.converters import parse_id
 
 
 def fmt(value, digits: int = 3) -> str:
@@ -33,6 +34,45 @@ def stat(result: dict) -> dict:
     if result.get("value") is None:
         return {"text": "undefined", "title": result.get("undefined_reason") or "", "n": result.get("n_units", 0)}
     return {"text": fmt(result["value"]), "title": "", "n": result.get("n_units", 0)}
+
+
+def kappa_cell(kappa: dict) -> dict:
+    """κ with its CI as the page shows it."""
+    cell = stat(kappa)
+    if kappa.get("ci_low") is not None:
+        cell["ci"] = f"{fmt(kappa['ci_low'])} to {fmt(kappa['ci_high'])}"
+    return cell
+
+
+def imported_tables(imported: dict | None) -> dict | None:
+    """The imported file's counts reshaped for the template: a row per dimension (label → n) and a row
+    per tutor (responses, then each dimension's counts as text)."""
+    if not imported:
+        return None
+    counts = imported["counts"]
+    dimensions = list(counts["dimensions"])
+    return {
+        "dimensions": [
+            {"name": d, "counts": " · ".join(f"{label} {n}" for label, n in counts["dimensions"][d].items())}
+            for d in dimensions
+        ],
+        "dimension_names": dimensions,
+        "tutors": [
+            {
+                "name": tutor,
+                "responses": row["responses"],
+                "cells": [
+                    " · ".join(f"{label} {n}" for label, n in row["dimensions"].get(d, {}).items()) or "—"
+                    for d in dimensions
+                ],
+            }
+            for tutor, row in counts["tutors"].items()
+        ],
+        "metrics": [
+            {"metric": m, "counts": " · ".join(f"{value} {n}" for value, n in counts["metrics"].get(m, {}).items())}
+            for m in METRIC_QUESTIONS
+        ],
+    }
 
 
 def report_tables(report: dict, links: dict[int, str]) -> dict:
@@ -48,7 +88,7 @@ def report_tables(report: dict, links: dict[int, str]) -> dict:
                     "judge": judge,
                     "exact": fmt(section["exact_agreement"]),
                     "within_one": fmt(section["within_one"]),
-                    "kappa": stat(section["kappa_linear"]),
+                    "kappa": kappa_cell(section["kappa_linear"]),
                     "alpha_with_judge": stat(section["alpha_with_judge"]),
                     "n": section["n_compared"],
                     "verdict": section["verdict"],
@@ -65,7 +105,10 @@ def report_tables(report: dict, links: dict[int, str]) -> dict:
                         {"label": "n/a" if c == NA else c, "counts": counts}
                         for c, counts in zip(confusion["categories"], confusion["rows"], strict=True)
                     ],
-                    "differences": [{**d, "link": links.get(d["item"], "")} for d in section["largest_differences"]],
+                    "differences": [
+                        {**d, "link": d.get("source", {}).get("link") or links.get(d["item"], "")}
+                        for d in section["largest_differences"]
+                    ],
                 }
             )
         rows.append(
@@ -93,14 +136,21 @@ class ValidationListView(ResearcherRequiredMixin, View):
     def post(self, request):
         upload = request.FILES.get("file")
         if upload is None:
-            messages.error(request, "Choose an MRBench-style JSON file.")
+            messages.error(request, "Choose an MRBench or BEA 2025 JSON file.")
             return redirect("annotation:judge-validations")
         try:
-            project = mrbench_project_import(data=upload.read(), filename=upload.name, by=request.user)
+            project = labelled_file_import(data=upload.read(), filename=upload.name, by=request.user)
         except MRBenchError as exc:
-            messages.error(request, f"Not imported: {exc}")
+            messages.error(request, f"Not imported: {exc}.")
             return redirect("annotation:judge-validations")
-        messages.success(request, f"Imported {project.items.count()} labelled tutor responses. Add a judge to it.")
+        summary = project.options["import"]
+        messages.success(
+            request,
+            f"Imported {summary['n_responses']} labelled tutor responses from {summary['n_records']} dialogues "
+            f"({summary['schema_name']}). Add a judge to it.",
+        )
+        for warning in summary["warnings"]:
+            messages.warning(request, warning[:1].upper() + warning[1:] + ".")
         return redirect("annotation:judge-validation", pk=project.pk)
 
 
@@ -157,6 +207,8 @@ class ValidationReportView(ResearcherRequiredMixin, View):
         from audits.models import Audit, ModelEndpoint
 
         project = _validation_project(pk)
+        if request.GET.get("item"):
+            return self._item(request, project, request.GET["item"])
         rubrics = project_rubrics(project)
         chosen = next((r for r in rubrics if str(r.pk) == request.GET.get("rubric")), None)
         report = validation_report(project, rubric=chosen)
@@ -173,6 +225,7 @@ class ValidationReportView(ResearcherRequiredMixin, View):
                 "audit": Audit.objects.filter(pk=project.source_audit_id).first(),
                 "report": report,
                 "tables": report_tables(report, transcript_links(project)),
+                "imported": imported_tables(report["imported"]),
                 "rubrics": rubrics,
                 "validations": validations,
                 "runs_open": any(row["run"] and row["run"]["open"] for row in validations),
@@ -181,6 +234,46 @@ class ValidationReportView(ResearcherRequiredMixin, View):
                 "workshops": project.rubric_workshops.select_related("from_rubric", "to_rubric", "relabel_stage"),
                 "sample": project.options.get("sample", {}),
                 "hidden": project.options.get("hide_persona_cue", True),
+            },
+        )
+
+    def _item(self, request, project, item_id):
+        """One item's transcript with its source ids and its labels (linked from "where they differ")."""
+        found = parse_id(str(item_id))
+        if found is None:
+            raise Http404("Not an item id.")
+        item = get_object_or_404(project.items, pk=found)
+        gold = dict(item.gold_labels.values_list("question__key", "value"))
+        scores = [
+            {
+                "judge": v.judge_name,
+                "values": {
+                    s.metric: "unusable" if s.value is None else NA if s.value == -1 else str(s.value)
+                    for s in v.scores.filter(item=item)
+                },
+            }
+            for v in project.judge_validations.order_by("id")
+        ]
+        return render(
+            request,
+            "annotation/judge_validation/item.html",
+            {
+                "project": project,
+                "item": item,
+                "source": item_sources(project).get(item.pk, {}),
+                "turns": item.payload.get("turns", []),
+                "highlight": item.payload.get("highlight"),
+                "rows": [
+                    {
+                        "metric": metric,
+                        "consensus": gold.get(metric, "—"),
+                        "judges": [row["values"].get(metric, "—") for row in scores],
+                    }
+                    for metric in METRIC_QUESTIONS
+                ],
+                "judges": [row["judge"] for row in scores],
+                "source_labels": item.metadata.get("source_labels", {}),
+                "unmapped": item.metadata.get("unmapped", {}),
             },
         )
 
