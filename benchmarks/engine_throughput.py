@@ -115,6 +115,7 @@ def main() -> None:
     os.environ["CELERY_QUEUE"] = f"bench-{os.getpid()}"
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "edufair_web.settings")
     os.environ["LOG_LEVEL"] = "WARNING"
+    os.environ.setdefault("EDUFAIR_ENDPOINT_ALLOWED_HOSTS", "127.0.0.1")  # the local model server
     import django
 
     django.setup()
@@ -160,7 +161,9 @@ def main() -> None:
             ]
             command += ["-Q", os.environ["CELERY_QUEUE"], "-n", f"bench{n}@%h", "--without-gossip", "--without-mingle"]
             command += ["-l", "WARNING"]
-            workers.append(subprocess.Popen(command, cwd=ROOT, env={**os.environ, "PYTHONUNBUFFERED": "1"}))
+            # Workers run as in production: DEBUG off (no query log on every database call).
+            worker_env = {**os.environ, "PYTHONUNBUFFERED": "1", "DEBUG": "0", "SECRET_KEY": "benchmark-only-" * 4}
+            workers.append(subprocess.Popen(command, cwd=ROOT, env=worker_env))
         time.sleep(3)  # let the worker connect before the clock matters (the clock starts at the first claim)
         server_reset(port)
         audit_launch(audit=audit)

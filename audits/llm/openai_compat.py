@@ -2,7 +2,7 @@
 Ollama, llama.cpp server, OpenRouter…), through the `openai` package's `AsyncOpenAI`.
 
 The SDK's own retries are off (`max_retries=0`): `audits.llm.client` is the one retry layer. This
-module only translates: a request into `chat.completions.create`, the SDK's errors into
+module only translates: a request into the SDK's chat-completions POST, the SDK's errors into
 `RetryableError` (with the server's Retry-After) or `PermanentError`, and the body into a
 `ProviderReply`. The SDK does not check that a body is a chat completion (an HTML page with status 200
 comes back as a `str`, `{"hello": 1}` as a completion with no choices, a cut-off body raises
@@ -17,12 +17,15 @@ so the errors do not tell one kind of listener from another.
 from __future__ import annotations
 
 import email.utils
+import itertools
 import json
 import os
 import time
+import uuid
 
 import aiohttp
 import openai
+from openai.types.chat import ChatCompletion
 
 from .client import CallRequest, EndpointConfig, PermanentError, ProviderReply, RetryableError
 from .outbound_policy import OutboundRefused, current_policy
@@ -134,6 +137,16 @@ def http_transport() -> str:
     return transport
 
 
+_PROCESS_TAG = uuid.uuid4().hex[:16]
+_request_numbers = itertools.count(1)
+
+
+def _idempotency_key() -> str:
+    """The SDK makes a key per POST (a uuid4, a system call, every time) unless given one, and the
+    OpenAI client sends it nowhere; a counter costs nothing and stays unique per process."""
+    return f"edufair-{_PROCESS_TAG}-{next(_request_numbers)}"
+
+
 class OpenAICompatProvider:
     def __init__(self, endpoint: EndpointConfig) -> None:
         self.endpoint = endpoint
@@ -163,16 +176,20 @@ class OpenAICompatProvider:
 
     async def send(self, request: CallRequest) -> ProviderReply:
         client = self._get_client()
-        kwargs: dict = {"model": self.endpoint.model, "messages": request.messages}
-        kwargs["temperature"] = request.endpoint.temperature
+        body: dict = {"model": self.endpoint.model, "messages": request.messages}
+        body["temperature"] = request.endpoint.temperature
         if request.endpoint.max_tokens:
-            kwargs["max_tokens"] = request.endpoint.max_tokens
+            body["max_tokens"] = request.endpoint.max_tokens
         if request.response_format:
-            kwargs["response_format"] = request.response_format
+            body["response_format"] = request.response_format
         if request.endpoint.extra_params:
-            kwargs["extra_body"] = dict(request.endpoint.extra_params)
+            body.update(request.endpoint.extra_params)  # as the SDK's extra_body: merged into the JSON body
+        options = {"headers": {PURPOSE_HEADER: request.purpose}, "idempotency_key": _idempotency_key()}
         try:
-            completion = await client.chat.completions.create(**kwargs, extra_headers={PURPOSE_HEADER: request.purpose})
+            # The SDK's own POST, as `chat.completions.create` makes it, minus its type-driven walk over
+            # the arguments: these are already plain JSON (strings in dicts), and the walk was a quarter
+            # of the event loop's time per call (benchmarks/RESULTS.md, engine throughput).
+            completion = await client.post("/chat/completions", cast_to=ChatCompletion, body=body, options=options)
         except OutboundRefused as exc:
             raise AddressRefused(f"refused: {exc}") from None
         except openai.APITimeoutError:

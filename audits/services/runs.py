@@ -21,20 +21,19 @@ from collections.abc import Iterable, Sequence
 from datetime import timedelta
 
 from django.conf import settings
-from django.db import IntegrityError, close_old_connections, connections, transaction
+from django.db import close_old_connections, connections, transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
 from audits.engine import END_ERROR, DialogueSpec
 from audits.judge import PARSE_OK
-from audits.llm.client import STATUS_OK, STATUS_UNPARSABLE, CallRequest, CallResult, LLMClient, RetryPolicy
+from audits.llm.client import LLMClient, RetryPolicy
 from audits.llm.dialogue import DialogueEndpoints, DialogueJob, DialogueOutcome, dialogue_execute
 from audits.llm.runtime import LoopRuntime, process_runtime
 from audits.models import (
     Audit,
     Condition,
     Dialogue,
-    LLMCall,
     ModelEndpoint,
     PromptTemplate,
     Question,
@@ -42,6 +41,7 @@ from audits.models import (
     TurnScore,
 )
 from audits.prompt_templates import render_prompt
+from audits.services.ledger import DatabaseLedger
 
 logger = logging.getLogger(__name__)
 
@@ -443,83 +443,6 @@ def audit_clone(*, audit: Audit, change: dict, created_by=None, name: str = "") 
 
 
 # --- running dialogues ---------------------------------------------------------------------------
-
-
-class DatabaseLedger:
-    """The ledger on the LLMCall table. Its methods run on the runtime's database thread."""
-
-    def __init__(self, runtime: LoopRuntime) -> None:
-        self.runtime = runtime
-
-    async def lookup(self, request_hash: str) -> CallResult | None:
-        return await self.runtime.run_blocking(self._lookup, request_hash)
-
-    async def record(self, request: CallRequest, request_hash: str, result: CallResult, attempt_log: list[dict]) -> int:
-        return await self.runtime.run_blocking(self._record, request, request_hash, result, attempt_log)
-
-    async def reject(self, call_id: int, problem: str) -> None:
-        await self.runtime.run_blocking(self._reject, call_id, problem)
-
-    @staticmethod
-    def _lookup(request_hash: str) -> CallResult | None:
-        row = (
-            LLMCall.objects.filter(request_hash=request_hash, status__in=[STATUS_OK, STATUS_UNPARSABLE])
-            .values("pk", "status", "response_text", "prompt_tokens", "completion_tokens", "reported_model")
-            .first()
-        )
-        if row is None:
-            return None
-        return CallResult(
-            ok=row["status"] == STATUS_OK,
-            text=row["response_text"],
-            call_id=row["pk"],
-            cached=True,
-            prompt_tokens=row["prompt_tokens"],
-            completion_tokens=row["completion_tokens"],
-            status=row["status"],
-            reported_model=row["reported_model"],
-        )
-
-    @staticmethod
-    def _reject(call_id: int, problem: str) -> None:
-        LLMCall.objects.filter(pk=call_id, status=LLMCall.Status.OK).update(
-            status=LLMCall.Status.UNPARSABLE, error=f"unparsable: {problem}"[:2000]
-        )
-
-    @staticmethod
-    def _record(request: CallRequest, request_hash: str, result: CallResult, attempt_log: list[dict]) -> int:
-        values = {
-            "endpoint_id": request.endpoint.endpoint_id,
-            "purpose": request.purpose,
-            "model": request.endpoint.model,
-            "reported_model": result.reported_model[:200],
-            "request": request.stored_request(),
-            "response_text": result.text,
-            "status": LLMCall.Status.OK if result.ok else LLMCall.Status.FAILED,
-            "attempt_log": attempt_log,
-            "error": result.error,
-            "prompt_tokens": result.prompt_tokens,
-            "completion_tokens": result.completion_tokens,
-            "latency_ms": result.latency_ms,
-        }
-        try:
-            with transaction.atomic():
-                return LLMCall.objects.create(
-                    request_hash=request_hash,
-                    attempts=result.attempts,
-                    first_audit_id=request.origin.get("audit_id"),
-                    **values,
-                ).pk
-        except IntegrityError:
-            pass
-        # The hash exists: an earlier failure being retried, or another worker answering the same
-        # request at the same moment (then its answer stands).
-        with transaction.atomic():
-            existing = LLMCall.objects.select_for_update().get(request_hash=request_hash)
-            if existing.status == LLMCall.Status.FAILED:
-                values["attempt_log"] = [*existing.attempt_log, *attempt_log]
-                LLMCall.objects.filter(pk=existing.pk).update(attempts=F("attempts") + result.attempts, **values)
-            return existing.pk
 
 
 def _retry_policy() -> RetryPolicy:

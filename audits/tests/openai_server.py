@@ -38,6 +38,7 @@ class ServedRequest:
     status: int
     fault: str = ""
     messages_key: str = ""  # `messages_key(purpose, messages)`: matches a ledger row's request
+    body: dict | None = None  # the JSON body as sent
 
 
 def messages_key(purpose: str, messages: list[dict]) -> str:
@@ -196,6 +197,7 @@ def build_app(state: ServerState) -> web.Application:
                         status,
                         fault.kind if fault else "",
                         messages_key(purpose, body.get("messages", [])),
+                        body,
                     )
                 )
 

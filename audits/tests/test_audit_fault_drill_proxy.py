@@ -14,8 +14,8 @@ import pytest
 
 from audits.models import Audit, Dialogue, LLMCall, Turn, TurnScore
 from audits.selectors.runs import audit_progress
-from audits.services import judging
-from audits.services.runs import DatabaseLedger, audit_create, audit_retry_failed, audit_run_inline
+from audits.services import judging, ledger
+from audits.services.runs import audit_create, audit_retry_failed, audit_run_inline
 from audits.tests.engine_factories import explicit_conditions, make_questions, openai_endpoint
 from audits.tests.fault_proxy import FaultProxy
 from audits.tests.openai_server import OpenAITestServer
@@ -39,15 +39,14 @@ DIALOGUE_ERRORS = ("student call failed", "tutor call failed", "reveal check fai
 def served_from_ledger(monkeypatch):
     """Every row the ledger served (row id, status at that moment)."""
     served = []
-    lookup = DatabaseLedger._lookup
+    lookup = ledger._lookup_many
 
-    def spy(request_hash):
-        found = lookup(request_hash)
-        if found is not None and found.ok:
-            served.append(found.call_id)
+    def spy(keys):
+        found = lookup(keys)
+        served.extend(row.call_id for row in found.values() if row.ok)
         return found
 
-    monkeypatch.setattr(DatabaseLedger, "_lookup", staticmethod(spy))
+    monkeypatch.setattr(ledger, "_lookup_many", spy)
     return served
 
 

@@ -183,3 +183,29 @@ def test_a_missing_key_variable_fails_naming_the_variable_only(server, monkeypat
     monkeypatch.delenv("EDUFAIR_KEY_ABSENT", raising=False)
     (result,) = complete(LLMClient(MemoryLedger()), request(endpoint(server, api_key_env="EDUFAIR_KEY_ABSENT")))
     assert not result.ok and "EDUFAIR_KEY_ABSENT is not set" in result.error
+
+
+def test_request_body_as_the_protocol_expects(server):
+    """The provider posts the chat-completions body itself (no SDK argument walk): model, messages,
+    temperature, max_tokens, response_format and the endpoint's extra parameters merged in, the purpose
+    header."""
+    ep = endpoint(server, max_tokens=77, temperature=0.3, extra_params={"top_p": 0.5, "seed": 3})
+    judge = CallRequest(
+        endpoint=ep,
+        purpose="judge",
+        messages=[{"role": "system", "content": "rate"}, {"role": "user", "content": "turn"}],
+        response_format={"type": "json_object"},
+    )
+    results = complete(LLMClient(MemoryLedger()), judge, request(ep, "other"))
+    assert all(r.ok for r in results)
+    by_purpose = {r.purpose: r for r in server.served}
+    assert by_purpose["judge"].body == {
+        "model": "test-model",
+        "messages": judge.messages,
+        "temperature": 0.3,
+        "max_tokens": 77,
+        "response_format": {"type": "json_object"},
+        "top_p": 0.5,
+        "seed": 3,
+    }
+    assert "response_format" not in by_purpose["tutor"].body

@@ -1,0 +1,232 @@
+"""The ledger on the LLMCall table, its reads and writes grouped: one query and one commit per round.
+
+Every model call reads the ledger before it is sent and writes it after it is answered. Done one call
+at a time, the database thread's per-statement cost and a commit per answer were the engine's largest
+cost per call after the HTTP client itself (benchmarks/RESULTS.md, engine throughput). Here each call
+queues its read or write and waits; whenever the database thread is free, everything queued since its
+last round goes in one round: the writes in one transaction (one `bulk_create` for new rows), then
+the marks of unusable answers, then the reads in one `IN (…)` query. Nothing waits for a timer: a
+queue that finds the thread idle goes at once, so a lone call pays no extra latency, and under load
+the rounds simply grow.
+
+Order within a round keeps what one call sees exactly as before: a write or mark queued before a
+read of the same key is applied before that read. A round whose grouped write fails (another process
+inserted one of its keys in the same instant) is redone row by row, as the ungrouped ledger did.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass, field
+
+from django.db import IntegrityError, transaction
+from django.db.models import F
+
+from audits.llm.client import STATUS_OK, STATUS_UNPARSABLE, CallRequest, CallResult
+from audits.llm.runtime import LoopRuntime
+from audits.models import LLMCall
+
+logger = logging.getLogger(__name__)
+
+LOOKUP_CHUNK = 500  # keys per IN (…) query
+_READ = ("pk", "request_hash", "status", "response_text", "prompt_tokens", "completion_tokens", "reported_model")
+
+
+@dataclass
+class _Round:
+    records: list[tuple[CallRequest, str, CallResult, list[dict], asyncio.Future]] = field(default_factory=list)
+    rejects: list[tuple[int, str, asyncio.Future]] = field(default_factory=list)
+    lookups: dict[str, list[asyncio.Future]] = field(default_factory=dict)
+
+    def __bool__(self) -> bool:
+        return bool(self.records or self.rejects or self.lookups)
+
+
+class DatabaseLedger:
+    """`audits.llm.client.Ledger` on the database, grouped per round on the runtime's database thread."""
+
+    def __init__(self, runtime: LoopRuntime) -> None:
+        self.runtime = runtime
+        self._queued = _Round()
+        self._flusher: asyncio.Task | None = None
+        self.rounds = 0  # rounds sent to the database (for tests and benchmarks)
+
+    async def lookup(self, request_hash: str) -> CallResult | None:
+        future = self._future()
+        self._queued.lookups.setdefault(request_hash, []).append(future)
+        self._wake()
+        return await future
+
+    async def record(self, request: CallRequest, request_hash: str, result: CallResult, attempt_log: list[dict]) -> int:
+        future = self._future()
+        self._queued.records.append((request, request_hash, result, attempt_log, future))
+        self._wake()
+        return await future
+
+    async def reject(self, call_id: int, problem: str) -> None:
+        future = self._future()
+        self._queued.rejects.append((call_id, problem, future))
+        self._wake()
+        await future
+
+    @staticmethod
+    def _future() -> asyncio.Future:
+        return asyncio.get_running_loop().create_future()
+
+    def _wake(self) -> None:
+        if self._flusher is None or self._flusher.done():
+            self._flusher = asyncio.get_running_loop().create_task(self._flush())
+
+    async def _flush(self) -> None:
+        while self._queued:
+            batch, self._queued = self._queued, _Round()
+            self.rounds += 1
+            try:
+                outcome = await self.runtime.run_blocking(_apply_round, batch)
+            except BaseException as exc:  # noqa: BLE001 - every waiter hears of it; none hangs
+                for future in _futures(batch):
+                    if not future.done():
+                        future.set_exception(exc)
+                if not isinstance(exc, Exception):
+                    raise
+                continue
+            record_ids, found = outcome
+            for (_, _, _, _, future), row_id in zip(batch.records, record_ids, strict=True):
+                _settle(future, row_id)
+            for _, _, future in batch.rejects:
+                _settle(future, None)
+            for key, futures in batch.lookups.items():
+                for future in futures:
+                    _settle(future, found.get(key))
+
+
+def _settle(future: asyncio.Future, value) -> None:
+    if future.done():  # its caller was cancelled meanwhile
+        return
+    future.set_result(value.copy() if isinstance(value, _Found) else value)
+
+
+def _futures(batch: _Round):
+    yield from (item[-1] for item in batch.records)
+    yield from (item[-1] for item in batch.rejects)
+    for futures in batch.lookups.values():
+        yield from futures
+
+
+class _Found(CallResult):
+    """A row read once for several waiters; each gets its own copy."""
+
+    def copy(self) -> CallResult:
+        return CallResult(**self.__dict__)
+
+
+# --- on the database thread ----------------------------------------------------------------------
+
+
+def _apply_round(batch: _Round) -> tuple[list[int], dict[str, CallResult]]:
+    record_ids = _record_many([item[:4] for item in batch.records]) if batch.records else []
+    if batch.rejects:
+        with transaction.atomic():
+            for call_id, problem, _ in batch.rejects:
+                _reject(call_id, problem)
+    found = _lookup_many(list(batch.lookups)) if batch.lookups else {}
+    return record_ids, found
+
+
+def _lookup_many(keys: list[str]) -> dict[str, CallResult]:
+    found: dict[str, CallResult] = {}
+    for start in range(0, len(keys), LOOKUP_CHUNK):
+        rows = LLMCall.objects.filter(
+            request_hash__in=keys[start : start + LOOKUP_CHUNK], status__in=[STATUS_OK, STATUS_UNPARSABLE]
+        ).values(*_READ)
+        for row in rows:
+            found[row["request_hash"]] = _Found(
+                ok=row["status"] == STATUS_OK,
+                text=row["response_text"],
+                call_id=row["pk"],
+                cached=True,
+                prompt_tokens=row["prompt_tokens"],
+                completion_tokens=row["completion_tokens"],
+                status=row["status"],
+                reported_model=row["reported_model"],
+            )
+    return found
+
+
+def _reject(call_id: int, problem: str) -> None:
+    LLMCall.objects.filter(pk=call_id, status=LLMCall.Status.OK).update(
+        status=LLMCall.Status.UNPARSABLE, error=f"unparsable: {problem}"[:2000]
+    )
+
+
+def _values(request: CallRequest, result: CallResult, attempt_log: list[dict]) -> dict:
+    return {
+        "endpoint_id": request.endpoint.endpoint_id,
+        "purpose": request.purpose,
+        "model": request.endpoint.model,
+        "reported_model": result.reported_model[:200],
+        "request": request.stored_request(),
+        "response_text": result.text,
+        "status": LLMCall.Status.OK if result.ok else LLMCall.Status.FAILED,
+        "attempt_log": attempt_log,
+        "error": result.error,
+        "prompt_tokens": result.prompt_tokens,
+        "completion_tokens": result.completion_tokens,
+        "latency_ms": result.latency_ms,
+    }
+
+
+def _record_many(items: list[tuple[CallRequest, str, CallResult, list[dict]]]) -> list[int]:
+    """Row ids of the items, in order: new keys in one bulk insert, known keys one by one, all in one
+    transaction; redone row by row if another process inserted one of the keys meanwhile."""
+    keys = [key for _, key, _, _ in items]
+    if len(set(keys)) == len(keys):
+        try:
+            with transaction.atomic():
+                known = set(LLMCall.objects.filter(request_hash__in=keys).values_list("request_hash", flat=True))
+                new = [
+                    LLMCall(
+                        request_hash=key,
+                        attempts=result.attempts,
+                        first_audit_id=request.origin.get("audit_id"),
+                        **_values(request, result, log),
+                    )
+                    for request, key, result, log in items
+                    if key not in known
+                ]
+                LLMCall.objects.bulk_create(new)
+                ids = {row.request_hash: row.pk for row in new}
+                for item in items:
+                    if item[1] in known:
+                        ids[item[1]] = _record_known(*item)
+                return [ids[key] for key in keys]
+        except IntegrityError:
+            logger.info("ledger round of %d writes met a concurrent insert; writing them one by one", len(items))
+    return [_record_one(*item) for item in items]
+
+
+def _record_one(request: CallRequest, request_hash: str, result: CallResult, attempt_log: list[dict]) -> int:
+    try:
+        with transaction.atomic():
+            return LLMCall.objects.create(
+                request_hash=request_hash,
+                attempts=result.attempts,
+                first_audit_id=request.origin.get("audit_id"),
+                **_values(request, result, attempt_log),
+            ).pk
+    except IntegrityError:
+        pass
+    return _record_known(request, request_hash, result, attempt_log)
+
+
+def _record_known(request: CallRequest, request_hash: str, result: CallResult, attempt_log: list[dict]) -> int:
+    """The hash exists: an earlier failure being retried (its row takes this outcome, attempts added),
+    or another worker answering the same request at the same moment (then its answer stands)."""
+    with transaction.atomic():
+        existing = LLMCall.objects.select_for_update().get(request_hash=request_hash)
+        if existing.status == LLMCall.Status.FAILED:
+            values = _values(request, result, attempt_log)
+            values["attempt_log"] = [*existing.attempt_log, *attempt_log]
+            LLMCall.objects.filter(pk=existing.pk).update(attempts=F("attempts") + result.attempts, **values)
+        return existing.pk
