@@ -44,6 +44,15 @@ def fast_password_hashing(settings):
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 
+@pytest.fixture(autouse=True)
+def fresh_throttle_counts():
+    """Each test starts with no throttle counts (they live in the default cache): tests log in often, all from
+    127.0.0.1, and user ids repeat from one test to the next."""
+    from django.core.cache import cache
+
+    cache.clear()
+
+
 @pytest.fixture
 def make_user(db):
     from edufair_web.accounts.services import user_create_with_role

@@ -49,22 +49,24 @@ def main() -> None:
 
     django.setup()
     from django.contrib.auth.models import Group
-    from rest_framework.authtoken.models import Token
+    from knox.auth import TokenAuthentication
+    from knox.models import AuthToken
+    from knox.settings import CONSTANTS
 
     from annotation.models import Assignment, Enrollment, Phase
     from annotation.workflow import main_queries
     from edufair_web.accounts.authentication import RoleTokenAuthentication
     from edufair_web.accounts.roles import ROLES
 
-    user_id = Token.objects.get(key=token).user_id
+    user_id = AuthToken.objects.get(token_key=token[: CONSTANTS.TOKEN_KEY_LENGTH]).user_id
     stage_id = int(stage_id)
     pairs = {
         "token, user and roles": (
-            lambda: (
-                Token.objects.select_related("user").get(key=token),
+            lambda: (  # knox's own authentication, then the roles
+                TokenAuthentication().authenticate_credentials(token.encode()),
                 list(Group.objects.filter(user__id=user_id, name__in=ROLES).values_list("name", flat=True)),
             ),
-            lambda: RoleTokenAuthentication().authenticate_credentials(token),
+            lambda: RoleTokenAuthentication().authenticate_credentials(token.encode()),
         ),
         "labelling check": (
             lambda: (

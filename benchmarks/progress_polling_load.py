@@ -42,7 +42,7 @@ def env() -> dict[str, str]:
 def seed_audit(questions: int) -> dict:
     """In the seed process (after labelling.seed set Django up): a researcher token and a launched audit."""
     from django.conf import settings
-    from rest_framework.authtoken.models import Token
+    from knox.models import AuthToken
 
     from audits.models import Dialogue
     from audits.services.runs import audit_create, audit_launch
@@ -51,9 +51,9 @@ def seed_audit(questions: int) -> dict:
 
     settings.AUDITS_TASK_QUEUE = QUEUE
     researchers = [
-        Token.objects.create(
+        AuthToken.objects.create(
             user=user_create_with_role(username=f"poller-{n:03d}", role="researcher", password="poll-password-1")
-        ).key
+        )[1]
         for n in range(50)
     ]
     audit = audit_create(

@@ -7,6 +7,7 @@ switch to PostgreSQL and Redis for production and for scaling out with more work
 
 import hashlib
 import os
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
@@ -56,7 +57,7 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "rest_framework",
-    "rest_framework.authtoken",
+    "knox",
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "axes",
@@ -151,7 +152,47 @@ AXES_COOLOFF_TIME = float(os.environ.get("AXES_COOLOFF_HOURS", "1"))
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
-AXES_IPWARE_PROXY_COUNT = int(os.environ.get("AXES_PROXY_COUNT", "0")) or None
+# Reverse proxies in front of the app (each appends to X-Forwarded-For); 0: the socket's address is the client's.
+# Lockouts and throttles both key on edufair_web.accounts.client_address (django-ipware). AXES_PROXY_COUNT is the
+# variable's former name.
+TRUSTED_PROXY_COUNT = int(os.environ.get("TRUSTED_PROXY_COUNT") or os.environ.get("AXES_PROXY_COUNT") or "0")
+AXES_CLIENT_IP_CALLABLE = "edufair_web.accounts.client_address.client_address"
+
+# API tokens (django-rest-knox): stored as SHA-512 digests, valid for this long, deleted when the password changes.
+API_TOKEN_TTL_HOURS = float(os.environ.get("API_TOKEN_TTL_HOURS", "10"))
+if API_TOKEN_TTL_HOURS <= 0:
+    raise ImproperlyConfigured("API_TOKEN_TTL_HOURS must be a positive number of hours (tokens always expire).")
+REST_KNOX = {"TOKEN_TTL": timedelta(hours=API_TOKEN_TTL_HOURS), "AUTO_REFRESH": False}
+
+# Throttles (edufair_web.accounts.throttles), as DRF spells rates ("30/minute"); "off" switches one off.
+THROTTLE_RATES = {
+    scope: (None if rate.strip().lower() in {"", "off", "none"} else rate.strip())
+    for scope, rate in {
+        "login": os.environ.get("THROTTLE_LOGIN_RATE", "30/minute"),
+        "write": os.environ.get("THROTTLE_WRITE_RATE", "600/minute"),
+        "expensive_read": os.environ.get("THROTTLE_EXPENSIVE_READ_RATE", "120/minute"),
+    }.items()
+}
+
+# --- Cache --------------------------------------------------------------------------------------
+
+# Throttle counts and the API schema. Local memory is per process; `CACHE_URL` (redis://…, a database of its own:
+# clearing the cache empties it) shares the counts between web processes.
+CACHE_URL = os.environ.get("CACHE_URL", "")
+CACHES = {
+    "default": (
+        {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": CACHE_URL, "KEY_PREFIX": "edufair"}
+        if CACHE_URL
+        else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "edufair"}
+    ),
+    # The built API schema (edufair_web.accounts.schema): per process, so always the running code's.
+    "schema": {
+        "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
+        "LOCATION": "edufair-schema",
+        "TIMEOUT": None,
+        "OPTIONS": {"MAX_ENTRIES": 16},
+    },
+}
 
 # --- Static files -------------------------------------------------------------------------------
 
@@ -229,6 +270,13 @@ REST_FRAMEWORK = {
         "rest_framework.parsers.FormParser",
         "rest_framework.parsers.MultiPartParser",
     ],
+    "DEFAULT_THROTTLE_CLASSES": [
+        "edufair_web.accounts.throttles.UserWriteRateThrottle",
+        "edufair_web.accounts.throttles.ExpensiveReadRateThrottle",
+    ],
+    "DEFAULT_THROTTLE_RATES": THROTTLE_RATES,
+    # For DRF's own throttles, should one be used: the same proxies as edufair_web.accounts.client_address.
+    "NUM_PROXIES": TRUSTED_PROXY_COUNT,
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
     "PAGE_SIZE": 100,
@@ -240,8 +288,8 @@ SPECTACULAR_SETTINGS = {
     "SERVE_INCLUDE_SCHEMA": False,
     # The <id:…> path converter (edufair_web.converters): an id of at most 18 digits.
     "PATH_CONVERTER_OVERRIDES": {"id": {"type": "integer", "minimum": 0, "maximum": 10**18 - 1}},
-    # The schema and its documentation are for signed-in users (they map every endpoint).
-    "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],
+    # The schema and its documentation are for researchers (they map every endpoint).
+    "SERVE_PERMISSIONS": ["edufair_web.accounts.permissions.IsResearcher"],
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",

@@ -3,13 +3,20 @@
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
+from drf_spectacular.views import SpectacularSwaggerSplitView
 from rest_framework.routers import DefaultRouter
 
 from annotation.api.urls import router as annotation_router
 from audits.api.urls import router as audits_router
-from edufair_web.accounts.api.views import LockoutAwareObtainAuthToken, WorkerHeartbeatViewSet, me
-from edufair_web.accounts.views import HomeView, SystemView, healthz
+from edufair_web.accounts.api.views import (
+    ApiTokenDetailView,
+    ApiTokenListView,
+    TokenObtainView,
+    WorkerHeartbeatViewSet,
+    me,
+)
+from edufair_web.accounts.schema import CachedSchemaView
+from edufair_web.accounts.views import HomeView, LoginView, SystemView, healthz
 
 router = DefaultRouter()
 router.register("workers", WorkerHeartbeatViewSet, basename="worker")
@@ -20,14 +27,16 @@ urlpatterns = [
     path("", HomeView.as_view(), name="home"),
     path("healthz", healthz, name="healthz"),
     path("system/", SystemView.as_view(), name="system"),
-    path("accounts/login/", auth_views.LoginView.as_view(redirect_authenticated_user=True), name="login"),
+    path("accounts/login/", LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("audits/", include("audits.urls")),
     path("annotation/", include("annotation.urls")),
     path("admin/", admin.site.urls),
     path("api/me/", me, name="api-me"),
-    path("api/auth/token/", LockoutAwareObtainAuthToken.as_view(), name="api-token"),
-    path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
+    path("api/auth/token/", TokenObtainView.as_view(), name="api-token"),
+    path("api/auth/tokens/", ApiTokenListView.as_view(), name="api-tokens"),
+    path("api/auth/tokens/<str:token_key>/", ApiTokenDetailView.as_view(), name="api-token-detail"),
+    path("api/schema/", CachedSchemaView.as_view(), name="schema"),
     path("api/docs/", SpectacularSwaggerSplitView.as_view(url_name="schema"), name="swagger-ui"),
     path("api/", include("audits.api.urls_extra")),
     path("api/", include("annotation.api.urls_extra")),

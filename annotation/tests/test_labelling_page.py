@@ -179,10 +179,10 @@ def test_queries_per_labelling_request_do_not_grow_with_items_and_labels(
             response = client.post(page_url, {"item": item, "answer-q1": "yes"})
         assert response.status_code == 302
     # The API as the labelling clients use it, with a token: the user and roles come with the token.
-    from rest_framework.authtoken.models import Token
+    from knox.models import AuthToken
 
     client.logout()
-    token = {"HTTP_AUTHORIZATION": f"Token {Token.objects.create(user=user).key}"}
+    token = {"HTTP_AUTHORIZATION": f"Token {AuthToken.objects.create(user=user)[1]}"}
     submitted = 0
     for _ in range(3):  # with overlap 2 and others ahead, some of these submits complete an item
         with django_assert_max_num_queries(NEXT_QUERIES):

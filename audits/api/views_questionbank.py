@@ -1,6 +1,6 @@
 """API of the question bank and the demographic design.
 
-Reads are open to every role; writes (uploads, edits) are for researchers. Prompt templates are never
+For researchers only, reads and writes alike. Prompt templates are never
 updated in place: POST /prompt-templates/{id}/revise/ writes the next version, and a used version cannot
 be deleted (409).
 """
@@ -11,7 +11,6 @@ from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import ValidationError
 from rest_framework.parsers import FormParser, MultiPartParser
-from rest_framework.permissions import SAFE_METHODS
 from rest_framework.response import Response
 
 from audits.api.serializers_questionbank import (
@@ -29,16 +28,15 @@ from audits.questionbank.records import ImportFileError
 from audits.selectors.questionbank import questions_filter
 from audits.services.design import TemplateTextError, prompt_template_create, prompt_template_revise
 from audits.services.questionbank import question_import_submit
-from edufair_web.accounts.permissions import IsAnnotator, IsResearcher
+from edufair_web.accounts.permissions import IsResearcher
 from edufair_web.converters import query_id
 from edufair_web.json_parser import DepthBoundedJSONParser
 
 
-class ReadAnyRoleWriteResearcherMixin:
-    def get_permissions(self):
-        if self.request.method in SAFE_METHODS:
-            return [IsAnnotator()]
-        return [IsResearcher()]
+class ResearchersOnlyMixin:
+    """The question bank, the design, prompt templates and imports are research material, as their pages are."""
+
+    permission_classes = [IsResearcher]
 
 
 @extend_schema(
@@ -49,7 +47,7 @@ class ReadAnyRoleWriteResearcherMixin:
         OpenApiParameter("q", str, description="text contains"),
     ]
 )
-class QuestionViewSet(ReadAnyRoleWriteResearcherMixin, viewsets.ReadOnlyModelViewSet):
+class QuestionViewSet(ResearchersOnlyMixin, viewsets.ReadOnlyModelViewSet):
     serializer_class = QuestionSerializer
 
     def get_queryset(self):
@@ -67,7 +65,7 @@ class QuestionViewSet(ReadAnyRoleWriteResearcherMixin, viewsets.ReadOnlyModelVie
 
 
 class QuestionImportViewSet(
-    ReadAnyRoleWriteResearcherMixin,
+    ResearchersOnlyMixin,
     mixins.ListModelMixin,
     mixins.RetrieveModelMixin,
     mixins.CreateModelMixin,
@@ -103,23 +101,23 @@ class QuestionImportViewSet(
         return Response(QuestionImportSerializer(question_import).data, status=code)
 
 
-class DemographicDimensionViewSet(ReadAnyRoleWriteResearcherMixin, viewsets.ModelViewSet):
+class DemographicDimensionViewSet(ResearchersOnlyMixin, viewsets.ModelViewSet):
     queryset = DemographicDimension.objects.prefetch_related("levels")
     serializer_class = DemographicDimensionSerializer
 
 
-class DemographicLevelViewSet(ReadAnyRoleWriteResearcherMixin, viewsets.ModelViewSet):
+class DemographicLevelViewSet(ResearchersOnlyMixin, viewsets.ModelViewSet):
     queryset = DemographicLevel.objects.select_related("dimension")
     serializer_class = DemographicLevelSerializer
 
 
-class NameCueViewSet(ReadAnyRoleWriteResearcherMixin, viewsets.ModelViewSet):
+class NameCueViewSet(ResearchersOnlyMixin, viewsets.ModelViewSet):
     queryset = NameCue.objects.all()
     serializer_class = NameCueSerializer
 
 
 class PromptTemplateViewSet(
-    ReadAnyRoleWriteResearcherMixin,
+    ResearchersOnlyMixin,
     mixins.ListModelMixin,
     mixins.RetrieveModelMixin,
     mixins.CreateModelMixin,

@@ -53,8 +53,10 @@ def test_rejected_upload_is_a_400_naming_the_line(researcher_client):
     assert not Question.objects.exists()
 
 
-def test_annotators_read_but_do_not_write(annotator_client, bank):
-    assert annotator_client.get("/api/questions/").status_code == 200
+def test_annotators_neither_read_nor_write(annotator_client, bank):
+    """The question bank is research material, as its pages are (edufair_web/tests/test_permission_matrix.py
+    covers every route of it for every role)."""
+    assert annotator_client.get("/api/questions/").status_code == 403
     upload = SimpleUploadedFile("g.jsonl", (SAMPLES / "generic_sample.jsonl").read_bytes())
     assert annotator_client.post("/api/question-imports/", {"source": "jsonl", "file": upload}).status_code == 403
     assert (

@@ -1,28 +1,51 @@
-"""Admin registrations for accounts: heartbeats, and researcher access to users, groups, tokens and lockouts."""
+"""Admin registrations for accounts: operators get users, groups, API tokens (never readable), lockouts and
+worker heartbeats."""
 
 from django.contrib import admin
+from knox.models import AuthToken
 
-from .admin_site import ResearcherModelAdmin
+from .admin_site import OperatorModelAdmin, ResearcherModelAdmin
 from .models import WorkerHeartbeat
 
 
 @admin.register(WorkerHeartbeat)
-class WorkerHeartbeatAdmin(ResearcherModelAdmin):
+class WorkerHeartbeatAdmin(OperatorModelAdmin):
     list_display = ("hostname", "started_at", "last_seen", "last_task_at")
 
 
-def researcher_admin_for_registered_models() -> None:
-    """Give researchers the admins that apps listed before this one registered (auth, tokens, axes).
+class ApiTokenAdmin(OperatorModelAdmin):
+    """Who holds which token until when, to revoke one; only a digest is stored, and not even that is shown.
+    Tokens are obtained with a password (/api/auth/token/), never made here."""
+
+    list_display = ("token_key", "user", "created", "expiry")
+    list_filter = ("expiry",)
+    search_fields = ("user__username", "token_key")
+    fields = ("token_key", "user", "created", "expiry")
+    readonly_fields = fields
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+
+def operator_admin_for_registered_models() -> None:
+    """Give operators the admins that apps listed before this one registered (auth, axes); knox's token admin
+    (which lists digests and makes tokens) is replaced by ApiTokenAdmin.
 
     Each keeps its own admin class first, so its own restrictions stand (axes' logs stay read-only);
-    the permissions it does not define come from ResearcherModelAdmin's role check.
+    the permissions it does not define come from OperatorModelAdmin's role check.
     """
+    if admin.site.is_registered(AuthToken):
+        admin.site.unregister(AuthToken)
+    admin.site.register(AuthToken, ApiTokenAdmin)
     for model, model_admin in list(admin.site._registry.items()):
-        if isinstance(model_admin, ResearcherModelAdmin):
+        if isinstance(model_admin, OperatorModelAdmin | ResearcherModelAdmin):
             continue
-        combined = type(f"Researcher{type(model_admin).__name__}", (type(model_admin), ResearcherModelAdmin), {})
+        combined = type(f"Operator{type(model_admin).__name__}", (type(model_admin), OperatorModelAdmin), {})
         admin.site.unregister(model)
         admin.site.register(model, combined)
 
 
-researcher_admin_for_registered_models()
+operator_admin_for_registered_models()

@@ -1,25 +1,26 @@
-"""The admin site: researchers only. Other signed-in users get 403 rather than a second login form."""
+"""The admin site: operators (users, API tokens, lockouts, workers) and researchers (the research data), each
+seeing their own models. Other signed-in users get 403 rather than a second login form."""
 
 from django.contrib import admin
 from django.core.exceptions import PermissionDenied
 from django.db import models
 
-from .roles import RESEARCHER, has_role
+from .roles import OPERATOR, RESEARCHER, has_role
 
 
-class ResearcherAdminSite(admin.AdminSite):
+class EduFairAdminSite(admin.AdminSite):
     site_header = "EduFair Web administration"
     site_title = "EduFair Web admin"
 
     def has_permission(self, request) -> bool:
-        return request.user.is_active and has_role(request.user, RESEARCHER)
+        return request.user.is_active and has_role(request.user, OPERATOR, RESEARCHER)
 
     def admin_view(self, view, cacheable=False):
         wrapped = super().admin_view(view, cacheable)
 
         def guarded(request, *args, **kwargs):
             if request.user.is_authenticated and not self.has_permission(request):
-                raise PermissionDenied("The admin site is for researchers.")
+                raise PermissionDenied("The admin site is for operators and researchers.")
             return wrapped(request, *args, **kwargs)
 
         guarded.__wrapped__ = wrapped
@@ -27,27 +28,43 @@ class ResearcherAdminSite(admin.AdminSite):
 
     def login(self, request, extra_context=None):
         if request.user.is_authenticated and not self.has_permission(request):
-            raise PermissionDenied("The admin site is for researchers.")
+            raise PermissionDenied("The admin site is for operators and researchers.")
         return super().login(request, extra_context)
 
 
-class ResearcherModelAdmin(admin.ModelAdmin):
-    """Base for every model's admin: researchers may view and edit everything the app stores."""
+class _RoleModelAdmin(admin.ModelAdmin):
+    """A model's admin open to the holders of `admin_roles` only; the others get 403 on its pages."""
 
+    admin_roles: tuple[str, ...] = ()
     # A URL typed without a scheme is taken as https (Django 6's default; said explicitly now).
     formfield_overrides = {models.URLField: {"assume_scheme": "https"}}
 
+    def _allowed(self, request) -> bool:
+        return has_role(request.user, *self.admin_roles)
+
     def has_module_permission(self, request) -> bool:
-        return has_role(request.user, RESEARCHER)
+        return self._allowed(request)
 
     def has_view_permission(self, request, obj=None) -> bool:
-        return has_role(request.user, RESEARCHER)
+        return self._allowed(request)
 
     def has_add_permission(self, request) -> bool:
-        return has_role(request.user, RESEARCHER)
+        return self._allowed(request)
 
     def has_change_permission(self, request, obj=None) -> bool:
-        return has_role(request.user, RESEARCHER)
+        return self._allowed(request)
 
     def has_delete_permission(self, request, obj=None) -> bool:
-        return has_role(request.user, RESEARCHER)
+        return self._allowed(request)
+
+
+class ResearcherModelAdmin(_RoleModelAdmin):
+    """Base for every research model's admin: researchers may view and edit everything the apps store."""
+
+    admin_roles = (RESEARCHER,)
+
+
+class OperatorModelAdmin(_RoleModelAdmin):
+    """Base for the installation's models (users, groups, API tokens, lockouts, worker heartbeats): operators."""
+
+    admin_roles = (OPERATOR,)

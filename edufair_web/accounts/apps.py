@@ -1,4 +1,4 @@
-"""Accounts: roles as groups, the admin site that only researchers may enter, worker heartbeats."""
+"""Accounts: roles as groups, the admin site for operators and researchers, API tokens, worker heartbeats."""
 
 from django.apps import AppConfig
 from django.contrib.admin import apps as admin_apps
@@ -11,9 +11,9 @@ class AccountsConfig(AppConfig):
     verbose_name = "Accounts and workers"
 
     def ready(self) -> None:
-        from . import signals  # noqa: F401  (connects the Celery worker heartbeat)
+        from . import signals, token_revocation  # noqa: F401  (the Celery worker heartbeat; tokens die with a password)
 
 
 class EduFairAdminConfig(admin_apps.AdminConfig):
     default = False
-    default_site = "edufair_web.accounts.admin_site.ResearcherAdminSite"
+    default_site = "edufair_web.accounts.admin_site.EduFairAdminSite"

@@ -6,12 +6,12 @@ from importlib.util import find_spec
 from django.urls import reverse
 
 from .home import APPS_WITH_STEPS
-from .roles import ADJUDICATOR, ANNOTATOR, RESEARCHER, user_roles
+from .roles import ADJUDICATOR, ANNOTATOR, OPERATOR, RESEARCHER, user_roles
 
 
 def _nav_links() -> dict[str, list[dict]]:
     """Each app's `home.NAV_LINKS` holds (role, title, url name) rows."""
-    links: dict[str, list[dict]] = {RESEARCHER: [], ADJUDICATOR: [], ANNOTATOR: []}
+    links: dict[str, list[dict]] = {RESEARCHER: [], ADJUDICATOR: [], ANNOTATOR: [], OPERATOR: []}
     for app in APPS_WITH_STEPS:
         if find_spec(f"{app}.home") is None:
             continue
@@ -27,5 +27,6 @@ def roles(request) -> dict:
         "is_researcher": RESEARCHER in held,
         "is_adjudicator": ADJUDICATOR in held,
         "is_annotator": ANNOTATOR in held,
+        "is_operator": OPERATOR in held,
         "nav_links": _nav_links() if held else {},
     }

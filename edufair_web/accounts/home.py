@@ -10,7 +10,7 @@ from importlib.util import find_spec
 from django.contrib.auth.models import User
 from django.urls import reverse
 
-from .roles import RESEARCHER, has_role
+from .roles import OPERATOR, RESEARCHER, has_role
 
 APPS_WITH_STEPS = ("audits", "annotation")
 
@@ -20,7 +20,7 @@ def next_steps(user: User) -> list[dict]:
     for app in APPS_WITH_STEPS:
         if find_spec(f"{app}.home") is not None:
             steps.extend(import_module(f"{app}.home").home_steps(user))
-    if has_role(user, RESEARCHER):
+    if has_role(user, RESEARCHER, OPERATOR):
         steps.append(
             {
                 "title": "Check the system",
@@ -28,6 +28,15 @@ def next_steps(user: User) -> list[dict]:
                 "url": reverse("system"),
             }
         )
+    if has_role(user, OPERATOR):
+        steps.append(
+            {
+                "title": "Manage users and tokens",
+                "text": "Add users, give them a role, revoke API tokens and lift lockouts in the admin.",
+                "url": reverse("admin:index"),
+            }
+        )
+    if has_role(user, RESEARCHER):
         steps.append(
             {
                 "title": "Script it through the API",

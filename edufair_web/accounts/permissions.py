@@ -3,7 +3,7 @@
 from django.contrib.auth.mixins import AccessMixin
 from rest_framework.permissions import BasePermission
 
-from .roles import ADJUDICATOR, ANNOTATOR, RESEARCHER, has_role
+from .roles import ADJUDICATOR, ANNOTATOR, OPERATOR, RESEARCHER, has_role
 
 
 class RoleRequiredMixin(AccessMixin):
@@ -23,6 +23,12 @@ class RoleRequiredMixin(AccessMixin):
 
 class ResearcherRequiredMixin(RoleRequiredMixin):
     roles = (RESEARCHER,)
+
+
+class OperatorOrResearcherRequiredMixin(RoleRequiredMixin):
+    """The state of the installation (the system page): who runs it, and who runs research on it."""
+
+    roles = (OPERATOR, RESEARCHER)
 
 
 class AdjudicatorRequiredMixin(RoleRequiredMixin):

@@ -1,11 +1,16 @@
-"""The three roles, kept as Django groups, and the questions every view and serializer asks of them."""
+"""The roles, kept as Django groups, and the questions every view and serializer asks of them.
+
+Researchers, adjudicators and annotators do the research; an operator runs the installation (users, API tokens,
+lockouts and workers in the admin) and sees none of the research through that role.
+"""
 
 from django.contrib.auth.models import AnonymousUser, Group, User
 
 RESEARCHER = "researcher"
 ADJUDICATOR = "adjudicator"
 ANNOTATOR = "annotator"
-ROLES = (RESEARCHER, ADJUDICATOR, ANNOTATOR)
+OPERATOR = "operator"
+ROLES = (RESEARCHER, ADJUDICATOR, ANNOTATOR, OPERATOR)
 
 
 def user_roles(user: User | AnonymousUser) -> set[str]:
@@ -33,11 +38,12 @@ def has_role(user: User | AnonymousUser, *roles: str) -> bool:
 
 
 def user_set_role(*, user: User, role: str) -> None:
-    """Give a user one role (replacing any other); researchers also get the admin site."""
+    """Give a user one role (replacing any other); researchers and operators are staff (they enter the admin site,
+    each to their own models)."""
     if role not in ROLES:
         raise ValueError(f"unknown role {role!r}; choose one of {', '.join(ROLES)}")
     user.groups.remove(*Group.objects.filter(name__in=ROLES))
     user.groups.add(Group.objects.get_or_create(name=role)[0])  # get_or_create: survives a flushed test database
-    user.is_staff = role == RESEARCHER
+    user.is_staff = role in (RESEARCHER, OPERATOR)
     user.save(update_fields=["is_staff"])
     user.__dict__.pop("_edufair_roles", None)

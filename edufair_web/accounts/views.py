@@ -1,11 +1,33 @@
-"""Pages of the project shell: home (what to do next, by role), /healthz, and the system page."""
+"""Pages of the project shell: log-in, home (what to do next, by role), /healthz, and the system page."""
 
+import math
+
+from django.contrib.auth import views as auth_views
 from django.contrib.auth.mixins import LoginRequiredMixin
 from django.http import JsonResponse
+from django.shortcuts import render
 from django.views.generic import TemplateView
 
-from .permissions import ResearcherRequiredMixin
+from .permissions import OperatorOrResearcherRequiredMixin
+from .roles import OPERATOR, RESEARCHER, has_role
 from .selectors import system_health
+from .throttles import LoginRateThrottle
+
+
+class LoginView(auth_views.LoginView):
+    """Django's log-in page; a client address that has tried too many log-ins gets 429 with Retry-After before
+    any password is hashed (the token endpoint counts in the same budget)."""
+
+    redirect_authenticated_user = True
+
+    def post(self, request, *args, **kwargs):
+        throttle = LoginRateThrottle()
+        if not throttle.allow_request(request, self):
+            wait = math.ceil(throttle.wait() or 1)
+            response = render(request, "registration/throttled.html", {"wait_seconds": wait}, status=429)
+            response["Retry-After"] = str(wait)
+            return response
+        return super().post(request, *args, **kwargs)
 
 
 class HomeView(LoginRequiredMixin, TemplateView):
@@ -20,12 +42,16 @@ class HomeView(LoginRequiredMixin, TemplateView):
 
 
 def healthz(request):
-    """Database, broker and the last worker heartbeat, for load balancers and people alike."""
+    """ "ok" or "error" (503) for load balancers; the database, broker and workers' details for signed-in
+    researchers and operators only (worker host names and service errors describe the deployment)."""
     report = system_health()
-    return JsonResponse(report, status=200 if report["status"] == "ok" else 503)
+    status = 200 if report["status"] == "ok" else 503
+    if not has_role(request.user, RESEARCHER, OPERATOR):
+        report = {"status": report["status"]}
+    return JsonResponse(report, status=status)
 
 
-class SystemView(ResearcherRequiredMixin, TemplateView):
+class SystemView(OperatorOrResearcherRequiredMixin, TemplateView):
     template_name = "accounts/system.html"
 
     def get_context_data(self, **kwargs):

@@ -29,6 +29,13 @@ def test_create_user_with_role_and_reset(capsys):
     assert alice.is_staff
 
 
+def test_create_an_operator():
+    call_command("create_user", "olga", "--role", "operator", "--password", "s3cret-pass-2")
+    olga = User.objects.get(username="olga")
+    assert has_role(olga, "operator") and not has_role(olga, "researcher")
+    assert olga.is_staff and not olga.is_superuser
+
+
 def test_unknown_role_is_refused():
     with pytest.raises(CommandError):
         call_command("create_user", "bob", "--role", "overlord")

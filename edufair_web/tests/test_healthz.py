@@ -1,4 +1,5 @@
-"""/healthz reports the database, the broker and the last time a worker answered."""
+"""/healthz: "ok" or "error" (503) for anyone (load balancers); the database, the broker and the last time each
+worker answered for signed-in researchers and operators only."""
 
 from datetime import timedelta
 
@@ -10,8 +11,8 @@ from edufair_web.accounts.models import WorkerHeartbeat
 pytestmark = pytest.mark.django_db
 
 
-def test_healthz_reports_database_and_broker(client):
-    response = client.get("/healthz")
+def test_healthz_reports_database_and_broker(researcher_client):
+    response = researcher_client.get("/healthz")
     assert response.status_code == 200
     report = response.json()
     assert report["status"] == "ok"
@@ -20,7 +21,8 @@ def test_healthz_reports_database_and_broker(client):
     assert report["worker"] == {"alive": False, "alive_count": 0, "last_seen": None, "workers": []}
 
 
-def test_healthz_tells_a_fresh_heartbeat_from_a_stale_one(client):
+def test_healthz_tells_a_fresh_heartbeat_from_a_stale_one(client, make_user):
+    client.force_login(make_user("operator"))
     now = timezone.now()
     WorkerHeartbeat.objects.create(hostname="fresh@a", started_at=now, last_seen=now)
     WorkerHeartbeat.objects.create(hostname="stale@b", started_at=now, last_seen=now - timedelta(minutes=10))
@@ -29,7 +31,7 @@ def test_healthz_tells_a_fresh_heartbeat_from_a_stale_one(client):
     assert {w["hostname"]: w["alive"] for w in worker["workers"]} == {"fresh@a": True, "stale@b": False}
 
 
-def test_healthz_answers_503_when_the_broker_is_unreachable(client, monkeypatch):
+def test_healthz_answers_503_when_the_broker_is_unreachable(researcher_client, monkeypatch):
     from kombu import Connection
 
     from edufair_web.accounts import selectors
@@ -37,6 +39,32 @@ def test_healthz_answers_503_when_the_broker_is_unreachable(client, monkeypatch)
     # Nothing listens on port 1. The app's own configuration is left alone: patching Celery's
     # conf leaks into later tests through its cached connection settings.
     monkeypatch.setattr(selectors, "broker_connection", lambda: Connection("redis://127.0.0.1:1/0"))
-    response = client.get("/healthz")
+    response = researcher_client.get("/healthz")
     assert response.status_code == 503
     assert response.json()["broker"]["ok"] is False
+
+
+def test_anonymous_healthz_answers_the_status_only(client):
+    now = timezone.now()
+    WorkerHeartbeat.objects.create(hostname="celery@internal-host-7", started_at=now, last_seen=now)
+    response = client.get("/healthz")
+    assert response.status_code == 200
+    assert response.json() == {"status": "ok"}
+    assert b"internal-host-7" not in response.content
+
+
+def test_anonymous_healthz_still_answers_503_when_a_service_is_down(client, monkeypatch):
+    from kombu import Connection
+
+    from edufair_web.accounts import selectors
+
+    monkeypatch.setattr(selectors, "broker_connection", lambda: Connection("redis://127.0.0.1:1/0"))
+    response = client.get("/healthz")
+    assert response.status_code == 503
+    assert response.json() == {"status": "error"}  # not the error text, which names hosts and ports
+
+
+@pytest.mark.parametrize("role", ["annotator", "adjudicator"])
+def test_other_signed_in_roles_get_the_status_only(client, make_user, role):
+    client.force_login(make_user(role))
+    assert client.get("/healthz").json() == {"status": "ok"}

@@ -1,4 +1,5 @@
-"""django-axes: the fifth failed log-in in a row locks the account; the sixth attempt is refused.
+"""django-axes: the fifth failed log-in in a row from one client address locks the account for that address;
+the sixth attempt is refused. Behind reverse proxies the address is the real client's (TRUSTED_PROXY_COUNT).
 
 AXES_FAILURE_LIMIT = 5: the attempt that reaches the limit already answers with the lockout page.
 """
@@ -46,3 +47,59 @@ def test_lockout_applies_to_the_api_token_endpoint_too(client, make_user):
     sixth = api.post("/api/auth/token/", {"username": "scripted", "password": "pw-for-tests-1"})
     assert sixth.status_code == 429
     assert "token" not in sixth.content.decode()
+
+
+def login_via_proxy(client, username, password, forwarded_for):
+    """A log-in as the reverse proxy at 127.0.0.1 passes it on, naming the client in X-Forwarded-For."""
+    return client.post(
+        "/accounts/login/",
+        {"username": username, "password": password},
+        REMOTE_ADDR="127.0.0.1",
+        HTTP_X_FORWARDED_FOR=forwarded_for,
+    )
+
+
+def test_behind_a_proxy_the_lockout_is_the_real_clients(client, make_user, settings):
+    settings.TRUSTED_PROXY_COUNT = 1
+    make_user("researcher", username="shared")
+    for _ in range(4):
+        assert login_via_proxy(client, "shared", "wrong-password", "10.0.0.66").status_code == 200
+    assert login_via_proxy(client, "shared", "wrong-password", "10.0.0.66").status_code == 429
+    assert login_via_proxy(client, "shared", "pw-for-tests-1", "10.0.0.66").status_code == 429
+
+    # Another client behind the same proxy logs in.
+    other = type(client)()
+    assert login_via_proxy(other, "shared", "pw-for-tests-1", "10.0.0.77").status_code == 302
+
+
+def test_a_client_cannot_escape_its_lockout_with_its_own_forwarded_header(client, make_user, settings):
+    """The proxy appends the address it saw; what the client wrote before it is not trusted."""
+    settings.TRUSTED_PROXY_COUNT = 1
+    make_user("researcher", username="target")
+    for attempt in range(5):
+        login_via_proxy(client, "target", "wrong-password", f"192.0.2.{attempt}, 10.0.0.66")
+    assert login_via_proxy(client, "target", "pw-for-tests-1", "198.51.100.9, 10.0.0.66").status_code == 429
+    assert login_via_proxy(type(client)(), "target", "pw-for-tests-1", "10.0.0.77").status_code == 302
+
+
+def test_without_a_trusted_proxy_the_forwarded_header_is_ignored(client, make_user, settings):
+    settings.TRUSTED_PROXY_COUNT = 0
+    make_user("annotator", username="direct")
+    for attempt in range(5):
+        login_via_proxy(client, "direct", "wrong-password", f"10.0.0.{attempt}")
+    # Every try came from 127.0.0.1 whatever the header said: that address is locked out.
+    assert login_via_proxy(client, "direct", "pw-for-tests-1", "10.0.0.99").status_code == 429
+
+
+def test_the_token_endpoint_locks_out_the_real_client_too(make_user, settings):
+    from rest_framework.test import APIClient
+
+    settings.TRUSTED_PROXY_COUNT = 1
+    make_user("annotator", username="scripted-behind-proxy")
+    attacker = APIClient(REMOTE_ADDR="127.0.0.1", HTTP_X_FORWARDED_FOR="10.0.0.66")
+    for _ in range(5):
+        attacker.post("/api/auth/token/", {"username": "scripted-behind-proxy", "password": "nope"})
+    right = {"username": "scripted-behind-proxy", "password": "pw-for-tests-1"}
+    assert attacker.post("/api/auth/token/", right).status_code == 429
+    owner = APIClient(REMOTE_ADDR="127.0.0.1", HTTP_X_FORWARDED_FOR="10.0.0.77")
+    assert owner.post("/api/auth/token/", right).status_code == 200

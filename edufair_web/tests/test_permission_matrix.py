@@ -6,7 +6,8 @@ who may open it. Django's admin is covered by one row per registered model (its 
 the admin itself).
 
 Roles: anonymous; `annotator` (the demo annotator, enrolled in the demo projects); `outsider` (an
-annotator enrolled in no project); `adjudicator`; `researcher`. Every call is a GET: POST-only views
+annotator enrolled in no project); `adjudicator`; `researcher`; `operator` (users, tokens and the system, none of
+the research). Every call is a GET: POST-only views
 answer 405 to a role allowed to use them, and 403 (or a login redirect) to others — the permission check
 comes before the method check. Write behaviour is covered by each feature's own tests.
 
@@ -28,29 +29,36 @@ from edufair_web.tests.url_routes import base_pattern, url_patterns
 # Results pages and exports answer with the results (not the progress state): analyses computed at once.
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow, pytest.mark.usefixtures("analysis_inline")]
 
-ROLES = ("anonymous", "annotator", "outsider", "adjudicator", "researcher")
+ROLES = ("anonymous", "annotator", "outsider", "adjudicator", "researcher", "operator")
 
 # Status per role, in the order of ROLES. L = redirect to the login page (302).
 L = 302
-PAGE_RESEARCHER = (L, 403, 403, 403, 200)
-PAGE_RESEARCHER_POST = (L, 403, 403, 403, 405)
-PAGE_ANY = (L, 200, 200, 200, 200)
-API_RESEARCHER = (401, 403, 403, 403, 200)
-API_RESEARCHER_POST = (401, 403, 403, 403, 405)
-API_READ_ANY = (401, 200, 200, 200, 200)
-API_POST_ANY = (401, 405, 405, 405, 405)
+PAGE_RESEARCHER = (L, 403, 403, 403, 200, 403)
+PAGE_RESEARCHER_POST = (L, 403, 403, 403, 405, 403)
+# Any research role (operators take no part in the research).
+PAGE_ANY = (L, 200, 200, 200, 200, 403)
+# The state of the installation: researchers and operators.
+PAGE_SYSTEM = (L, 403, 403, 403, 200, 200)
+API_RESEARCHER = (401, 403, 403, 403, 200, 403)
+API_RESEARCHER_POST = (401, 403, 403, 403, 405, 403)
+API_READ_ANY = (401, 200, 200, 200, 200, 403)
+API_POST_ANY = (401, 405, 405, 405, 405, 403)
+# Anyone signed in, operators too: the home page, who am I, one's own API tokens.
+PAGE_SIGNED_IN = (L, 200, 200, 200, 200, 200)
+API_SIGNED_IN = (401, 200, 200, 200, 200, 200)
+API_SIGNED_IN_POST = (401, 405, 405, 405, 405, 405)
 # Moderation and adjudication: adjudicators and researchers.
-PAGE_ADJUDICATOR = (L, 403, 403, 200, 200)
-PAGE_ADJUDICATOR_POST = (L, 403, 403, 405, 405)
-API_ADJUDICATOR = (401, 403, 403, 200, 200)
-API_ADJUDICATOR_POST = (401, 403, 403, 405, 405)
+PAGE_ADJUDICATOR = (L, 403, 403, 200, 200, 403)
+PAGE_ADJUDICATOR_POST = (L, 403, 403, 405, 405, 403)
+API_ADJUDICATOR = (401, 403, 403, 200, 200, 403)
+API_ADJUDICATOR_POST = (401, 403, 403, 405, 405, 403)
 # An annotator's own training and labelling: only the enrolled demo annotator. Researchers and adjudicators
 # are not enrolled in the stage, so they are refused too (they see it through the project pages).
-PAGE_ENROLLED = (L, 200, 403, 403, 403)
-API_ENROLLED = (401, 200, 403, 403, 403)
+PAGE_ENROLLED = (L, 200, 403, 403, 403, 403)
+API_ENROLLED = (401, 200, 403, 403, 403, 403)
 # A training step after the demo annotator's current one: the server refuses it (order is enforced).
-PAGE_NOT_YET = (L, 403, 403, 403, 403)
-API_NOT_YET = (401, 403, 403, 403, 403)
+PAGE_NOT_YET = (L, 403, 403, 403, 403, 403)
+API_NOT_YET = (401, 403, 403, 403, 403, 403)
 
 # pattern (as the URL resolver spells it) → (concrete path, expected statuses)
 EXPECTED: dict[str, tuple[str, tuple[int, ...]]] = {}
@@ -62,17 +70,19 @@ def expect(pattern: str, path: str, statuses: tuple[int, ...]) -> None:
 
 
 # --- project shell -------------------------------------------------------------------------------
-expect("", "/", PAGE_ANY)
-expect("healthz", "/healthz", (200, 200, 200, 200, 200))
-expect("system/", "/system/", PAGE_RESEARCHER)
-expect("accounts/login/", "/accounts/login/", (200, L, L, L, L))  # signed-in users go home
-expect("accounts/logout/", "/accounts/logout/", (405, 405, 405, 405, 405))  # log out is POST only
-expect("api/me/", "/api/me/", API_READ_ANY)
-expect("api/auth/token/", "/api/auth/token/", (405, 405, 405, 405, 405))
-expect("api/schema/", "/api/schema/", API_READ_ANY)
-expect("api/docs/", "/api/docs/", API_READ_ANY)
-expect("api/", "/api/", API_READ_ANY)
-expect("api/<drf_format_suffix:format>", "/api/.json", API_READ_ANY)
+expect("", "/", PAGE_SIGNED_IN)
+expect("healthz", "/healthz", (200, 200, 200, 200, 200, 200))  # details for researchers and operators only
+expect("system/", "/system/", PAGE_SYSTEM)
+expect("accounts/login/", "/accounts/login/", (200, L, L, L, L, L))  # signed-in users go home
+expect("accounts/logout/", "/accounts/logout/", (405, 405, 405, 405, 405, 405))  # log out is POST only
+expect("api/me/", "/api/me/", API_SIGNED_IN)
+expect("api/auth/token/", "/api/auth/token/", (405, 405, 405, 405, 405, 405))
+expect("api/auth/tokens/", "/api/auth/tokens/", API_SIGNED_IN)  # one's own tokens
+expect("api/auth/tokens/<str:token_key>/", "/api/auth/tokens/abc/", API_SIGNED_IN_POST)  # DELETE only
+expect("api/schema/", "/api/schema/", API_RESEARCHER)
+expect("api/docs/", "/api/docs/", API_RESEARCHER)
+expect("api/", "/api/", API_SIGNED_IN)
+expect("api/<drf_format_suffix:format>", "/api/.json", API_SIGNED_IN)
 expect("api/^workers/$", "/api/workers/", API_RESEARCHER)
 expect("api/^workers/(?P<hostname>[^/.]+)/$", "/api/workers/{worker}/", API_RESEARCHER)
 
@@ -144,25 +154,24 @@ for action in ("cancel", "clone", "launch", "pause", "rejudge", "resume", "retry
 expect("api/^audits/(?P<pk>[^/.]+)/progress/$", "/api/audits/{audit}/progress/", API_RESEARCHER)
 expect("api/^dialogues/$", "/api/dialogues/", API_RESEARCHER)
 expect("api/^dialogues/(?P<pk>[^/.]+)/$", "/api/dialogues/{dialogue}/", API_RESEARCHER)
-# The question bank and the demographic design are readable by every role (they hold no personal data
-# or labels); only researchers change them.
-expect("api/^questions/$", "/api/questions/", API_READ_ANY)
-expect("api/^questions/(?P<pk>[^/.]+)/$", "/api/questions/{question}/", API_READ_ANY)
-expect("api/^question-imports/$", "/api/question-imports/", API_READ_ANY)
-expect("api/^question-imports/(?P<pk>[^/.]+)/$", "/api/question-imports/{question_import}/", API_READ_ANY)
-expect("api/^demographic-dimensions/$", "/api/demographic-dimensions/", API_READ_ANY)
-expect("api/^demographic-dimensions/(?P<pk>[^/.]+)/$", "/api/demographic-dimensions/{dimension}/", API_READ_ANY)
-expect("api/^demographic-levels/$", "/api/demographic-levels/", API_READ_ANY)
-expect("api/^demographic-levels/(?P<pk>[^/.]+)/$", "/api/demographic-levels/{level}/", API_READ_ANY)
-expect("api/^name-cues/$", "/api/name-cues/", API_READ_ANY)
-expect("api/^name-cues/(?P<pk>[^/.]+)/$", "/api/name-cues/{name_cue}/", API_READ_ANY)
-expect("api/^prompt-templates/$", "/api/prompt-templates/", API_READ_ANY)
-expect("api/^prompt-templates/(?P<pk>[^/.]+)/$", "/api/prompt-templates/{template}/", API_READ_ANY)
-# POST only; the viewset's read permission (any role) answers the GET, so every role gets 405.
-expect("api/^prompt-templates/(?P<pk>[^/.]+)/revise/$", "/api/prompt-templates/{template}/revise/", API_POST_ANY)
+# The question bank, the demographic design, prompt templates and imports: researchers only, as their pages.
+expect("api/^questions/$", "/api/questions/", API_RESEARCHER)
+expect("api/^questions/(?P<pk>[^/.]+)/$", "/api/questions/{question}/", API_RESEARCHER)
+expect("api/^question-imports/$", "/api/question-imports/", API_RESEARCHER)
+expect("api/^question-imports/(?P<pk>[^/.]+)/$", "/api/question-imports/{question_import}/", API_RESEARCHER)
+expect("api/^demographic-dimensions/$", "/api/demographic-dimensions/", API_RESEARCHER)
+expect("api/^demographic-dimensions/(?P<pk>[^/.]+)/$", "/api/demographic-dimensions/{dimension}/", API_RESEARCHER)
+expect("api/^demographic-levels/$", "/api/demographic-levels/", API_RESEARCHER)
+expect("api/^demographic-levels/(?P<pk>[^/.]+)/$", "/api/demographic-levels/{level}/", API_RESEARCHER)
+expect("api/^name-cues/$", "/api/name-cues/", API_RESEARCHER)
+expect("api/^name-cues/(?P<pk>[^/.]+)/$", "/api/name-cues/{name_cue}/", API_RESEARCHER)
+expect("api/^prompt-templates/$", "/api/prompt-templates/", API_RESEARCHER)
+expect("api/^prompt-templates/(?P<pk>[^/.]+)/$", "/api/prompt-templates/{template}/", API_RESEARCHER)
+# POST only: researchers get 405 for the GET, everyone else 403.
+expect("api/^prompt-templates/(?P<pk>[^/.]+)/revise/$", "/api/prompt-templates/{template}/revise/", API_RESEARCHER_POST)
 
 # --- annotation: projects, stages, reports (researchers) ----------------------------------------------
-expect("annotation/", "/annotation/", (L, 302, 302, 302, 302))  # to the signed-in user's training list
+expect("annotation/", "/annotation/", (L, 302, 302, 302, 302, 302))  # to the signed-in user's training list
 expect("annotation/projects/", "/annotation/projects/", PAGE_RESEARCHER)
 expect("annotation/projects/new/", "/annotation/projects/new/", PAGE_RESEARCHER)
 expect("annotation/projects/<id:pk>/", "/annotation/projects/{project}/", PAGE_RESEARCHER)
@@ -183,9 +192,7 @@ expect(
 expect("annotation/projects/<id:pk>/conflicts/", "/annotation/projects/{project}/conflicts/", PAGE_RESEARCHER)
 expect("annotation/stages/<id:pk>/", "/annotation/stages/{stage}/", PAGE_RESEARCHER)
 expect("annotation/stages/<id:pk>/<str:action>/", "/annotation/stages/{stage}/guideline/", PAGE_RESEARCHER_POST)
-expect(
-    "annotation/enrollments/<id:pk>/replace/", "/annotation/enrollments/{enrollment}/replace/", PAGE_RESEARCHER_POST
-)
+expect("annotation/enrollments/<id:pk>/replace/", "/annotation/enrollments/{enrollment}/replace/", PAGE_RESEARCHER_POST)
 
 # --- annotation: training, norming, labelling, adjudication ------------------------------------------
 # The demo annotator is enrolled in stage 1 but has not confirmed the guideline yet.
@@ -196,7 +203,7 @@ for step in ("examples", "pilot", "feedback", "norming", "qualification"):
     expect(f"annotation/training/<id:stage_pk>/{step}/", f"/annotation/training/{{stage}}/{step}/", PAGE_NOT_YET)
 # A norming thread: 403 to the demo annotator (their pilot is not in yet), 404 to an annotator of another
 # stage (thread ids are sequential: a thread one may not see answers as if it did not exist).
-expect("annotation/threads/<id:pk>/", "/annotation/threads/{thread}/", (L, 403, 404, 200, 200))
+expect("annotation/threads/<id:pk>/", "/annotation/threads/{thread}/", (L, 403, 404, 200, 200, 403))
 expect("annotation/comments/<id:pk>/pin/", "/annotation/comments/{comment}/pin/", PAGE_ADJUDICATOR_POST)
 expect("annotation/moderation/", "/annotation/moderation/", PAGE_ADJUDICATOR)
 expect("annotation/label/", "/annotation/label/", PAGE_ANY)
@@ -204,7 +211,7 @@ expect("annotation/label/<id:stage_pk>/", "/annotation/label/{jv_stage}/", PAGE_
 expect(
     "annotation/label/<id:stage_pk>/items/<id:item_pk>/discussion/",
     "/annotation/label/{jv_stage}/items/{jv_item}/discussion/",
-    (L, 404, 404, 200, 200),  # the demo annotator is not in this item's discussion: as if there were none
+    (L, 404, 404, 200, 200, 403),  # the demo annotator is not in this item's discussion: as if there were none
 )
 expect("annotation/adjudicate/", "/annotation/adjudicate/", PAGE_ADJUDICATOR)
 expect(
@@ -246,7 +253,7 @@ expect("api/^annotation/enrollments/$", "/api/annotation/enrollments/", API_READ
 expect(
     "api/^annotation/enrollments/(?P<pk>[^/.]+)/$",
     "/api/annotation/enrollments/{enrollment}/",
-    (401, 200, 404, 404, 200),
+    (401, 200, 404, 404, 200, 403),
 )
 expect(
     "api/^annotation/enrollments/(?P<pk>[^/.]+)/replace/$",
@@ -293,7 +300,7 @@ expect("api/annotation/stages/<id:stage_pk>/labels/", "/api/annotation/stages/{s
 expect(
     "api/annotation/threads/<id:thread_pk>/comments/",
     "/api/annotation/threads/{thread}/comments/",
-    (401, 403, 404, 200, 200),  # as the thread page
+    (401, 403, 404, 200, 200, 403),  # as the thread page
 )
 expect("api/annotation/comments/<id:comment_pk>/pin/", "/api/annotation/comments/{comment}/pin/", API_ADJUDICATOR_POST)
 expect("api/annotation/main/<id:stage_pk>/next/", "/api/annotation/main/{jv_stage}/next/", API_ENROLLED)
@@ -302,7 +309,7 @@ expect("api/annotation/main/<id:stage_pk>/settings/", "/api/annotation/main/{jv_
 expect(
     "api/annotation/main/<id:stage_pk>/items/<id:item_pk>/discussion/",
     "/api/annotation/main/{jv_stage}/items/{jv_item}/discussion/",
-    (401, 404, 404, 200, 200),  # as the discussion page
+    (401, 404, 404, 200, 200, 403),  # as the discussion page
 )
 expect(
     "api/annotation/main/<id:stage_pk>/items/<id:item_pk>/discussion/close/",
@@ -365,13 +372,17 @@ for suffix in ("record", "thresholds"):
 
 
 def admin_rows() -> dict[str, tuple[str, tuple[int, ...]]]:
-    """One row per admin changelist: researchers only; others get 403 (or the admin's login page)."""
-    rows = {"admin/": ("/admin/", (L, 403, 403, 403, 200))}
-    for model in admin.site._registry:
+    """One row per admin changelist: the installation's models (users, groups, tokens, lockouts, heartbeats) for
+    operators, the research data for researchers; others get 403 (or the admin's login page)."""
+    from edufair_web.accounts.admin_site import OperatorModelAdmin
+
+    rows = {"admin/": ("/admin/", (L, 403, 403, 403, 200, 200))}
+    for model, model_admin in admin.site._registry.items():
         meta = model._meta
+        operators = isinstance(model_admin, OperatorModelAdmin)
         rows[f"admin/{meta.app_label}/{meta.model_name}/"] = (
             f"/admin/{meta.app_label}/{meta.model_name}/",
-            (L, 403, 403, 403, 200),
+            (L, 403, 403, 403, 403, 200) if operators else (L, 403, 403, 403, 200, 403),
         )
     return rows
 
@@ -397,6 +408,7 @@ def world(django_user_model):
 
     call_command("seed_demo", small=True, stdout=StringIO())  # the small demo audit: same pages, fewer dialogues
     user_create_with_role(username="outsider", role="annotator", password="pw-outsider-1")
+    user_create_with_role(username="operator", role="operator", password="pw-operator-1")
     from django.utils import timezone
 
     WorkerHeartbeat.objects.create(hostname="celery@matrix", started_at=timezone.now(), last_seen=timezone.now())

@@ -13,7 +13,7 @@ from edufair_web.accounts.tasks import worker_heartbeat
 
 
 @pytest.mark.services
-def test_worker_process_runs_a_task_enqueued_on_commit(celery_worker_process):
+def test_worker_process_runs_a_task_enqueued_on_commit(celery_worker_process, researcher):
     queue, process = celery_worker_process(concurrency=2)
 
     with transaction.atomic():
@@ -28,8 +28,11 @@ def test_worker_process_runs_a_task_enqueued_on_commit(celery_worker_process):
     )
     assert process.poll() is None, "the worker exited"
     assert beat.last_seen >= beat.started_at
-    # The worker's own heartbeat thread writes the row too: /healthz sees it alive.
+    # The worker's own heartbeat thread writes the row too: /healthz sees it alive (its details are for
+    # signed-in researchers and operators).
     from django.test import Client
 
-    health = Client().get("/healthz").json()
+    client = Client()
+    client.force_login(researcher)
+    health = client.get("/healthz").json()
     assert any(w["hostname"] == beat.hostname and w["alive"] for w in health["worker"]["workers"])

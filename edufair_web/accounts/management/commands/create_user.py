@@ -1,4 +1,4 @@
-"""`manage.py create_user NAME --role researcher|adjudicator|annotator [--password P] [--email E]`."""
+"""`manage.py create_user NAME --role researcher|adjudicator|annotator|operator [--password P] [--email E]`."""
 
 import secrets
 
