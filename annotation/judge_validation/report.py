@@ -125,11 +125,11 @@ def kappa_bootstrap(
     """Linear-weighted κ on ``resamples`` paired resamples of the turns (values are scale positions 0..k-1),
     all at once: each resample's k × k table comes from one bincount. NaN where a resample's expected
     disagreement is zero (κ undefined on it)."""
-    j, c = np.asarray(judge, dtype=np.int64), np.asarray(consensus, dtype=np.int64)
-    n = j.size
+    codes = np.asarray(judge, dtype=np.int64) * k + np.asarray(consensus, dtype=np.int64)
+    n = codes.size
     rng = np.random.default_rng(seed)
     index = rng.integers(0, n, size=(resamples, n))
-    cells = j[index] * k + c[index] + (np.arange(resamples, dtype=np.int64) * k * k)[:, None]
+    cells = codes[index] + (np.arange(resamples, dtype=np.int64) * k * k)[:, None]
     tables = np.bincount(cells.ravel(), minlength=resamples * k * k).reshape(resamples, k, k).astype(float)
     weights = np.abs(np.subtract.outer(np.arange(k), np.arange(k))).astype(float)
     observed = (tables * weights).sum(axis=(1, 2))
