@@ -11,6 +11,8 @@ import hashlib
 from django.conf import settings
 from django.core.cache import caches
 from django.http import HttpResponse
+from rest_framework.exceptions import ValidationError
+from rest_framework.settings import api_settings
 from drf_spectacular.contrib.knox_auth_token import KnoxTokenScheme
 from drf_spectacular.utils import extend_schema
 from drf_spectacular.views import SCHEMA_KWARGS, SpectacularAPIView
@@ -27,8 +29,10 @@ class CachedSchemaView(SpectacularAPIView):
     def get(self, request, *args, **kwargs):
         renderer = request.accepted_renderer
         lang = request.GET.get("lang") if settings.USE_I18N else None
+        if lang and lang not in dict(settings.LANGUAGES):
+            raise ValidationError({"lang": f"Unknown language {lang[:20]!r}; use one of settings.LANGUAGES."})
         version = self.api_version or request.version or self._get_version_parameter(request)
-        # Query parameters are the client's: hashed into a fixed-size key; the cache holds a few entries at most.
+        # Only known values reach the key (hashed to a fixed size); the cache holds a few entries at most.
         key = hashlib.sha256(repr((renderer.media_type, lang, version)).encode()).hexdigest()
         cache = caches["schema"]
         cached = cache.get(key)
@@ -40,3 +44,9 @@ class CachedSchemaView(SpectacularAPIView):
             cache.set(key, cached, timeout=None)
         body, content_type, disposition = cached
         return HttpResponse(body, content_type=content_type, headers={"Content-Disposition": disposition})
+
+    def _get_version_parameter(self, request):
+        """`?version=` only names one of DRF's ALLOWED_VERSIONS (none here): drf-spectacular would otherwise
+        write any value into the schema's `info.version`, and build and cache a schema per value."""
+        version = request.GET.get("version")
+        return version if version in (api_settings.ALLOWED_VERSIONS or ()) else None
