@@ -11,11 +11,11 @@ import hashlib
 from django.conf import settings
 from django.core.cache import caches
 from django.http import HttpResponse
-from rest_framework.exceptions import ValidationError
-from rest_framework.settings import api_settings
 from drf_spectacular.contrib.knox_auth_token import KnoxTokenScheme
 from drf_spectacular.utils import extend_schema
 from drf_spectacular.views import SCHEMA_KWARGS, SpectacularAPIView
+from rest_framework.exceptions import ValidationError
+from rest_framework.settings import api_settings
 
 
 class RoleTokenScheme(KnoxTokenScheme):
