@@ -5,6 +5,7 @@ that got past the save. A connection that fails reads the same whatever answered
 listener that does not speak HTTP), so the connection test does not map ports."""
 
 import asyncio
+import http.server
 import socket
 import socketserver
 import threading
@@ -119,6 +120,42 @@ def test_the_batch_client_checks_the_address_it_connects_to(server, default_poli
             _api(lambda: client.batches.list(), "list the batches")
     finally:
         client.close()
+    assert len(server.state.served) == served
+
+
+@pytest.fixture
+def redirector(server):
+    """A server that answers every POST with a redirect to the test server's literal loopback address."""
+    target = f"{server.base_url}/chat/completions"
+
+    class Redirect(http.server.BaseHTTPRequestHandler):
+        def do_POST(self):
+            self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            self.send_response(307)
+            self.send_header("Location", target)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, *args):
+            pass
+
+    listener = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Redirect)
+    thread = threading.Thread(target=listener.serve_forever, daemon=True)
+    thread.start()
+    yield listener.server_address[1]
+    listener.shutdown()
+    listener.server_close()
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+def test_a_redirect_to_an_internal_address_is_refused(server, redirector, default_policy, dns, monkeypatch, transport):
+    """The operator allowed one host by name; it redirects to an address that is not allowed."""
+    monkeypatch.setenv("LLM_HTTP_TRANSPORT", transport)
+    dns["address"] = "127.0.0.1"
+    default_policy.EDUFAIR_ENDPOINT_ALLOWED_HOSTS = [REBINDING_HOST]
+    served = len(server.state.served)
+    ok, message = check(config(f"http://{REBINDING_HOST}:{redirector}/v1"))
+    assert not ok and message.startswith("refused: 127.0.0.1 resolves to a loopback address"), message
     assert len(server.state.served) == served
 
 
