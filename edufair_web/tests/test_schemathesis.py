@@ -6,7 +6,9 @@ Bounded: a few generated examples per operation and role (`EXAMPLES_PER_OPERATIO
 example database, so the test costs about the same on every run and fits in CI. Path parameters are drawn
 both at random and from the ids of real objects seeded below (a finished simulation audit, an annotation
 project with a main stage, a judge-validation project), so the generated requests reach the views' code and
-not only their 404s.
+not only their 404s. Every operation with path parameters is also sent hostile ones (`HOSTILE_PATH_VALUES`: a
+number no database column holds, a negative, a float, a word), alone and next to a real id, which may answer
+404 or 400 but never a server error.
 """
 
 from __future__ import annotations
@@ -19,18 +21,20 @@ import schemathesis
 from django.core.wsgi import get_wsgi_application
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
-from rest_framework.authtoken.models import Token
 from schemathesis.checks import not_a_server_error
 from schemathesis.core.failures import FailureGroup
 from schemathesis.specs.openapi.checks import response_schema_conformance
 
 from edufair_web.accounts.roles import ADJUDICATOR, ANNOTATOR, RESEARCHER
+from edufair_web.accounts.tokens import api_token_issue
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 
 # A deeper local run: SCHEMATHESIS_EXAMPLES=50 pytest edufair_web/tests/test_schemathesis.py
 EXAMPLES_PER_OPERATION = int(os.environ.get("SCHEMATHESIS_EXAMPLES", "4"))
 CHECKS = [not_a_server_error, response_schema_conformance]
+# Beyond any 64-bit column, negative, a float that int() refuses, a word.
+HOSTILE_PATH_VALUES = ["99999999999999999999", "-1", "1e9999", "abc"]
 
 
 @pytest.fixture
@@ -133,14 +137,31 @@ def case_strategy(operation, world):
     return st.one_of(seeded, operation.as_strategy())
 
 
+def hostile_path_parameters(operation, world) -> list[dict]:
+    """Every hostile value in every path parameter at once; then, with real ids in the others, in each one alone."""
+    names = re.findall(r"{(\w+)}", operation.path)
+    if not names:
+        return []
+    cases = [dict.fromkeys(names, value) for value in HOSTILE_PATH_VALUES]
+    ids = known_ids(operation.path, world)
+    if len(names) > 1 and all(name in ids for name in names):
+        for hostile in names:
+            for value in HOSTILE_PATH_VALUES[:2]:
+                cases.append({name: value if name == hostile else ids[name][0] for name in names})
+    return cases
+
+
 @pytest.mark.parametrize("role", [RESEARCHER, ADJUDICATOR, ANNOTATOR])
 def test_no_server_errors_and_no_schema_violations(role, world):
-    token = Token.objects.create(user=world["users"][role])
-    headers = {"Authorization": f"Token {token.key}"}
-    # The schema itself is for signed-in users.
-    schema = schemathesis.openapi.from_wsgi("/api/schema/", get_wsgi_application(), headers=headers)
+    _, token = api_token_issue(user=world["users"][role])
+    headers = {"Authorization": f"Token {token}"}
+    # The schema itself is for researchers; every role's requests are sent from it.
+    _, researcher_token = api_token_issue(user=world["users"][RESEARCHER])
+    schema = schemathesis.openapi.from_wsgi(
+        "/api/schema/", get_wsgi_application(), headers={"Authorization": f"Token {researcher_token}"}
+    )
     failures: list[str] = []
-    operations = 0
+    operations = hostile_requests = 0
     for result in schema.get_all_operations():
         operation = result.ok()
         operations += 1
@@ -161,5 +182,14 @@ def test_no_server_errors_and_no_schema_violations(role, world):
             check()
         except (Exception, FailureGroup) as error:  # one report for all operations, not a stop at the first
             failures.append(f"{operation.label}: {error}")
+        for path_parameters in hostile_path_parameters(operation, world):
+            hostile_requests += 1
+            try:
+                operation.Case(path_parameters=path_parameters).call_and_validate(
+                    headers=headers, checks=[not_a_server_error]
+                )
+            except (Exception, FailureGroup) as error:
+                failures.append(f"{operation.label} with path {path_parameters}: {error}")
     assert operations > 100, "the schema lists fewer operations than the API has"
+    assert hostile_requests > 2 * operations, "hostile path parameters were not sent"
     assert not failures, f"{len(failures)} operation(s) failed as {role}:\n\n" + "\n\n".join(failures)
