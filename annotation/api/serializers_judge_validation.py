@@ -6,6 +6,7 @@ from rest_framework import serializers
 from annotation.judge_validation.rubric import METRIC_QUESTIONS
 from annotation.judge_validation.services import DEFAULT_OVERLAP, DEFAULT_SAMPLE_SIZE, DEFAULT_TRAINING_POOL
 from annotation.models import JudgeValidation, RubricWorkshop
+from edufair_web.upload_limits import MaxUploadSize
 
 
 class ValidationProjectCreateSerializer(serializers.Serializer):
@@ -16,7 +17,12 @@ class ValidationProjectCreateSerializer(serializers.Serializer):
     overlap = serializers.IntegerField(default=DEFAULT_OVERLAP, min_value=2, max_value=3)
     training_pool = serializers.IntegerField(default=DEFAULT_TRAINING_POOL, min_value=2)
     human_alpha_min = serializers.FloatField(default=0.80, min_value=-1, max_value=1)
-    judge_agreement_min = serializers.FloatField(default=0.80, min_value=0, max_value=1)
+    judge_agreement_min = serializers.FloatField(
+        default=0.80,
+        min_value=0,
+        max_value=1,
+        help_text="The least Cohen's κ (linear) between the judge and the human consensus for a pass.",
+    )
     name = serializers.CharField(required=False, allow_blank=True, default="")
 
 
@@ -26,8 +32,12 @@ class JudgeAddSerializer(serializers.Serializer):
 
 
 class ThresholdsSerializer(serializers.Serializer):
-    human_alpha_min = serializers.FloatField(min_value=-1, max_value=1)
-    judge_agreement_min = serializers.FloatField(min_value=0, max_value=1)
+    human_alpha_min = serializers.FloatField(
+        min_value=-1, max_value=1, help_text="The least human α before discussion."
+    )
+    judge_agreement_min = serializers.FloatField(
+        min_value=0, max_value=1, help_text="The least Cohen's κ (linear) between the judge and the human consensus."
+    )
 
 
 class DisagreementSerializer(serializers.Serializer):
@@ -84,5 +94,8 @@ class WorkshopOutSerializer(serializers.ModelSerializer):
 
 
 class MRBenchImportSerializer(serializers.Serializer):
-    file = serializers.FileField()
-    name = serializers.CharField(required=False, allow_blank=True, default="")
+    file = serializers.FileField(
+        help_text="A published MRBench V1/V2 or BEA 2025 JSON file, as it is (at most ITEM_IMPORT_MAX_BYTES).",
+        validators=[MaxUploadSize("items")],
+    )
+    name = serializers.CharField(required=False, allow_blank=True, default="", max_length=200)

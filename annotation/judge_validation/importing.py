@@ -65,7 +65,7 @@ def labelled_file_import(*, data: bytes | str, filename: str = "", name: str = "
     rubric = rubric_version_for_template(template=default_template("judge_rubric"), by=by)
     label = "BEA 2025" if parsed.schema == mrbench.BEA2025 else "MRBench"
     project = project_create(
-        name=name or f"Judge validation on {filename or f'a {label} file'} (imported labels)",
+        name=(name or f"Judge validation on {filename or f'a {label} file'} (imported labels)")[:200],
         description=f"{len(parsed.responses)} tutor responses with their published human labels ({label}), "
         "mapped to the rubric; no new annotation.",
         kind=AnnotationProject.Kind.JUDGE_VALIDATION,

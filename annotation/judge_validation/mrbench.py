@@ -44,6 +44,7 @@ REVEAL_ALIASES = {
 REVEAL_SCALE = {REVEALED_CORRECT: "2", "no": "0"}
 REVEAL_ALLOWED = (*REVEAL_SCALE, REVEALED_INCORRECT)
 UNMAPPED = "unmapped"
+MAX_SOURCE_ID = 200  # an item's external id ("conversation id[/record/Split]:tutor")
 
 DIMENSIONS = (
     "Mistake_Identification",
@@ -264,6 +265,11 @@ def _schema_of(record: dict, where: str) -> str:
 def parse_labelled_file(data: bytes | str) -> ParsedFile:
     """Every tutor response of an MRBench or BEA 2025 file, with its labels mapped, and what the file
     lacks stated. Raises MRBenchError naming the cause."""
+    if isinstance(data, bytes):
+        try:
+            data = data.decode("utf-8-sig")  # the files are UTF-8; a byte-order mark is tolerated
+        except UnicodeDecodeError as exc:
+            raise MRBenchError(f"the file is not UTF-8 text (byte {exc.start} cannot be read)") from None
     try:
         records = loads(data)
     except JSONInputError as exc:
@@ -324,6 +330,10 @@ def parse_labelled_file(data: bytes | str) -> ParsedFile:
                 if conversation_id in repeated
                 else conversation_id
             )
+            if len(source_id) + len(tutor) + 1 > MAX_SOURCE_ID:
+                raise MRBenchError(
+                    f"{at}: the conversation id and tutor name are longer than {MAX_SOURCE_ID} characters"
+                )
             responses.append(
                 ImportedResponse(
                     external_id=f"{source_id}:{tutor}",

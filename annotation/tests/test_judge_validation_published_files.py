@@ -15,6 +15,7 @@ from io import StringIO
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import CommandError, call_command
+from django.test import override_settings
 from django.urls import reverse
 
 from annotation import exports
@@ -88,6 +89,8 @@ def test_bea_layout_reads_four_dimensions_and_the_turor_typo():
     assert [role for role, _ in first.history] == ["tutor", "student", "tutor", "student"]
     assert first.history[2] == ("tutor", "How did you get 12?")
     assert all(set(r.labels) == {"mistake_recognize", "step_scaffolded", "actionability"} for r in parsed.responses)
+    with_bom = parse_labelled_file(b"\xef\xbb\xbf" + bea_dev_text().encode())  # a byte-order mark is read too
+    assert [r.external_id for r in with_bom.responses] == [r.external_id for r in parsed.responses]
 
 
 def test_judge_input_never_gets_placeholders_or_a_whole_solution():
@@ -132,6 +135,11 @@ def test_judge_input_never_gets_placeholders_or_a_whole_solution():
         ),
         ("[" * 200 + "]" * 200, "nested too deeply"),
         ("[{", "not valid JSON"),
+        (b"\xff\xfe[1]", "not UTF-8 text"),
+        (
+            json.dumps([{"conversation_id": "7" * 300, "tutor_responses": {"A": {"response": "x", "annotation": {}}}}]),
+            "longer than 200 characters",
+        ),
     ],
 )
 def test_unreadable_files_name_the_real_cause(text, cause):
@@ -184,6 +192,30 @@ def test_imports_through_api_page_and_command_show_the_files_counts(researcher_c
     bea = AnnotationProject.objects.get(options__filename="bea_dev.json")
     html = researcher_client.get(reverse("annotation:judge-validation", args=[bea.pk])).content.decode()
     assert "Not in the file: Revealing_of_the_Answer, Tutor_Tone" in html
+
+
+@pytest.mark.django_db
+def test_the_api_and_the_page_refuse_a_bad_file_with_its_cause(researcher_client):
+    bea_test_set = json.dumps([{"conversation_id": "1", "tutor_responses": {"GPT4": {"response": "Hi"}}}])
+    api = researcher_client.post(
+        reverse("annotation-jv-mrbench"), {"file": SimpleUploadedFile("test.json", bea_test_set.encode())}
+    )
+    assert api.status_code == 400 and "carry no annotation" in api.json()["file"]
+    page = researcher_client.post(
+        reverse("annotation:judge-validations"),
+        {"file": SimpleUploadedFile("flat.json", b'{"conversation_id": "1"}')},
+        follow=True,
+    )
+    assert page.status_code == 200 and "Not imported: the file must hold a JSON list" in page.content.decode()
+    with override_settings(UPLOAD_MAX_BYTES={"items": 100, "questions": 100}):
+        big = mrbench_v1_text().encode()
+        api = researcher_client.post(reverse("annotation-jv-mrbench"), {"file": SimpleUploadedFile("v1.json", big)})
+        assert api.status_code == 400 and "the largest item file accepted is" in api.json()["file"][0]
+        page = researcher_client.post(
+            reverse("annotation:judge-validations"), {"file": SimpleUploadedFile("v1.json", big)}, follow=True
+        )
+        assert "the largest item file accepted is" in page.content.decode()
+    assert not AnnotationProject.objects.filter(kind=AnnotationProject.Kind.JUDGE_VALIDATION).exists()
 
 
 @pytest.mark.django_db

@@ -23,6 +23,7 @@ from annotation.selectors.judge_validation import item_sources, project_rubrics,
 from annotation.services.training import SetupError
 from edufair_web.accounts.permissions import ResearcherRequiredMixin
 from edufair_web.converters import parse_id
+from edufair_web.upload_limits import upload_size_error
 
 
 def fmt(value, digits: int = 3) -> str:
@@ -137,6 +138,10 @@ class ValidationListView(ResearcherRequiredMixin, View):
         upload = request.FILES.get("file")
         if upload is None:
             messages.error(request, "Choose an MRBench or BEA 2025 JSON file.")
+            return redirect("annotation:judge-validations")
+        too_large = upload_size_error("items", upload.size)
+        if too_large:
+            messages.error(request, f"Not imported: {too_large}")
             return redirect("annotation:judge-validations")
         try:
             project = labelled_file_import(data=upload.read(), filename=upload.name, by=request.user)
