@@ -273,6 +273,8 @@ def test_imported_labels_never_pass_missing_metrics_are_left_out_and_differences
         assert researcher_client.get(f"{report_url}?item={bad}").status_code == 404
     html = researcher_client.get(reverse("annotation:judge-validation", args=[project.pk])).content.decode()
     assert f'href="{some["source"]["link"]}"' in html and "conversation 1430-abc" in html
+    flat_kappa = next(r for r in report["metrics"] if r["metric"] == "actionability")["judges"][str(constant.pk)]
+    assert flat_kappa["verdict"]["kappa"] in html and "human reliability unknown" in html
 
     # The labels exports hold every imported label as the items' consensus.
     records = [json.loads(line) for line in exports.labels_jsonl(project).splitlines()]
