@@ -37,14 +37,18 @@ class ModelEndpoint(models.Model):
     name = models.CharField(max_length=100, unique=True)
     provider = models.CharField(max_length=20, choices=Provider.choices, default=Provider.OPENAI)
     base_url = models.URLField(
-        max_length=300, blank=True, help_text="e.g. http://localhost:8001/v1 for vLLM; blank for api.openai.com."
+        max_length=300,
+        blank=True,
+        help_text="e.g. http://localhost:8001/v1 for vLLM; blank for api.openai.com. Loopback and private "
+        "addresses only where the operator allows them.",
     )
     model = models.CharField(max_length=200, help_text="The model name the server expects.")
     api_key_env = models.CharField(
         max_length=100,
         blank=True,
         validators=[validate_env_var_name],
-        help_text="Name of the environment variable holding the API key (never the key). Blank: no key.",
+        help_text="Name of the environment variable holding the API key (never the key), e.g. EDUFAIR_KEY_VLLM "
+        "or OPENAI_API_KEY; the operator decides which names are allowed. Blank: no key.",
     )
     temperature = models.FloatField(default=0.0)
     max_tokens = models.PositiveIntegerField(null=True, blank=True)
