@@ -1,15 +1,18 @@
-"""The API's JSON request parser: DRF's, after refusing a body nested deeper than json_input.MAX_DEPTH (a 400).
+"""The API's JSON input by json_input's rule: request bodies (the parser) and the JSON text of form fields (every
+serializer JSONField, model serializers' included), nested deeper than MAX_DEPTH, are a 400 and never a 500.
 
-The body's size is bounded before this runs: DRF hands JSON parsers `request.body`, which Django refuses
+The body's size is bounded before the parser runs: DRF hands JSON parsers `request.body`, which Django refuses
 (400) over DATA_UPLOAD_MAX_MEMORY_SIZE.
 """
 
 import io
 
+from django.db import models
+from rest_framework import serializers
 from rest_framework.exceptions import ParseError
 from rest_framework.parsers import JSONParser
 
-from edufair_web.json_input import MAX_DEPTH, nesting_depth
+from edufair_web.json_input import MAX_DEPTH, DepthBoundedDecoder, nesting_depth
 
 
 class DepthBoundedJSONParser(JSONParser):
@@ -20,3 +23,18 @@ class DepthBoundedJSONParser(JSONParser):
         if nesting_depth(body, MAX_DEPTH) > MAX_DEPTH:
             raise ParseError(f"JSON parse error - the JSON is nested too deeply (more than {MAX_DEPTH} levels)")
         return super().parse(io.BytesIO(body), media_type, parser_context)
+
+
+class DepthBoundedJSONField(serializers.JSONField):
+    """DRF's JSONField parses a multipart or form value as JSON text, where a deep one was a RecursionError."""
+
+    def __init__(self, **kwargs):
+        if kwargs.get("decoder") is None:  # model serializers pass the model field's decoder, None by default
+            kwargs["decoder"] = DepthBoundedDecoder
+        super().__init__(**kwargs)
+
+
+# Model serializers build a model JSONField's serializer field from this mapping (DRF's documented hook). DRF
+# imports this module for DEFAULT_PARSER_CLASSES when rest_framework.views is first imported, before any
+# serializer builds its fields.
+serializers.ModelSerializer.serializer_field_mapping[models.JSONField] = DepthBoundedJSONField

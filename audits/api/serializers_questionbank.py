@@ -5,7 +5,8 @@ from rest_framework import serializers
 from audits.forms import IMPORT_SOURCE_CHOICES
 from audits.models import DemographicDimension, DemographicLevel, NameCue, PromptTemplate, Question, QuestionImport
 from audits.prompt_templates import template_placeholder_errors
-from edufair_web.json_input import DepthBoundedDecoder, JSONInputError, loads
+from edufair_web.json_input import JSONInputError, loads
+from edufair_web.json_parser import DepthBoundedJSONField
 from edufair_web.upload_limits import MaxUploadSize
 
 # Read-only source fields are plain text in the schema: one "source" enum per serializer would collide with
@@ -42,10 +43,9 @@ class QuestionImportSerializer(serializers.ModelSerializer):
 class QuestionImportUploadSerializer(serializers.Serializer):
     source = serializers.ChoiceField(choices=[value for value, _ in IMPORT_SOURCE_CHOICES])
     file = serializers.FileField(validators=[MaxUploadSize("questions")])
-    parameters = serializers.JSONField(
+    parameters = DepthBoundedJSONField(
         required=False,
         default=dict,
-        decoder=DepthBoundedDecoder,
         help_text='Thresholds and seed, e.g. {"min_exchanges": 4} or {"threshold": 0.65, "per_domain_max": 500, '
         '"seed": 0}. In a multipart upload, a JSON text.',
     )

@@ -10,7 +10,7 @@ from rest_framework import serializers
 from audits.models import Audit, Condition, Dialogue, LLMCall, ModelEndpoint, Turn, TurnScore
 from audits.models.llm import validate_env_var_name
 from audits.selectors.endpoints import endpoint_model_mismatches
-from edufair_web.json_input import DepthBoundedDecoder
+from edufair_web.json_parser import DepthBoundedJSONField
 
 
 class ModelMismatchSerializer(serializers.Serializer):
@@ -175,9 +175,7 @@ class CloneSerializer(serializers.Serializer):
     factor = serializers.ChoiceField(
         choices=["student_endpoint", "judge_endpoint", "check_endpoint", "judge_template", "seed", "tutors"]
     )
-    value = serializers.JSONField(
-        help_text="An endpoint id, a template id, a seed, or a list of tutor ids.", decoder=DepthBoundedDecoder
-    )
+    value = DepthBoundedJSONField(help_text="An endpoint id, a template id, a seed, or a list of tutor ids.")
     name = serializers.CharField(required=False, allow_blank=True, default="")
 
 

@@ -156,6 +156,15 @@ def test_a_json_body_over_the_request_limit_is_a_400(researcher_api, settings):
     assert response.status_code == 400  # Django's RequestDataTooBig, before the parser reads it
 
 
+def test_deep_json_text_in_a_model_serializer_json_field_is_a_400(researcher_api):
+    # A form value of a model's JSONField is parsed as JSON text by DRF (it was a RecursionError, a 500).
+    data = {"name": "x", "categories": "[" * 100_000}
+    response = researcher_api.post("/api/annotation/projects/", data, format="multipart")
+    assert response.status_code == 400
+    assert "categories" in response.json()
+    assert not AnnotationProject.objects.filter(name="x").exists()
+
+
 def test_deep_json_text_in_a_multipart_json_field_is_a_400(researcher_api):
     response = post_questions(researcher_api, '{"domain": "physics", "text": "t", "answer": 1}\n', "q.jsonl",
                               parameters="[" * 100_000)  # fmt: skip
