@@ -2,11 +2,14 @@
 self-contained HTML report — the same numbers the results page shows (one `AuditAnalysis` feeds all).
 
 Every export states its methods (every parameter, the judge and rubric version, the judge's validation
-status) and says SIMULATION when any model of the audit is a simulation. Every row whose number rests on a
-metric whose judge failed validation says so (`judge_validation_failed`, and for averaged cells
-`judge_failed_metrics`); these columns come last, so existing readers keep their column order. CSV cells
-that a spreadsheet would run as a formula (text starting with = + - @, tab or carriage return) are
-prefixed with a quote; numbers are written in full precision (repr) so a re-read gives the same floats.
+status) and says SIMULATION when any model of the audit is a simulation. A CSV is one header row and its
+rows, so `pandas.read_csv(path)` opens it as it is: its methods go in the sidecar `…-methods.json`
+(`methods_json`, downloadable beside it), and every row carries `simulation` (true when a model was
+simulated). Every row whose number rests on a metric whose judge failed validation says so
+(`judge_validation_failed`, and for averaged cells `judge_failed_metrics`); these columns come last, so
+existing readers keep their column order. CSV cells that a spreadsheet would run as a formula (text
+starting with = + - @, tab or carriage return) are prefixed with a quote; numbers are written in full
+precision (repr) so a re-read gives the same floats.
 """
 
 from __future__ import annotations
@@ -272,13 +275,9 @@ def csv_cell(value: Any) -> Any:
     return text
 
 
-def rows_to_csv(rows: Sequence[Mapping[str, Any]], *, columns: Sequence[str] | None = None, preamble=()) -> str:
-    """CSV text; ``preamble`` lines are written first as '# ' comments (methods, the simulation label)."""
+def rows_to_csv(rows: Sequence[Mapping[str, Any]], *, columns: Sequence[str] | None = None) -> str:
+    """CSV text: one header row, then the rows (no comment lines: tools read it with their defaults)."""
     out = io.StringIO()
-    for line in preamble:
-        # One comment line each: a newline in a name (an audit's, an endpoint's) would start a new line that
-        # a spreadsheet reads as a row — with a formula in it, if the name was hostile.
-        out.write("# " + " ".join(str(line).splitlines()) + "\n")
     columns = list(columns or (rows[0].keys() if rows else []))
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow([csv_cell(column) for column in columns])
@@ -287,12 +286,13 @@ def rows_to_csv(rows: Sequence[Mapping[str, Any]], *, columns: Sequence[str] | N
     return out.getvalue()
 
 
-def csv_preamble(analysis, table: str) -> list[str]:
+def methods_lines(analysis) -> list[str]:
+    """The methods in a few sentences, as the sidecar's `summary` states them."""
     methods = analysis_methods(analysis)
     lines = []
     if methods["simulation"]:
         lines.append(SIMULATION_LABEL)
-    lines.append(f"EduFair Web fairness results: audit {methods['audit_id']} ({methods['audit']}), table {table}")
+    lines.append(f"EduFair Web fairness results: audit {methods['audit_id']} ({methods['audit']})")
     lines.append(
         "parameters: "
         + ", ".join(
@@ -318,16 +318,13 @@ def csv_preamble(analysis, table: str) -> list[str]:
 
 
 def read_csv(text: str) -> list[dict[str, str]]:
-    """Read an export back (skipping the '# ' preamble): for tests and notebooks."""
-    lines = [line for line in text.splitlines() if not line.startswith("# ")]
-    return list(csv.DictReader(lines))
+    """Read a CSV export back as dicts of strings (for tests and notebooks without pandas)."""
+    return list(csv.DictReader(io.StringIO(text)))
 
 
-def table_csv(analysis, table: str, tables: Mapping[str, list] | None = None) -> str:
-    if table not in TABLES:
-        raise ValueError(f"unknown table {table!r}; one of {', '.join(TABLES)}")
-    tables = tables or export_tables(analysis, include_raw=table == "raw_scores")
-    columns = {
+def table_columns(table: str, rows: Sequence[Mapping[str, Any]]) -> list[str]:
+    """A table's CSV columns: its fixed ones (or its rows' keys), then `simulation`."""
+    fixed = {
         "contrasts": CONTRAST_COLUMNS,
         "conversation_contrasts": CONTRAST_COLUMNS,
         "student_contrasts": CONTRAST_COLUMNS,
@@ -336,7 +333,16 @@ def table_csv(analysis, table: str, tables: Mapping[str, list] | None = None) ->
         "implicit_rows": SUMMARY_COLUMNS,
         "opposite_decomposition": SUMMARY_COLUMNS,
     }.get(table)
-    return rows_to_csv(tables[table], columns=columns, preamble=csv_preamble(analysis, table))
+    return [*(fixed or (rows[0].keys() if rows else [])), "simulation"]
+
+
+def table_csv(analysis, table: str, tables: Mapping[str, list] | None = None) -> str:
+    if table not in TABLES:
+        raise ValueError(f"unknown table {table!r}; one of {', '.join(TABLES)}")
+    tables = tables or export_tables(analysis, include_raw=table == "raw_scores")
+    rows = tables[table]
+    simulation = is_simulation(analysis.audit)
+    return rows_to_csv([{**row, "simulation": simulation} for row in rows], columns=table_columns(table, rows))
 
 
 # --- JSON --------------------------------------------------------------------------------------------
@@ -371,6 +377,28 @@ def results_payload(analysis, *, include_raw: bool = False) -> dict[str, Any]:
 
 def results_json(analysis) -> str:
     return json.dumps(results_payload(analysis, include_raw=True), indent=1, allow_nan=False)
+
+
+def methods_payload(analysis) -> dict[str, Any]:
+    """The CSV exports' sidecar: the methods, their summary in words, and each table's columns."""
+    methods = analysis_methods(analysis)
+    return _json_safe(
+        {
+            "audit": {"id": analysis.audit.pk, "name": analysis.audit.name, "status": analysis.audit.status},
+            "simulation": methods["simulation"],
+            "label": SIMULATION_LABEL if methods["simulation"] else "",
+            "summary": methods_lines(analysis),
+            "parameters": analysis.parameters.as_dict(),
+            "methods": methods,
+            "csv_files": {table: export_filename(analysis.audit, table, "csv") for table in TABLES},
+            "contrast_columns": [*CONTRAST_COLUMNS, "simulation"],
+            "summary_columns": [*SUMMARY_COLUMNS, "simulation"],
+        }
+    )
+
+
+def methods_json(analysis) -> str:
+    return json.dumps(methods_payload(analysis), indent=1, allow_nan=False)
 
 
 # --- HTML report -------------------------------------------------------------------------------------
@@ -440,7 +468,8 @@ def export_filename(audit, what: str, extension: str) -> str:
 
 
 def write_report(analysis, out_dir: Path) -> list[Path]:
-    """Every export into a folder (the `audit_report` command): HTML, JSON and one CSV per table."""
+    """Every export into a folder (the `audit_report` command): HTML, JSON, one CSV per table and the
+    CSVs' methods sidecar."""
     out_dir.mkdir(parents=True, exist_ok=True)
     audit = analysis.audit
     written = []
@@ -449,6 +478,9 @@ def write_report(analysis, out_dir: Path) -> list[Path]:
         path = out_dir / export_filename(audit, table, "csv")
         path.write_text(table_csv(analysis, table, tables), encoding="utf-8")
         written.append(path)
+    path = out_dir / export_filename(audit, "methods", "json")
+    path.write_text(methods_json(analysis), encoding="utf-8")
+    written.append(path)
     path = out_dir / export_filename(audit, "results", "json")
     path.write_text(results_json(analysis), encoding="utf-8")
     written.append(path)

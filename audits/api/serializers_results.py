@@ -29,7 +29,7 @@ class AnalysisParametersSerializer(serializers.Serializer):
 
 
 class ExportQuerySerializer(AnalysisParametersSerializer):
-    format = serializers.ChoiceField(choices=["csv", "json", "html"], default="csv")
+    format = serializers.ChoiceField(choices=["csv", "methods", "json", "html"], default="csv")
     table = serializers.ChoiceField(choices=list(TABLES), default="contrasts", help_text="CSV only.")
 
 

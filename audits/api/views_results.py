@@ -1,6 +1,6 @@
 """API of the fairness results (researchers only): `GET /api/audits/{id}/results/` (every table as JSON,
 under the query's parameters), `POST` to the same path (compute a failed analysis again) and
-`GET /api/audits/{id}/export/?format=csv|json|html` (the same files the results page offers).
+`GET /api/audits/{id}/export/?format=csv|methods|json|html` (the same files the results page offers).
 
 The analysis runs on a Celery worker: until it is done both GETs answer 202 with its progress
 ({status, cells_done, cells_total, retry_after, error}) and a Retry-After header — the request starts the

@@ -8,6 +8,7 @@ import json
 import math
 import re
 
+import pandas
 import pytest
 from django.core.management import call_command
 from django.urls import reverse
@@ -96,7 +97,10 @@ def test_raw_scores_one_row_per_dialogue_and_metric_with_condition_fields(resear
 
 def test_every_export_is_labelled_simulation_and_only_then(researcher_client, audit):
     csv_text = researcher_client.get(f"/api/audits/{audit.pk}/export/", {"format": "csv"})
-    assert csv_text.content.decode().startswith("# SIMULATION") and "SIMULATION" in csv_text["Content-Disposition"]
+    assert "SIMULATION" in csv_text["Content-Disposition"]
+    assert {row["simulation"] for row in read_csv(csv_text.content.decode())} == {"true"}
+    methods = researcher_client.get(f"/api/audits/{audit.pk}/export/", {"format": "methods"})
+    assert "SIMULATION" in methods["Content-Disposition"] and methods.json()["summary"][0].startswith("SIMULATION")
     payload = json.loads(researcher_client.get(f"/api/audits/{audit.pk}/export/", {"format": "json"}).content)
     assert payload["simulation"] is True and payload["label"].startswith("SIMULATION")
     assert payload["tables"]["raw_scores"] and payload["methods"]["judge_validation"] == "not validated"
@@ -108,6 +112,9 @@ def test_every_export_is_labelled_simulation_and_only_then(researcher_client, au
     ModelEndpoint.objects.filter(pk__in=[e.pk for e in audit.endpoints()]).update(provider="openai")
     plain = researcher_client.get(f"/api/audits/{audit.pk}/export/", {"format": "csv"})
     assert "SIMULATION" not in plain.content.decode() and "SIMULATION" not in plain["Content-Disposition"]
+    assert {row["simulation"] for row in read_csv(plain.content.decode())} == {"false"}
+    plain_methods = researcher_client.get(f"/api/audits/{audit.pk}/export/", {"format": "methods"})
+    assert "SIMULATION" not in plain_methods.content.decode()
     assert (
         'class="simulation-banner"'
         not in researcher_client.get(f"/api/audits/{audit.pk}/export/", {"format": "html"}).content.decode()
@@ -156,7 +163,41 @@ def test_audit_report_command_writes_the_same_numbers(researcher_client, audit, 
     names = sorted(p.name for p in tmp_path.iterdir())
     assert f"audit-{audit.pk}-report-SIMULATION.html" in names and f"audit-{audit.pk}-results-SIMULATION.json" in names
     assert len([n for n in names if n.endswith(".csv")]) == len(TABLES)  # one CSV per table
+    assert f"audit-{audit.pk}-methods-SIMULATION.json" in names  # and their sidecar
     rows = read_csv((tmp_path / f"audit-{audit.pk}-contrasts-SIMULATION.csv").read_text())
     api = researcher_client.get(f"/api/audits/{audit.pk}/results/", {"n_boot": 500, "seed": 4}).json()
     assert len(rows) == len(api["tables"]["contrasts"])
     assert all(_equal(_float(a["r"]), b["r"]) for a, b in zip(rows, api["tables"]["contrasts"], strict=True))
+
+
+def _numeric_columns(rows: list[dict]) -> list[str]:
+    """Columns holding numbers (not booleans) in the JSON rows: the ones to compare."""
+    columns = set()
+    for row in rows:
+        columns |= {k for k, v in row.items() if isinstance(v, int | float) and not isinstance(v, bool)}
+    return sorted(columns)
+
+
+def test_every_csv_opens_in_pandas_as_it_is_with_the_json_numbers(audit, tmp_path):
+    """`pandas.read_csv(path)` with no options reads every CSV export, and its numbers are the JSON export's."""
+    call_command(
+        "audit_report", str(audit.pk), "--out", str(tmp_path), "--n-boot", "200", "--seed", "2", stdout=io.StringIO()
+    )
+    payload = json.loads((tmp_path / f"audit-{audit.pk}-results-SIMULATION.json").read_text())
+    sidecar = json.loads((tmp_path / f"audit-{audit.pk}-methods-SIMULATION.json").read_text())
+    assert sidecar["parameters"] == payload["parameters"] and sidecar["simulation"] is True
+    compared = 0
+    for table in TABLES:
+        frame = pandas.read_csv(tmp_path / sidecar["csv_files"][table])
+        rows = payload["tables"][table]
+        assert len(frame) == len(rows), table
+        assert list(frame.columns)[-1] == "simulation" and frame["simulation"].all()
+        for column in _numeric_columns(rows):
+            expected = [math.nan if row[column] is None else float(row[column]) for row in rows]
+            got = [float(value) for value in frame[column].tolist()]
+            assert all(g == e or (math.isnan(g) and math.isnan(e)) for g, e in zip(got, expected, strict=True)), (
+                table,
+                column,
+            )
+            compared += 1
+    assert compared > 30

@@ -187,10 +187,11 @@ def test_every_export_marks_the_failed_metric_and_not_a_passing_one(researcher_c
         return text, exports.read_csv(text)
 
     text, contrasts = csv_rows("contrasts")
-    header = text.splitlines()[next(i for i, line in enumerate(text.splitlines()) if not line.startswith("# "))]
-    # The new column comes last: existing consumers keep their column order.
-    assert header.split(",") == [*exports.CONTRAST_COLUMNS[:-1], "judge_validation_failed"]
-    assert legend in text.split("\ntutor,")[0]  # the preamble says it too
+    header = text.splitlines()[0]
+    # The new columns come last: existing consumers keep their column order.
+    assert header.split(",") == [*exports.CONTRAST_COLUMNS[:-1], "judge_validation_failed", "simulation"]
+    methods = researcher_client.get(url, {"format": "methods"}).json()
+    assert legend in " ".join(methods["summary"])  # the CSVs' sidecar says it too
     assert {row["judge_validation_failed"] for row in contrasts if row["metric"] == FAILED} == {"true"}
     for metric in passed:
         assert {row["judge_validation_failed"] for row in contrasts if row["metric"] == metric} == {"false"}

@@ -383,7 +383,8 @@ class ContrastPairsView(_ResultsMixin, TemplateView):
 
 
 class ResultsExportView(ResearcherRequiredMixin, View):
-    """Download: ?format=csv&table=<name> | json | html, under the page's parameters (202 while computing)."""
+    """Download: ?format=csv&table=<name> | methods (the CSVs' sidecar) | json | html, under the page's
+    parameters (202 while computing)."""
 
     def get(self, request, pk: int):
         audit = get_object_or_404(Audit, pk=pk)
@@ -432,6 +433,8 @@ def export_response(analysis: AuditAnalysis, fmt: str, table: str = "contrasts")
         extension = "csv"
     elif fmt == "json":
         body, content_type, name, extension = exports.results_json(analysis), "application/json", "results", "json"
+    elif fmt == "methods":
+        body, content_type, name, extension = exports.methods_json(analysis), "application/json", "methods", "json"
     elif fmt == "html":
         body, content_type, name, extension = (
             exports.results_html(analysis),
@@ -440,7 +443,7 @@ def export_response(analysis: AuditAnalysis, fmt: str, table: str = "contrasts")
             "html",
         )
     else:
-        raise Http404("format must be csv, json or html")
+        raise Http404("format must be csv, json, methods or html")
     response = HttpResponse(body, content_type=content_type)
     response["Content-Disposition"] = f'attachment; filename="{exports.export_filename(audit, name, extension)}"'
     if audit.uses_simulation:

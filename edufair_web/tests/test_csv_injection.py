@@ -10,8 +10,8 @@ that reaches it:
   stage, item, subject, category and justification; the pass-rate table (`pass-rates.csv`) with a
   formula as the stage's name.
 
-The rule checked on every cell of every row (the '# ' preamble lines included, parsed as CSV too): a cell
-starting with = + - @ (or tab / carriage return) is a number, or it is neutralised with a leading quote.
+The rule checked on every cell of every row (header included): a cell starting with = + - @ (or tab /
+carriage return) is a number, or it is neutralised with a leading quote.
 """
 
 from __future__ import annotations
@@ -77,16 +77,22 @@ def hostile_audit():
 
 
 def test_every_audit_results_table_is_neutralised(hostile_audit, researcher_client):
+    tables_with_rows = 0
     for table in TABLES:
         page = researcher_client.get(
             reverse("audits:results-export", args=[hostile_audit.pk]), {"format": "csv", "table": table}
         )
         assert page.status_code == 200, (table, page.content[:300])
         assert page["Content-Type"].startswith("text/csv")
-        assert_safe(page.content.decode(), f"page export {table}", planted=1)
+        body = page.content.decode()
+        # Every row names a tutor (and most a domain): a table with rows carries the planted text.
+        planted = 1 if body.count("\n") > 1 else 0
+        tables_with_rows += planted
+        assert_safe(body, f"page export {table}", planted=planted)
         api = researcher_client.get(f"/api/audits/{hostile_audit.pk}/export/", {"format": "csv", "table": table})
         assert api.status_code == 200, (table, api.content[:300])
-        assert_safe(api.content.decode(), f"API export {table}", planted=1)
+        assert_safe(api.content.decode(), f"API export {table}", planted=planted)
+    assert tables_with_rows >= 6
 
 
 @pytest.fixture
