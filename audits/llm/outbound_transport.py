@@ -21,6 +21,7 @@ import httpcore2
 import httpx2
 import openai
 from aiohttp.abc import AbstractResolver
+from openai._vendor.httpx_aiohttp import AiohttpTransport  # the SDK's own aiohttp transport
 
 from .outbound_policy import OutboundPolicy, OutboundRefused, parse_ip
 
@@ -154,39 +155,43 @@ class CheckedResolver(AbstractResolver):
         await self.inner.close()
 
 
-def checked_aiohttp_transport(policy: OutboundPolicy, max_connections: int | None) -> httpx2.AsyncBaseTransport:
-    # The SDK's aiohttp transport (vendored httpx-aiohttp), given a session whose connector uses the
-    # checking resolver; the session is made at the first request, inside the event loop.
-    from openai._vendor.httpx_aiohttp import AiohttpTransport
+class CheckedAiohttpTransport(AiohttpTransport):
+    """The SDK's aiohttp transport (vendored httpx-aiohttp) on a session whose connector resolves through
+    `CheckedResolver`; literal IP hosts, which aiohttp never resolves, are checked here. It also names
+    aiohttp's connection errors as httpx does, so they read the same on both transports."""
 
-    class CheckedAiohttpTransport(AiohttpTransport):
-        async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
-            host = request.url.host
-            if parse_ip(host) is not None:
-                _checked(policy, host, [host])
-            try:
-                return await super().handle_async_request(request)
-            except httpx2.ConnectTimeout as exc:
-                # The vendored mapping takes every aiohttp connection error for a timeout (a refused
-                # port too, at once): only a real timeout stays one.
-                cause = exc.__cause__
-                if isinstance(cause, aiohttp.ClientConnectionError) and not isinstance(cause, TimeoutError):
-                    raise httpx2.ConnectError(str(cause), request=request) from cause
-                raise
-            except aiohttp.ClientError as exc:
-                # Left unmapped by it: a status line that is not HTTP's, a malformed header.
-                raise httpx2.RemoteProtocolError(str(exc), request=request) from exc
+    def __init__(self, policy: OutboundPolicy, max_connections: int | None) -> None:
+        self.policy = policy
+        self._literal_hosts_checked: set[str] = set()
 
-    def session() -> aiohttp.ClientSession:
-        connector = aiohttp.TCPConnector(
-            resolver=CheckedResolver(policy),
-            limit=max_connections or 0,
-            keepalive_timeout=KEEPALIVE_EXPIRY,
-            ssl=httpx2.create_ssl_context(),
-        )
-        return aiohttp.ClientSession(connector=connector)
+        def session() -> aiohttp.ClientSession:  # made at the first request, inside the event loop
+            connector = aiohttp.TCPConnector(
+                resolver=CheckedResolver(policy),
+                limit=max_connections or 0,
+                keepalive_timeout=KEEPALIVE_EXPIRY,
+                ssl=httpx2.create_ssl_context(),
+            )
+            return aiohttp.ClientSession(connector=connector)
 
-    return CheckedAiohttpTransport(client=session)
+        super().__init__(client=session)
+
+    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+        host = request.url.host
+        if host not in self._literal_hosts_checked and parse_ip(host) is not None:
+            _checked(self.policy, host, [host])
+            self._literal_hosts_checked.add(host)
+        try:
+            return await super().handle_async_request(request)
+        except httpx2.ConnectTimeout as exc:
+            # The vendored mapping takes every aiohttp connection error for a timeout (a refused port
+            # too, at once): only a real timeout stays one.
+            cause = exc.__cause__
+            if isinstance(cause, aiohttp.ClientConnectionError) and not isinstance(cause, TimeoutError):
+                raise httpx2.ConnectError(str(cause), request=request) from cause
+            raise
+        except aiohttp.ClientError as exc:
+            # Left unmapped by it: a status line that is not HTTP's, a malformed header.
+            raise httpx2.RemoteProtocolError(str(exc), request=request) from exc
 
 
 # --- the SDK's clients ----------------------------------------------------------------------------
@@ -197,9 +202,7 @@ def checked_async_http_client(
 ) -> httpx2.AsyncClient:
     """The `http_client` for `openai.AsyncOpenAI`, on the named transport ("aiohttp" or "httpx")."""
     if transport == "aiohttp":
-        return openai.DefaultAioHttpClient(
-            transport=checked_aiohttp_transport(policy, max_connections), timeout=timeout
-        )
+        return openai.DefaultAioHttpClient(transport=CheckedAiohttpTransport(policy, max_connections), timeout=timeout)
     return openai.DefaultAsyncHttpxClient(transport=checked_httpx_transport(policy, max_connections), timeout=timeout)
 
 
