@@ -10,8 +10,9 @@ from django.conf import settings
 from ipware.ip import get_client_ip
 
 
-def client_address(request) -> str:
-    """The client's IP address for ``request`` (a Django or DRF request)."""
+def client_address(request) -> str | None:
+    """The client's IP address for ``request`` (a Django or DRF request); None when the request has none (one
+    built in code, as `Client.force_login` does): django-axes stores it in an IP address column."""
     meta = request.META
     proxies = settings.TRUSTED_PROXY_COUNT
     if proxies > 0:
@@ -26,4 +27,4 @@ def client_address(request) -> str:
         )
         if address:
             return address
-    return meta.get("REMOTE_ADDR") or "unknown"
+    return meta.get("REMOTE_ADDR") or None

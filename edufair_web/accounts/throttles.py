@@ -30,7 +30,7 @@ class _ConfiguredRateThrottle(SimpleRateThrottle):
         return settings.THROTTLE_RATES.get(self.scope)
 
     def get_ident(self, request) -> str:
-        return client_address(request)
+        return client_address(request) or "no-address"
 
     def _key(self, ident) -> str:
         return self.cache_format % {"scope": self.scope, "ident": ident}

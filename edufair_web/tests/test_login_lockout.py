@@ -103,3 +103,17 @@ def test_the_token_endpoint_locks_out_the_real_client_too(make_user, settings):
     assert attacker.post("/api/auth/token/", right).status_code == 429
     owner = APIClient(REMOTE_ADDR="127.0.0.1", HTTP_X_FORWARDED_FOR="10.0.0.77")
     assert owner.post("/api/auth/token/", right).status_code == 200
+
+
+def test_a_request_without_an_address_signs_in(client, make_user, settings):
+    """A request built in code (force_login, a management command) has no REMOTE_ADDR; axes records None."""
+    from django.test import RequestFactory
+
+    from edufair_web.accounts.client_address import client_address
+
+    settings.TRUSTED_PROXY_COUNT = 1
+    request = RequestFactory().get("/")
+    del request.META["REMOTE_ADDR"]
+    assert client_address(request) is None
+    client.force_login(make_user("annotator"))
+    assert client.get("/").status_code == 200
