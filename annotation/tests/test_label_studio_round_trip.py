@@ -1,0 +1,212 @@
+"""A round trip through a real Label Studio CE (1.23, installed by .ci/run in its own virtualenv and named by
+EDUFAIR_LABEL_STUDIO): the demo project's export and its shipped label config go into a new Label Studio
+project over its REST API with no edits, every annotation read back matches EduFair's labels per item,
+annotator, stage, phase, round and question (gold and adjudicated finals too); then Label Studio's own
+JSON export goes into a fresh EduFair project through the import API and matches again.
+
+Label Studio starts once per session (`label_studio_service`; the start-up time is printed). Without the
+executable the test skips (fails in CI)."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.urls import reverse
+
+from annotation.demo import DEMO_PROJECT_NAME, safetutors_demo_seed
+from annotation.label_studio.provenance import provenance_parse
+from annotation.label_studio.pseudonyms import deployment_annotator_email
+from annotation.label_studio.reading import annotator_username
+from annotation.models import Adjudication, AnnotationProject, GoldLabel, Item, Label, Thread
+from annotation.presets import SAFETUTORS, SAFETUTORS_RISK_CATEGORIES, SAFETUTORS_SUBJECTS
+from annotation.services.adjudication import discussion_answers_submit, discussion_close
+from annotation.services.labels import Answer
+from annotation.services.projects import project_create
+from conftest import service_missing
+
+from . import label_studio_service
+
+pytestmark = [pytest.mark.django_db, pytest.mark.slow, pytest.mark.services]
+
+
+@pytest.fixture(scope="session")
+def label_studio(request):
+    service = label_studio_service.start(request.config)
+    if service is None:
+        service_missing(f"Label Studio CE is not installed (set {label_studio_service.EXECUTABLE_VARIABLE})")
+    ready_after = service.wait_ready()
+    reporter = request.config.pluginmanager.get_plugin("terminalreporter")
+    if reporter is not None:
+        reporter.write_line(f"Label Studio answered /health {ready_after:.1f} s after it was started")
+    return service
+
+
+def _demo_project() -> AnnotationProject:
+    """The demo, with what it lacks for a full trip: a text item among the dialogues, an answer changed
+    after discussion and the discussion's settled final."""
+    safetutors_demo_seed(io.StringIO())
+    project = AnnotationProject.objects.get(name=DEMO_PROJECT_NAME)
+    text_item = Item.objects.create(
+        project=project,
+        external_id="text-000",
+        payload={"text": "Student: is 0.5 the same as 1/2? Tutor: Yes — both are one half."},
+        subject=SAFETUTORS_SUBJECTS[0],
+        category=SAFETUTORS_RISK_CATEGORIES[0],
+    )
+    question = project.questions.order_by("position").first()
+    GoldLabel.objects.create(item=text_item, question=question, value=question.choices[0]["value"])
+    thread = Thread.objects.get(stage__project=project, kind=Thread.Kind.ADJUDICATION)
+    stage, item = thread.stage, thread.item
+    second = Label.objects.filter(assignment__stage=stage, assignment__item=item).order_by("-assignment_id").first()
+    first_value = (
+        Label.objects.filter(assignment__stage=stage, assignment__item=item).order_by("assignment_id")[0].value
+    )
+    discussion_answers_submit(
+        stage=stage,
+        item=item,
+        annotator=second.assignment.annotator,
+        answers={second.question.key: Answer(value=first_value, justification="Read again after the discussion.")},
+    )
+    discussion_close(stage=stage, item=item)
+    return project
+
+
+def _edufair_facts(project, annotator_name) -> set[tuple]:
+    """Every label, gold label and adjudicated final of the project, as comparable tuples."""
+    facts = set()
+    labels = Label.objects.filter(assignment__item__project=project, assignment__submitted_at__isnull=False)
+    for label in labels.select_related("assignment__item", "assignment__stage", "question"):
+        facts.add(
+            (
+                "label",
+                label.assignment.item.external_id,
+                annotator_name(label.assignment.annotator),
+                str(label.assignment.stage.order),
+                label.phase,
+                label.round,
+                label.question.key,
+                "Unsure" if label.unsure else label.value,
+                label.justification,
+            )
+        )
+    for gold in GoldLabel.objects.filter(item__project=project).select_related("item", "question"):
+        facts.add(("gold", gold.item.external_id, None, "", "", "", gold.question.key, gold.value, ""))
+    for final in (
+        Adjudication.objects.filter(stage__project=project)
+        .exclude(final_value="")
+        .select_related("item", "stage", "question")
+    ):
+        facts.add(
+            (
+                "adjudication",
+                final.item.external_id,
+                None,
+                str(final.stage.order),
+                final.method,
+                "",
+                final.question.key,
+                final.final_value,
+                "",
+            )
+        )
+    return facts
+
+
+def _label_studio_facts(tasks: list[dict], email_of_id: dict[int, str]) -> set[tuple]:
+    facts = set()
+    for task in tasks:
+        for annotation in task["annotations"]:
+            regions = {r["from_name"]: r["value"] for r in annotation["result"]}
+            provenance = provenance_parse(regions.pop("provenance")["text"][0])
+            kind = provenance["kind"]
+            for key, value in regions.items():
+                if key.endswith("_justification"):
+                    continue
+                justification = regions.get(f"{key}_justification", {}).get("text", [""])[0]
+                if kind == "label":
+                    facts.add(
+                        (
+                            kind,
+                            task["data"]["external_id"],
+                            email_of_id[annotation["completed_by"]],
+                            provenance["stage"],
+                            provenance["phase"],
+                            provenance["round"],
+                            key,
+                            value["choices"][0],
+                            justification,
+                        )
+                    )
+                elif kind == "gold":
+                    facts.add((kind, task["data"]["external_id"], None, "", "", "", key, value["choices"][0], ""))
+                else:
+                    facts.add(
+                        (
+                            kind,
+                            task["data"]["external_id"],
+                            None,
+                            provenance["stage"],
+                            provenance["method"],
+                            "",
+                            key,
+                            value["choices"][0],
+                            "",
+                        )
+                    )
+    return facts
+
+
+def test_demo_project_goes_to_label_studio_and_back(label_studio, researcher_client):
+    project = _demo_project()
+    body = researcher_client.get(reverse("annotation:labels-export", args=[project.pk, "labelstudio"])).content
+    config = researcher_client.get(reverse("annotation:labels-export", args=[project.pk, "labelstudio-config"]))
+    tasks = json.loads(body)
+    expected = _edufair_facts(project, lambda user: deployment_annotator_email(user.pk))
+    assert len(expected) == (
+        Label.objects.filter(assignment__item__project=project).count()
+        + GoldLabel.objects.filter(item__project=project).count()
+        + Adjudication.objects.filter(stage__project=project).count()
+    )
+    assert {fact[0] for fact in expected} == {"label", "gold", "adjudication"}
+    assert {fact[5] for fact in expected if fact[0] == "label"} == {"pre", "post"}
+    assert {fact[4] for fact in expected if fact[0] == "label"} >= {"pilot", "qualification", "main"}
+
+    # Into Label Studio: its annotators by their pseudonymous e-mails, the shipped config, the file as it is.
+    emails = sorted({a["completed_by"]["email"] for t in tasks for a in t["annotations"] if "completed_by" in a})
+    for email in emails:
+        label_studio.call("POST", "/api/users/", {"email": email, "username": email.split("@")[0]})
+    created = label_studio.call(
+        "POST", "/api/projects", {"title": project.name, "label_config": config.content.decode()}
+    )
+    imported = label_studio.call("POST", f"/api/projects/{created['id']}/import", body)
+    assert imported["task_count"] == len(tasks)
+    assert imported["annotation_count"] == sum(len(t["annotations"]) for t in tasks)
+
+    exported = label_studio.call("GET", f"/api/projects/{created['id']}/export?exportType=JSON&download_all_tasks=true")
+    users = label_studio.call("GET", "/api/users/")
+    email_of_id = {user["id"]: user["email"] for user in users}
+    assert len(exported) == len(tasks)
+    assert _label_studio_facts(exported, email_of_id) == expected
+    truth = {
+        (provenance_parse(a["result"][0]["value"]["text"][0])["kind"], a["ground_truth"])
+        for t in exported
+        for a in t["annotations"]
+    }
+    assert truth == {("label", False), ("gold", True), ("adjudication", True)}
+
+    # Back into a fresh EduFair project with the same questions, through the import API.
+    target = project_create(name="Back from Label Studio", preset=SAFETUTORS)
+    upload = SimpleUploadedFile("label-studio.json", json.dumps(exported).encode(), content_type="application/json")
+    response = researcher_client.post(reverse("annotation-label-studio-import", args=[target.pk]), {"file": upload})
+    assert response.status_code == 201, response.content
+    id_of_email = {email: user_id for user_id, email in email_of_id.items()}
+    username_of_email = {email: annotator_username(f"label-studio-user:{id_of_email[email]}") for email in emails}
+    expected_back = {
+        (fact[0], fact[1], username_of_email[fact[2]], *fact[3:]) if fact[0] == "label" else fact for fact in expected
+    }
+    assert _edufair_facts(target, lambda user: user.username) == expected_back
+    payloads = dict(Item.objects.filter(project=project).values_list("external_id", "payload"))
+    assert dict(Item.objects.filter(project=target).values_list("external_id", "payload")) == payloads
