@@ -140,7 +140,7 @@ def redirector(server):
             pass
 
     listener = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Redirect)
-    thread = threading.Thread(target=listener.serve_forever, daemon=True)
+    thread = threading.Thread(target=listener.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
     thread.start()
     yield listener.server_address[1]
     listener.shutdown()
@@ -168,7 +168,7 @@ class NotHTTP(socketserver.BaseRequestHandler):
 def not_http_listener():
     listener = socketserver.ThreadingTCPServer(("127.0.0.1", 0), NotHTTP)
     listener.daemon_threads = True
-    thread = threading.Thread(target=listener.serve_forever, daemon=True)
+    thread = threading.Thread(target=listener.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
     thread.start()
     yield listener.server_address[1]
     listener.shutdown()
