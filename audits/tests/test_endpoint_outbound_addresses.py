@@ -6,6 +6,8 @@ are not subject to the rule. These tests override the test suite's allowance of 
 import ipaddress
 
 import pytest
+from django.apps import apps
+from django.core.exceptions import ImproperlyConfigured
 from django.urls import reverse
 
 from audits.llm.outbound_policy import OutboundPolicy, address_kind, policy_from
@@ -75,6 +77,12 @@ def test_the_switch_and_the_list_allow_what_they_name():
 def test_a_malformed_allowed_hosts_entry_names_the_variable():
     with pytest.raises(ValueError, match="EDUFAIR_ENDPOINT_ALLOWED_HOSTS.*10.0.0.0/99"):
         policy_from({"EDUFAIR_ENDPOINT_ALLOWED_HOSTS": "10.0.0.0/99"})
+
+
+def test_a_malformed_allowed_hosts_setting_stops_the_start(settings):
+    settings.EDUFAIR_ENDPOINT_ALLOWED_HOSTS = ["127.0.0.1", "not a host"]
+    with pytest.raises(ImproperlyConfigured, match="EDUFAIR_ENDPOINT_ALLOWED_HOSTS.*not a host"):
+        apps.get_app_config("audits").ready()
 
 
 def test_a_host_name_is_judged_by_every_address_it_resolves_to():
