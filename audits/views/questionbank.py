@@ -80,6 +80,10 @@ class QuestionImportCreateView(ResearcherRequiredMixin, FormView):
         context["generic_schema"] = _generic_schema_table()
         return context
 
+    def form_invalid(self, form):
+        # A refused upload (over the size limit, no file, a bad parameter) is the client's error: the form, with 400.
+        return self.render_to_response(self.get_context_data(form=form), status=400)
+
     def form_valid(self, form):
         try:
             question_import = question_import_submit(

@@ -258,7 +258,7 @@ def test_a_question_file_over_the_limit_is_refused_naming_it(researcher_api, res
     page = researcher_client.post(
         "/audits/questionbank/imports/new/", {"source": "jsonl", "file": upload("big.jsonl", content)}
     )
-    assert page.status_code == 200  # the form again, with the error
+    assert page.status_code == 400  # the form again, with the error
     assert "(2000 bytes)" in page.content.decode()
     assert not Question.objects.exists()
 
