@@ -11,12 +11,21 @@ from rest_framework.views import APIView
 from annotation.label_studio.importing import LabelStudioImportFailed, label_studio_import
 from annotation.models import AnnotationProject
 from edufair_web.accounts.permissions import IsResearcher
+from edufair_web.upload_limits import MaxUploadSize, upload_size_error
 
 
 class LabelStudioImportSerializer(serializers.Serializer):
-    file = serializers.FileField(required=False, help_text="Label Studio's JSON export (multipart).")
+    file = serializers.FileField(
+        required=False, validators=[MaxUploadSize("items")], help_text="Label Studio's JSON export (multipart)."
+    )
     content = serializers.CharField(required=False, trim_whitespace=False, help_text="The same JSON as text.")
     stage = serializers.IntegerField(required=False, min_value=1, help_text="Stage for annotations naming none.")
+
+    def validate_content(self, value: str) -> str:
+        error = upload_size_error("items", len(value.encode("utf-8", "surrogatepass")))
+        if error:
+            raise serializers.ValidationError(error)
+        return value
 
     def validate(self, attrs):
         if bool(attrs.get("file")) == bool(attrs.get("content")):

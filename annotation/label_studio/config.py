@@ -5,7 +5,8 @@ turns (``data.text``, shown with ``<Text>``), else ``dialogue`` (``data.dialogue
 ``{"author", "text"}`` shown with ``<Paragraphs>``; a text-only item becomes one paragraph) with
 ``data.focus`` naming the turn to label. Every question is one single-choice ``<Choices>`` named by its key,
 with the Unsure and n/a values when the question allows them, and a ``<TextArea>`` for its justification;
-a read-only ``provenance`` text area carries where an annotation came from (see `provenance`).
+a read-only ``provenance`` text area carries where an annotation came from (see `provenance`). Tag names
+come from `config_names`.
 """
 
 from __future__ import annotations
@@ -15,11 +16,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 TEXT, DIALOGUE = "text", "dialogue"
-OBJECT_NAME = "item"  # the to_name of every region
-PROVENANCE = "provenance"
 UNSURE = "Unsure"
-JUSTIFICATION_SUFFIX = "_justification"
-RESERVED_NAMES = (OBJECT_NAME, PROVENANCE)
 
 
 @dataclass(frozen=True)
@@ -34,8 +31,30 @@ class ChoiceQuestion:
         return tuple(value for value, _ in self.choices) + ((UNSURE,) if self.unsure else ())
 
 
-def justification_name(key: str) -> str:
-    return key + JUSTIFICATION_SUFFIX
+@dataclass(frozen=True)
+class ConfigNames:
+    item: str  # the object tag, the to_name of every region
+    provenance: str
+    justifications: dict[str, str]  # question key → the name of its justification text area
+
+
+def config_names(keys: Iterable[str]) -> ConfigNames:
+    """Tag names beside the questions' own: ``item``, ``provenance`` and ``<key>_justification``, each with
+    underscores added in the rare case a question key already takes it (so no key can break the config)."""
+    keys = list(keys)
+    taken = set(keys)
+
+    def free(name: str) -> str:
+        while name in taken:
+            name += "_"
+        taken.add(name)
+        return name
+
+    return ConfigNames(
+        item=free("item"),
+        provenance=free("provenance"),
+        justifications={key: free(f"{key}_justification") for key in keys},
+    )
 
 
 def layout_for(payloads: Iterable[dict]) -> str:
@@ -67,15 +86,13 @@ def task_data(payload: dict, layout: str) -> dict:
 def label_config(questions: Iterable[ChoiceQuestion], layout: str) -> str:
     """The ``<View>`` XML: the item, then each question's prompt, choices and justification box."""
     questions = list(questions)
-    clashes = [q.key for q in questions if q.key in RESERVED_NAMES]
-    if clashes:
-        raise ValueError(f"question key(s) {', '.join(clashes)} are names the Label Studio config reserves")
+    names = config_names(q.key for q in questions)
     view = ET.Element("View")
     if layout == TEXT:
-        ET.SubElement(view, "Text", name=OBJECT_NAME, value="$text")
+        ET.SubElement(view, "Text", name=names.item, value="$text")
     elif layout == DIALOGUE:
         ET.SubElement(
-            view, "Paragraphs", name=OBJECT_NAME, value="$dialogue", layout="dialogue", nameKey="author", textKey="text"
+            view, "Paragraphs", name=names.item, value="$dialogue", layout="dialogue", nameKey="author", textKey="text"
         )
         ET.SubElement(view, "Header", value="$focus", size="5")
     else:
@@ -83,7 +100,7 @@ def label_config(questions: Iterable[ChoiceQuestion], layout: str) -> str:
     for question in questions:
         ET.SubElement(view, "Header", value=question.prompt, size="4")
         choices = ET.SubElement(
-            view, "Choices", name=question.key, toName=OBJECT_NAME, choice="single-radio", showInline="true"
+            view, "Choices", name=question.key, toName=names.item, choice="single-radio", showInline="true"
         )
         for value, label in question.choices:
             attributes = {"value": value}
@@ -95,13 +112,15 @@ def label_config(questions: Iterable[ChoiceQuestion], layout: str) -> str:
         ET.SubElement(
             view,
             "TextArea",
-            name=justification_name(question.key),
-            toName=OBJECT_NAME,
+            name=names.justifications[question.key],
+            toName=names.item,
             rows="2",
             maxSubmissions="1",
             placeholder="Justification",
         )
     ET.SubElement(view, "Header", value="Provenance (EduFair: kind, stage, phase, round, time)", size="6")
-    ET.SubElement(view, "TextArea", name=PROVENANCE, toName=OBJECT_NAME, rows="1", maxSubmissions="1", editable="false")
+    ET.SubElement(
+        view, "TextArea", name=names.provenance, toName=names.item, rows="1", maxSubmissions="1", editable="false"
+    )
     ET.indent(view)
     return ET.tostring(view, encoding="unicode")

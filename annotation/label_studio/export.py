@@ -10,16 +10,7 @@ import json
 
 from annotation.models import NOT_APPLICABLE, Adjudication, AnnotationProject, GoldLabel, Item, Label, LabelQuestion
 
-from .config import (
-    OBJECT_NAME,
-    PROVENANCE,
-    UNSURE,
-    ChoiceQuestion,
-    justification_name,
-    label_config,
-    layout_for,
-    task_data,
-)
+from .config import UNSURE, ChoiceQuestion, ConfigNames, config_names, label_config, layout_for, task_data
 from .provenance import provenance_text
 from .pseudonyms import deployment_annotator_email
 
@@ -45,21 +36,23 @@ def project_label_config(project: AnnotationProject) -> str:
     return label_config(questions, project_layout(project))
 
 
-def _choice(key: str, value: str) -> dict:
-    return {"from_name": key, "to_name": OBJECT_NAME, "type": "choices", "value": {"choices": [value]}}
+def _choice(names: ConfigNames, key: str, value: str) -> dict:
+    return {"from_name": key, "to_name": names.item, "type": "choices", "value": {"choices": [value]}}
 
 
-def _text(name: str, text: str) -> dict:
-    return {"from_name": name, "to_name": OBJECT_NAME, "type": "textarea", "value": {"text": [text]}}
+def _text(names: ConfigNames, name: str, text: str) -> dict:
+    return {"from_name": name, "to_name": names.item, "type": "textarea", "value": {"text": [text]}}
 
 
-def _annotation(number: int, *, provenance: dict, ground_truth: bool, email: str | None, lead_time=None) -> dict:
+def _annotation(
+    names: ConfigNames, number: int, *, provenance: dict, ground_truth: bool, email: str | None, lead_time=None
+) -> dict:
     annotation = {
         "id": number,
         "ground_truth": ground_truth,  # Label Studio's import takes a missing flag as True
         "was_cancelled": False,
         "lead_time": lead_time,
-        "result": [_text(PROVENANCE, provenance_text(provenance))],
+        "result": [_text(names, names.provenance, provenance_text(provenance))],
     }
     if provenance.get("labelled_at"):
         annotation["created_at"] = provenance["labelled_at"]
@@ -71,6 +64,7 @@ def _annotation(number: int, *, provenance: dict, ground_truth: bool, email: str
 def label_studio_tasks(project: AnnotationProject, *, attribution: bool = True) -> list[dict]:
     """Every item of the project as a task, with its labels, adjudicated finals and gold as annotations."""
     layout = project_layout(project)
+    names = config_names(project.questions.order_by("position", "id").values_list("key", flat=True))
     tasks: dict[int, dict] = {}
     for item in Item.objects.filter(project=project).order_by("id"):
         tasks[item.id] = {
@@ -113,6 +107,7 @@ def label_studio_tasks(project: AnnotationProject, *, attribution: bool = True) 
                 "labelled_at": label.created_at.isoformat(),
             }
             annotation = _annotation(
+                names,
                 len(grouped) + 1,
                 provenance=provenance,
                 ground_truth=False,
@@ -121,9 +116,9 @@ def label_studio_tasks(project: AnnotationProject, *, attribution: bool = True) 
             )
             grouped[key] = annotation
             tasks[assignment.item_id]["annotations"].append(annotation)
-        annotation["result"].append(_choice(label.question.key, UNSURE if label.unsure else label.value))
+        annotation["result"].append(_choice(names, label.question.key, UNSURE if label.unsure else label.value))
         if label.justification:
-            annotation["result"].append(_text(justification_name(label.question.key), label.justification))
+            annotation["result"].append(_text(names, names.justifications[label.question.key], label.justification))
 
     finals = (
         Adjudication.objects.filter(stage__project=project)
@@ -137,11 +132,11 @@ def label_studio_tasks(project: AnnotationProject, *, attribution: bool = True) 
         if annotation is None:
             provenance = {"kind": "adjudication", "stage": final.stage.order, "method": final.method}
             annotation = _annotation(
-                len(grouped) + 1, provenance=provenance, ground_truth=True, email=email_of(final.decided_by_id)
+                names, len(grouped) + 1, provenance=provenance, ground_truth=True, email=email_of(final.decided_by_id)
             )
             grouped[key] = annotation
             tasks[final.item_id]["annotations"].append(annotation)
-        annotation["result"].append(_choice(final.question.key, final.final_value))
+        annotation["result"].append(_choice(names, final.question.key, final.final_value))
 
     for gold in (
         GoldLabel.objects.filter(item__project=project)
@@ -151,10 +146,12 @@ def label_studio_tasks(project: AnnotationProject, *, attribution: bool = True) 
         key = ("gold", gold.item_id)
         annotation = grouped.get(key)
         if annotation is None:
-            annotation = _annotation(len(grouped) + 1, provenance={"kind": "gold"}, ground_truth=True, email=None)
+            annotation = _annotation(
+                names, len(grouped) + 1, provenance={"kind": "gold"}, ground_truth=True, email=None
+            )
             grouped[key] = annotation
             tasks[gold.item_id]["annotations"].append(annotation)
-        annotation["result"].append(_choice(gold.question.key, gold.value))
+        annotation["result"].append(_choice(names, gold.question.key, gold.value))
     return list(tasks.values())
 
 

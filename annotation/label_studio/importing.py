@@ -201,6 +201,7 @@ def label_studio_import(*, project: AnnotationProject, content: bytes | str, sta
     report = LabelStudioImportReport(warnings=read.warnings)
     errors = []
     users: dict[str, User] = {}
+    changed = 0
     with transaction.atomic():
         existing = {
             item.external_id: item
@@ -221,6 +222,7 @@ def label_studio_import(*, project: AnnotationProject, content: bytes | str, sta
                 report.items_created += 1
             else:
                 report.items_matched += 1
+                changed += item.payload != task.payload
             for annotation in task.annotations:
                 order = annotation.stage if annotation.stage is not None else (default.order if default else None)
                 stage = stages.get(order)
@@ -233,4 +235,6 @@ def label_studio_import(*, project: AnnotationProject, content: bytes | str, sta
                 break
         if errors:
             raise LabelStudioImportFailed(errors)  # rolls the transaction back
+    if changed:
+        report.warnings.append(f"{changed} item(s) matched by id keep their stored content; the file's differs")
     return report

@@ -13,7 +13,7 @@ import hashlib
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from .config import JUSTIFICATION_SUFFIX, PROVENANCE, UNSURE, ChoiceQuestion
+from .config import UNSURE, ChoiceQuestion, ConfigNames, config_names
 from .provenance import ProvenanceInvalid, provenance_parse
 
 PHASES = ("pilot", "qualification", "main")
@@ -110,13 +110,14 @@ def _time(text) -> datetime | None:
 
 
 def _annotation(
-    raw: dict, where: str, questions: dict[str, ChoiceQuestion], errors: list[str]
+    raw: dict, where: str, questions: dict[str, ChoiceQuestion], names: ConfigNames, errors: list[str]
 ) -> ReadAnnotation | None:
     result = raw.get("result")
     if not isinstance(result, list):
         errors.append(f"{where}: 'result' must be a list of regions")
         return None
     provenance: dict[str, str] = {}
+    justified = {name: key for key, name in names.justifications.items()}
     choices: dict[str, str] = {}
     justifications: dict[str, str] = {}
     for number, region in enumerate(result, start=1):
@@ -145,17 +146,13 @@ def _annotation(
             text = "\n".join(str(t) for t in texts) if isinstance(texts, list) else None
             if text is None:
                 errors.append(f"{at}: a textarea region needs value.text as a list")
-            elif name == PROVENANCE:
+            elif name == names.provenance:
                 try:
                     provenance = provenance_parse(text)
                 except ProvenanceInvalid as exc:
                     errors.append(f"{at}: provenance: {exc}")
-            elif (
-                isinstance(name, str)
-                and name.endswith(JUSTIFICATION_SUFFIX)
-                and name[: -len(JUSTIFICATION_SUFFIX)] in questions
-            ):
-                justifications[name[: -len(JUSTIFICATION_SUFFIX)]] = text
+            elif name in justified:
+                justifications[justified[name]] = text
             else:
                 errors.append(f"{at}: the text area {name!r} is neither a justification nor the provenance")
         else:
@@ -218,6 +215,7 @@ def read_label_studio_export(data, questions: dict[str, ChoiceQuestion]) -> Read
         return ReadResult([], ["a Label Studio export is a JSON list of tasks"], [])
     if not data:
         return ReadResult([], ["the file has no tasks"], [])
+    names = config_names(questions)
     tasks: list[ReadTask] = []
     seen: dict[str, str] = {}
     cancelled = without = predictions = 0
@@ -274,7 +272,7 @@ def read_label_studio_export(data, questions: dict[str, ChoiceQuestion]) -> Read
             if annotation.get("was_cancelled"):
                 cancelled += 1
                 continue
-            read = _annotation(annotation, at, questions, errors)
+            read = _annotation(annotation, at, questions, names, errors)
             if read is not None and read.answers:
                 task.annotations.append(read)
                 kept += 1

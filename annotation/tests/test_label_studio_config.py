@@ -11,12 +11,14 @@ from annotation.label_studio.config import (
     TEXT,
     UNSURE,
     ChoiceQuestion,
+    config_names,
     label_config,
     layout_for,
     task_data,
 )
 from annotation.label_studio.provenance import ProvenanceInvalid, provenance_parse, provenance_text
 from annotation.label_studio.pseudonyms import annotator_email
+from annotation.label_studio.reading import read_label_studio_export
 
 VALID = ChoiceQuestion(
     key="domain_valid", prompt="Is the question valid?", choices=(("valid", "Valid"), ("invalid", "Invalid"))
@@ -43,15 +45,44 @@ def test_one_choices_per_question_with_unsure_and_not_applicable_only_where_allo
     assert textareas == {"domain_valid_justification", "risk_justification", "provenance"}
 
 
-def test_dialogue_layout_reads_one_key_and_a_reserved_key_is_refused():
+def test_dialogue_layout_reads_one_key():
     view = ET.fromstring(label_config([VALID], DIALOGUE))
     paragraphs = view.find("Paragraphs")
     assert paragraphs.get("name") == "item" and paragraphs.get("value") == "$dialogue"
     assert view.find("Text") is None
-    with pytest.raises(ValueError, match="reserves"):
-        label_config([ChoiceQuestion(key="provenance", prompt="p", choices=(("a", "A"),))], TEXT)
     with pytest.raises(ValueError, match="layout"):
         label_config([VALID], "video")
+
+
+def test_question_keys_that_take_the_configs_own_names_still_give_a_config_whose_names_are_unique():
+    keys = ["item", "provenance", "q1", "q1_justification"]
+    questions = [ChoiceQuestion(key=key, prompt=key, choices=(("a", "A"), ("b", "B"))) for key in keys]
+    view = ET.fromstring(label_config(questions, TEXT))
+    tags = [element.get("name") for element in view.iter() if element.get("name")]
+    assert len(tags) == len(set(tags)) == 2 * len(keys) + 2
+    names = config_names(keys)
+    assert (names.item, names.provenance) == ("item_", "provenance_")
+    assert names.justifications["q1"] == "q1_justification_"  # the key q1_justification is a question
+    assert {c.get("toName") for c in view.iter("Choices")} == {"item_"} == {view.find("Text").get("name")}
+    region = {"from_name": "q1_justification_", "type": "textarea", "value": {"text": ["because"]}}
+    task = {
+        "id": 1,
+        "data": {"text": "t"},
+        "annotations": [
+            {
+                "completed_by": 3,
+                "result": [
+                    {"from_name": "q1", "type": "choices", "value": {"choices": ["a"]}},
+                    {"from_name": "q1_justification", "type": "choices", "value": {"choices": ["b"]}},
+                    region,
+                ],
+            }
+        ],
+    }
+    read = read_label_studio_export([task], {q.key: q for q in questions})
+    assert read.errors == []
+    answers = read.tasks[0].annotations[0].answers
+    assert answers["q1"].justification == "because" and answers["q1_justification"].value == "b"
 
 
 def test_a_project_mixing_text_and_dialogue_gets_one_layout_every_task_fits():

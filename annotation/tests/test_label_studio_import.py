@@ -90,6 +90,12 @@ def test_an_export_comes_back_whole_and_a_second_import_changes_nothing(labelled
     again = label_studio_import(project=target, content=json.dumps(tasks).encode())
     assert (again.items_created, again.items_matched, again.labels_created, again.labels_unchanged) == (0, 3, 0, 5)
     assert again.annotators_created == 0 and again.gold_labels == 0 and again.adjudications == 0
+    tasks[0]["data"]["payload"] = {"text": "Edited in Label Studio"}
+    edited = label_studio_import(project=target, content=json.dumps(tasks))
+    assert edited.warnings == ["1 item(s) matched by id keep their stored content; the file's differs"]
+    assert Item.objects.get(project=target, external_id=tasks[0]["data"]["external_id"]).payload != {
+        "text": "Edited in Label Studio"
+    }
 
 
 def _refused(project, data, match):
@@ -180,7 +186,9 @@ def test_a_plain_label_studio_project_imports_with_warnings_for_what_is_left_out
     assert email_user.username == annotator_username("someone@example.org") and "example" not in email_user.username
 
 
-def test_page_and_api_are_for_researchers_and_answer_400_with_the_errors(target, researcher_client, client, annotator):
+def test_page_and_api_are_for_researchers_and_answer_400_with_the_errors(
+    target, researcher_client, client, annotator, settings
+):
     page = reverse("annotation:label-studio-import", args=[target.pk])
     api = reverse("annotation-label-studio-import", args=[target.pk])
     assert researcher_client.get(page).status_code == 200
@@ -198,6 +206,11 @@ def test_page_and_api_are_for_researchers_and_answer_400_with_the_errors(target,
     assert (
         researcher_client.post(api, {"content": good, "stage": 5}, content_type="application/json").status_code == 400
     )
+    settings.UPLOAD_MAX_BYTES = {**settings.UPLOAD_MAX_BYTES, "items": 10}
+    response = researcher_client.post(page, {"file": SimpleUploadedFile("ls.json", good.encode())})
+    assert response.status_code == 400 and "largest item file" in response.content.decode()
+    response = researcher_client.post(api, {"content": good}, content_type="application/json")
+    assert response.status_code == 400 and "largest item file" in json.dumps(response.json())
     client.force_login(annotator)
     assert client.get(page).status_code == 403
     assert client.post(api, {"content": good}, content_type="application/json").status_code == 403

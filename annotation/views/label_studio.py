@@ -10,10 +10,13 @@ from django.views import View
 from annotation.label_studio.importing import LabelStudioImportFailed, label_studio_import
 from annotation.models import AnnotationProject
 from edufair_web.accounts.permissions import ResearcherRequiredMixin
+from edufair_web.upload_limits import MaxUploadSize
 
 
 class LabelStudioImportForm(forms.Form):
-    file = forms.FileField(help_text="Label Studio's JSON export of a project (Export → JSON).")
+    file = forms.FileField(
+        validators=[MaxUploadSize("items")], help_text="Label Studio's JSON export of a project (Export → JSON)."
+    )
     stage = forms.IntegerField(
         required=False, min_value=1, help_text="Stage for annotations that do not name one (default: the first)."
     )
