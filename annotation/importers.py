@@ -27,6 +27,7 @@ from django.db import transaction
 from annotation.models import AnnotationProject, GoldLabel, Item
 from annotation.workflow.assignment import project_main_items_sync
 from edufair_web.json_input import JSONInputError, loads
+from edufair_web.storable_text import unstorable_in
 
 # The errors kept (and answered) for a rejected file; the rest are counted ("… and N more"). A quoted value is
 # cut to QUOTED_CHARS, so a rejection stays a few KB whatever the file holds.
@@ -58,17 +59,6 @@ def _cut(text: str) -> str:
 
 def _quoted(value) -> str:
     return _cut(repr(value))
-
-
-def _has_nul(value) -> bool:
-    """PostgreSQL text and jsonb cannot hold NUL; refused here rather than by the database (a 500)."""
-    if isinstance(value, str):
-        return "\x00" in value
-    if isinstance(value, dict):
-        return any(_has_nul(key) or _has_nul(entry) for key, entry in value.items())
-    if isinstance(value, list):
-        return any(_has_nul(entry) for entry in value)
-    return False
 
 
 @dataclass
@@ -123,7 +113,15 @@ def _read_jsonl(text: str) -> list[tuple[int, dict | None, str | None]]:
 def _read_csv(text: str) -> list[tuple[int, dict | None, str | None]]:
     reader = csv.DictReader(io.StringIO(text))
     rows = []
-    for record in reader:
+    records = iter(reader)
+    while True:
+        try:
+            record = next(records)
+        except StopIteration:
+            break
+        except csv.Error as exc:  # e.g. a cell over csv.field_size_limit(): the rest of the file cannot be read
+            rows.append((reader.line_num, None, f"unreadable CSV ({exc})"))
+            break
         number = reader.line_num
         gold = {}
         for column, value in record.items():
@@ -158,10 +156,11 @@ def _parse(project: AnnotationProject, records, questions: dict) -> tuple[list[_
             if len(errors) < MAX_ERRORS:
                 errors.append((number, "line", problem))
             continue
-        if _has_nul(record):
+        unstorable = unstorable_in(record)
+        if unstorable:
             error_count += 1
             if len(errors) < MAX_ERRORS:
-                errors.append((number, "line", "contains a NUL character (\\u0000), which cannot be stored"))
+                errors.append((number, "line", f"contains {unstorable}, which cannot be stored"))
             continue
         row_errors = []
         external_id = str(record.get("id") or record.get("external_id") or "").strip()
@@ -191,11 +190,11 @@ def _parse(project: AnnotationProject, records, questions: dict) -> tuple[list[_
         if highlight not in (None, ""):
             try:
                 highlight = int(highlight)
-            except (TypeError, ValueError):
+            except (TypeError, ValueError, OverflowError):  # OverflowError: Infinity
                 row_errors.append((number, "highlight", "must be a turn index"))
             else:
                 if not 0 <= highlight < len(payload.get("turns", [])):
-                    row_errors.append((number, "highlight", f"{highlight} is not the index of a turn"))
+                    row_errors.append((number, "highlight", f"{_cut(str(highlight))} is not the index of a turn"))
                 payload["highlight"] = highlight
         modality = str(record.get("modality") or ("multi" if len(payload.get("turns", [])) > 2 else "single"))
         if modality not in Item.Modality.values:

@@ -9,6 +9,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from edufair_web.storable_text import unstorable, unstorable_in
+
 # Progress reports: phase name, units done, units in total (bytes while reading).
 ProgressCallback = Any  # Callable[[str, int, int], None]; kept loose so tqdm and the DB hook both fit
 
@@ -91,29 +93,21 @@ def require_text(record: dict, name: str, *, location: str, allow_empty: bool = 
         )
     if not allow_empty and not value.strip():
         raise ImportFileError("must not be empty", location=location, field_name=name)
-    if "\x00" in value:
-        raise ImportFileError("contains a NUL character (\\x00)", location=location, field_name=name)
+    problem = unstorable(value)
+    if problem:
+        raise ImportFileError(f"contains {problem}", location=location, field_name=name)
     return value
 
 
-def _holds_nul(value: Any) -> bool:
-    if isinstance(value, str):
-        return "\x00" in value
-    if isinstance(value, dict):
-        return any(_holds_nul(key) or _holds_nul(item) for key, item in value.items())
-    if isinstance(value, list):
-        return any(_holds_nul(item) for item in value)
-    return False
-
-
 def reject_nul(record: dict, *, location: str) -> None:
-    """Refuse a NUL character anywhere in a record, naming the top-level field that holds it.
+    """Refuse a NUL character or a lone surrogate anywhere in a record, naming the top-level field that holds it.
 
-    No database here stores it (PostgreSQL refuses it in text and in JSON), and no question needs it.
+    No database here stores them (edufair_web.storable_text), and no question needs them.
     """
     for name, value in record.items():
-        if _holds_nul(name) or _holds_nul(value):
-            raise ImportFileError("contains a NUL character (\\x00)", location=location, field_name=str(name))
+        problem = unstorable_in(name) or unstorable_in(value)
+        if problem:
+            raise ImportFileError(f"contains {problem}", location=location, field_name=str(name))
 
 
 def optional_text(record: dict, name: str, *, location: str) -> str:

@@ -205,22 +205,41 @@ def test_the_page_lists_twenty_errors_and_counts_the_rest(researcher_client, pro
     assert "… and 480 more error(s)." in response.content.decode()
 
 
-def test_items_with_nul_or_over_long_fields_are_line_errors(researcher_api, project):
+def test_items_the_database_cannot_store_are_line_errors(researcher_api, project):
+    # Each was a database error (a 500) on PostgreSQL, or an uncaught one on both.
     content = "\n".join(
         [
             json.dumps({"id": "a", "text": "nul \u0000 here"}),
             json.dumps({"id": "b" * 201, "text": "t"}),
             json.dumps({"id": "c", "text": "t", "category": "c" * 201}),
+            '{"id": "d", "text": "a lone \\ud800 surrogate"}',
+            '{"id": "e", "turns": [{"role": "student", "text": "t"}], "highlight": Infinity}',
         ]
     )
     response = post_items(researcher_api, project, content)
     assert response.status_code == 400
     messages = [(e["line"], e["field"], e["message"]) for e in response.json()["errors"]]
     assert messages == [
-        (1, "line", "contains a NUL character (\\u0000), which cannot be stored"),
+        (1, "line", "contains a NUL character (\\x00), which cannot be stored"),
         (2, "id", "longer than 200 characters"),
         (3, "category", "longer than 200 characters"),
+        (4, "line", "contains a lone surrogate (\\ud800), which cannot be stored"),
+        (5, "highlight", "must be a turn index"),
     ]
+
+
+def test_a_csv_cell_over_the_csv_modules_limit_is_a_line_error(researcher_api, project):
+    response = post_items(researcher_api, project, "id,text\na," + "x" * 200_000 + "\n", "csv")
+    assert response.status_code == 400
+    (error,) = response.json()["errors"]
+    assert "unreadable CSV (field larger than field limit" in error["message"]
+
+
+def test_a_lone_surrogate_in_a_question_is_refused_with_its_field(researcher_api):
+    content = '{"domain": "physics", "text": "a lone \\udfff here", "answer": 1}\n'
+    response = post_questions(researcher_api, content, "q.jsonl")
+    assert response.status_code == 400
+    assert "'text'" in response.json()["error"] and "lone surrogate (\\udfff)" in response.json()["error"]
 
 
 # -- upload size per kind ---------------------------------------------------------------------------------------
