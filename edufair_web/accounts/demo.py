@@ -1,12 +1,13 @@
 """The demo's users, one per role, with known passwords printed by `make demo`."""
 
-from .roles import ADJUDICATOR, ANNOTATOR, RESEARCHER
+from .roles import ADJUDICATOR, ANNOTATOR, OPERATOR, RESEARCHER
 from .services import user_create_with_role
 
 DEMO_USERS = (
     ("researcher", RESEARCHER, "demo-researcher"),
     ("adjudicator", ADJUDICATOR, "demo-adjudicator"),
     ("annotator", ANNOTATOR, "demo-annotator"),
+    ("operator", OPERATOR, "demo-operator"),
 )
 
 

@@ -16,7 +16,7 @@ def test_each_demo_user_logs_in_and_sees_their_next_steps(page):
         assert page.locator(".whoami").inner_text().startswith(f"{username} · {role}")
         assert page.locator("h1").inner_text() == f"Welcome, {username}"
         admin_link = page.locator('nav a[href="/admin/"]')
-        assert admin_link.count() == (1 if role == "researcher" else 0)
+        assert admin_link.count() == (1 if role in ("researcher", "operator") else 0)
 
 
 def test_swagger_ui_renders_offline(page, researcher):
