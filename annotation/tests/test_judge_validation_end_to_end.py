@@ -169,6 +169,17 @@ def test_report_statistics_equal_independent_computation(client, researcher, adj
             differing, key=lambda i: (-next(d["distance"] for d in section["largest_differences"] if d["item"] == i), i)
         )
         assert len(differing) == min(10, sum(j != c for j, c in pairs))
+        # Each differing turn names where it comes from and links to its transcript.
+        by_id = {i.pk: i for i in items}
+        for d in section["largest_differences"]:
+            item = by_id[d["item"]]
+            dialogue = reverse("audits:dialogue-detail", args=[item.metadata["dialogue_id"]])
+            assert d["source"]["tutor"] == item.metadata["tutor"] and d["source"]["external_id"] == item.external_id
+            assert d["source"]["link"] == f"{dialogue}#turn-{item.metadata['turn_index']}"
+            assert (
+                d["source"]["conversation_id"]
+                == f"dialogue {item.metadata['dialogue_id']}, turn {item.metadata['turn_index']}"
+            )
     assert checked >= 3  # κ was checked on most metrics (a metric with one value on the scale has none)
     # The scripts disagree, so neither α nor agreement is trivially 1.
     assert any(row["human_alpha_pre"]["value"] not in (None, 1.0) for row in body["metrics"])
