@@ -7,6 +7,7 @@ switch to PostgreSQL and Redis for production and for scaling out with more work
 
 import hashlib
 import os
+import re
 from datetime import timedelta
 from pathlib import Path
 
@@ -165,13 +166,19 @@ if API_TOKEN_TTL_HOURS <= 0:
 REST_KNOX = {"TOKEN_TTL": timedelta(hours=API_TOKEN_TTL_HOURS), "AUTO_REFRESH": False}
 
 # Throttles (edufair_web.accounts.throttles), as DRF spells rates ("30/minute"); "off" switches one off.
+def throttle_rate(name: str, default: str) -> str | None:
+    rate = os.environ.get(name, default).strip()
+    if rate.lower() in {"", "off", "none"}:
+        return None
+    if not re.fullmatch(r"[1-9][0-9]*/(s|sec|second|m|min|minute|h|hour|d|day)", rate):
+        raise ImproperlyConfigured(f"{name}={rate!r}: a rate is N/second, N/minute, N/hour or N/day, or off.")
+    return rate
+
+
 THROTTLE_RATES = {
-    scope: (None if rate.strip().lower() in {"", "off", "none"} else rate.strip())
-    for scope, rate in {
-        "login": os.environ.get("THROTTLE_LOGIN_RATE", "30/minute"),
-        "write": os.environ.get("THROTTLE_WRITE_RATE", "600/minute"),
-        "expensive_read": os.environ.get("THROTTLE_EXPENSIVE_READ_RATE", "120/minute"),
-    }.items()
+    "login": throttle_rate("THROTTLE_LOGIN_RATE", "30/minute"),
+    "write": throttle_rate("THROTTLE_WRITE_RATE", "600/minute"),
+    "expensive_read": throttle_rate("THROTTLE_EXPENSIVE_READ_RATE", "120/minute"),
 }
 
 # --- Cache --------------------------------------------------------------------------------------

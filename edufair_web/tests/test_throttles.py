@@ -111,3 +111,6 @@ def test_rates_and_the_token_lifetime_come_from_the_environment(tmp_path):
     env["API_TOKEN_TTL_HOURS"] = "0"
     refused = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
     assert refused.returncode != 0 and "API_TOKEN_TTL_HOURS must be a positive number" in refused.stderr
+    env.update(API_TOKEN_TTL_HOURS="10", THROTTLE_LOGIN_RATE="30 per minute")
+    refused = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
+    assert refused.returncode != 0 and "THROTTLE_LOGIN_RATE='30 per minute': a rate is N/second" in refused.stderr
