@@ -255,11 +255,16 @@ def _schema_of(record: dict, where: str) -> str:
         return has[0]
     if len(has) > 1:
         raise MRBenchError(f"{where}: has both anno_llm_responses and tutor_responses; keep one")
-    keys = ", ".join(sorted(str(k) for k in record)) or "none"
+    keys = _keys_text(record)
     raise MRBenchError(
         f"{where}: no tutor responses — expected anno_llm_responses (MRBench) or tutor_responses "
         f"(BEA 2025); the record's keys are {keys}"
     )
+
+
+def _keys_text(record: dict, most: int = 12) -> str:
+    keys = sorted(str(k)[:40] for k in record)
+    return (", ".join(keys[:most]) + (f" and {len(keys) - most} more" if len(keys) > most else "")) or "none"
 
 
 def parse_labelled_file(data: bytes | str) -> ParsedFile:
@@ -273,10 +278,16 @@ def parse_labelled_file(data: bytes | str) -> ParsedFile:
     try:
         records = loads(data)
     except JSONInputError as exc:
+        if "Extra data" in str(exc):  # several JSON values one after the other: JSON Lines, say
+            raise MRBenchError(
+                f"{exc}: the file holds more than one JSON value (JSON Lines?); the published files are one "
+                "JSON list of dialogues"
+            ) from None
         raise MRBenchError(str(exc)) from None
     if isinstance(records, dict):
-        keys = ", ".join(sorted(str(k) for k in records)[:8])
-        raise MRBenchError(f"the file must hold a JSON list of dialogues; it holds one object (keys: {keys})")
+        raise MRBenchError(
+            f"the file must hold a JSON list of dialogues; it holds one object (keys: {_keys_text(records)})"
+        )
     if not isinstance(records, list):
         raise MRBenchError("the file must hold a JSON list of dialogues")
     if not records:

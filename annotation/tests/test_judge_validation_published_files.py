@@ -136,6 +136,7 @@ def test_judge_input_never_gets_placeholders_or_a_whole_solution():
         ("[" * 200 + "]" * 200, "nested too deeply"),
         ("[{", "not valid JSON"),
         (b"\xff\xfe[1]", "not UTF-8 text"),
+        ("\n".join(json.dumps(r) for r in BEA_DEV), "more than one JSON value \\(JSON Lines\\?\\)"),
         (
             json.dumps([{"conversation_id": "7" * 300, "tutor_responses": {"A": {"response": "x", "annotation": {}}}}]),
             "longer than 200 characters",
