@@ -7,8 +7,9 @@ region) become gold labels and adjudicated finals.
 An annotation without provenance is a main-phase, before-discussion label of the stage given (default the
 project's first); a Label Studio ground-truth star on such an annotation does not make it gold. Items made
 here do not join an open main labelling: their labels are already given. Importing the same file twice
-changes nothing; a label that differs from one already stored is refused, as is anything `reading` cannot
-map — and then nothing is written.
+changes nothing, and so does importing a project's own labels back (recognised by their stored time in the
+provenance); a label that differs from one already stored is refused, as is anything `reading` cannot map —
+and then nothing is written.
 """
 
 from __future__ import annotations
@@ -113,6 +114,37 @@ def _annotator(identity: str, users: dict[str, User], report: LabelStudioImportR
     return users[username]
 
 
+def _already_here(annotation: ReadAnnotation, item: Item, stage: Stage, errors, report) -> bool:
+    """Whether the annotation is one of this project's own labels coming back (exported from here, so its
+    provenance carries the labels' stored time): Label Studio names its annotator by its own id, so without
+    this a round trip into the same project would add every label again under another name."""
+    if annotation.labelled_at is None:
+        return False
+    stored = {
+        label.question.key: label
+        for label in Label.objects.filter(
+            assignment__stage=stage,
+            assignment__item=item,
+            phase=annotation.phase,
+            round=annotation.round,
+            created_at=annotation.labelled_at,
+        ).select_related("question")
+    }
+    if not stored:
+        return False
+    for key, answer in annotation.answers.items():
+        label = stored.get(key)
+        if label is None or (label.value, label.unsure, label.justification) != (
+            answer.value,
+            answer.unsure,
+            answer.justification,
+        ):
+            errors.append(f"{annotation.where}: {key!r} differs from the label already stored for it")
+        else:
+            report.labels_unchanged += 1
+    return True
+
+
 def _labels(annotation: ReadAnnotation, item: Item, stage: Stage, user: User, questions, errors, report) -> None:
     submitted = annotation.labelled_at or timezone.now()
     assignment, _ = Assignment.objects.get_or_create(
@@ -132,7 +164,7 @@ def _labels(annotation: ReadAnnotation, item: Item, stage: Stage, user: User, qu
         label = existing.get(key)
         if label is not None:
             if (label.value, label.unsure, label.justification) != (answer.value, answer.unsure, answer.justification):
-                errors.append(f"{annotation.where}: {key!r} is already labelled differently by this annotator")
+                errors.append(f"{annotation.where}: {key!r} differs from the label already stored for it")
             else:
                 report.labels_unchanged += 1
             continue
@@ -227,8 +259,9 @@ def label_studio_import(*, project: AnnotationProject, content: bytes | str, sta
                 order = annotation.stage if annotation.stage is not None else (default.order if default else None)
                 stage = stages.get(order)
                 if annotation.kind == "label":
-                    user = _annotator(annotation.identity, users, report)
-                    _labels(annotation, item, stage, user, questions, errors, report)
+                    if not _already_here(annotation, item, stage, errors, report):
+                        user = _annotator(annotation.identity, users, report)
+                        _labels(annotation, item, stage, user, questions, errors, report)
                 else:
                     _finals(annotation, item, stage, questions, errors, report)
             if len(errors) >= 50:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import secrets
+import shutil
 import signal
 import socket
 import subprocess
@@ -50,7 +51,7 @@ class LabelStudio:
         # The folder holds the data directory and the log (argument list kept apart for readability).
         arguments = ["start", "--internal-host", "127.0.0.1", "--port", str(port), "--no-browser"]
         arguments += ["--data-dir", str(self.folder / "data"), "--username", "researcher@example.org"]
-        arguments += ["--password", secrets.token_urlsafe(16), "--user-token", self.token, "--enable-legacy-api-token"]
+        arguments += [f"--password={secrets.token_hex(16)}", "--user-token", self.token, "--enable-legacy-api-token"]
         self.process = subprocess.Popen(
             [path, *arguments],
             cwd=self.folder,
@@ -101,7 +102,7 @@ class LabelStudio:
                 os.killpg(self.process.pid, signal.SIGKILL)
                 self.process.wait()
         self.log.close()
-        subprocess.run(["rm", "-rf", str(self.folder)], check=False)
+        shutil.rmtree(self.folder, ignore_errors=True)
 
 
 def start(config: pytest.Config) -> LabelStudio | None:

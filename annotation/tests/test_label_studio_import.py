@@ -98,6 +98,27 @@ def test_an_export_comes_back_whole_and_a_second_import_changes_nothing(labelled
     }
 
 
+def test_a_projects_own_labels_coming_back_change_nothing(labelled):
+    """As after a trip through Label Studio, whose export names annotators by its own ids."""
+    tasks = label_studio_tasks(labelled.project)
+    label_studio_ids = {}
+    for task in tasks:
+        for annotation in task["annotations"]:
+            if "completed_by" in annotation:
+                email = annotation["completed_by"]["email"]
+                annotation["completed_by"] = label_studio_ids.setdefault(email, 100 + len(label_studio_ids))
+    labels_before, users_before = Label.objects.count(), User.objects.count()
+    report = label_studio_import(project=labelled.project, content=json.dumps(tasks))
+    assert (report.items_created, report.labels_created, report.annotators_created) == (0, 0, 0)
+    assert report.labels_unchanged == 5 and (Label.objects.count(), User.objects.count()) == (
+        labels_before,
+        users_before,
+    )
+    region = next(r for t in tasks for a in t["annotations"] for r in a["result"] if r["from_name"] == "q1")
+    region["value"]["choices"] = ["no" if region["value"]["choices"] == ["yes"] else "yes"]
+    _refused(labelled.project, tasks, "differs from the label already stored for it")
+
+
 def _refused(project, data, match):
     before = (Item.objects.count(), Label.objects.count(), User.objects.count(), GoldLabel.objects.count())
     with pytest.raises(LabelStudioImportFailed) as caught:
@@ -136,7 +157,7 @@ def test_what_cannot_be_mapped_is_refused_and_nothing_is_written(labelled, targe
     region = next(r for t in changed for a in t["annotations"] for r in a["result"] if r["from_name"] == "q1")
     region["value"]["choices"] = ["no" if region["value"]["choices"] == ["yes"] else "yes"]
     changed.append({"id": 99, "data": {"text": "A new item", "external_id": "new"}, "annotations": []})
-    _refused(target, changed, "already labelled differently")
+    _refused(target, changed, "differs from the label already stored")
     assert not Item.objects.filter(project=target, external_id="new").exists()
 
 

@@ -2,7 +2,8 @@
 EDUFAIR_LABEL_STUDIO): the demo project's export and its shipped label config go into a new Label Studio
 project over its REST API with no edits, every annotation read back matches EduFair's labels per item,
 annotator, stage, phase, round and question (gold and adjudicated finals too); then Label Studio's own
-JSON export goes into a fresh EduFair project through the import API and matches again.
+JSON export goes into a fresh EduFair project through the import API and matches again, and into the demo
+project itself, where it adds nothing.
 
 Label Studio starts once per session (`label_studio_service`; the start-up time is printed). Without the
 executable the test skips (fails in CI)."""
@@ -208,5 +209,13 @@ def test_demo_project_goes_to_label_studio_and_back(label_studio, researcher_cli
         (fact[0], fact[1], username_of_email[fact[2]], *fact[3:]) if fact[0] == "label" else fact for fact in expected
     }
     assert _edufair_facts(target, lambda user: user.username) == expected_back
+    # And back into the demo project itself: its own labels are recognised, nothing is added.
+    upload = SimpleUploadedFile("label-studio.json", json.dumps(exported).encode(), content_type="application/json")
+    response = researcher_client.post(reverse("annotation-label-studio-import", args=[project.pk]), {"file": upload})
+    assert response.status_code == 201, response.content
+    counts = response.json()
+    assert counts["labels_created"] == counts["annotators_created"] == counts["items_created"] == 0
+    assert counts["labels_unchanged"] == sum(1 for fact in expected if fact[0] == "label")
+    assert _edufair_facts(project, lambda user: deployment_annotator_email(user.pk)) == expected
     payloads = dict(Item.objects.filter(project=project).values_list("external_id", "payload"))
     assert dict(Item.objects.filter(project=target).values_list("external_id", "payload")) == payloads
