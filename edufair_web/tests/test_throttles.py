@@ -114,3 +114,47 @@ def test_rates_and_the_token_lifetime_come_from_the_environment(tmp_path):
     env.update(API_TOKEN_TTL_HOURS="10", THROTTLE_LOGIN_RATE="30 per minute")
     refused = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
     assert refused.returncode != 0 and "THROTTLE_LOGIN_RATE='30 per minute': a rate is N/second" in refused.stderr
+
+
+def test_cache_url_names_the_redis_cache_the_processes_share(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    env = dict(os.environ, DEBUG="1", EDUFAIR_DATA_DIR=str(tmp_path), CACHE_URL="redis://cache.internal:6379/3")
+    code = "from edufair_web import settings as s; c = s.CACHES['default']; print(c['BACKEND'], c['LOCATION'])"
+    result = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["django.core.cache.backends.redis.RedisCache", "redis://cache.internal:6379/3"]
+
+
+@pytest.mark.services
+def test_with_redis_the_counts_are_where_every_process_reads_them(rates, settings):
+    """Another web process opens its own connection to the same Redis database and finds the same counts."""
+    import uuid
+
+    import redis
+    from django.core.cache.backends.redis import RedisCache
+
+    from conftest import service_missing
+
+    url = "redis://127.0.0.1:6379/13"  # CI's Redis (.ci/run); its broker is database 15
+    try:
+        redis.Redis.from_url(url, socket_connect_timeout=1).ping()
+    except redis.exceptions.ConnectionError:
+        service_missing(f"Redis at {url}")
+    prefix = f"test-{uuid.uuid4().hex}"
+    settings.CACHES = {
+        **settings.CACHES,
+        "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": url, "KEY_PREFIX": prefix},
+    }
+    rates(login="2/minute")
+    try:
+        api = APIClient(REMOTE_ADDR="203.0.113.10")
+        assert [token_request(api, f"r{n}").status_code for n in range(3)] == [400, 400, 429]
+        other_process = RedisCache(url, {"KEY_PREFIX": prefix})
+        assert len(other_process.get("throttle_login_203.0.113.10")) == 2
+    finally:
+        client = redis.Redis.from_url(url)
+        for key in client.scan_iter(f"{prefix}:*"):
+            client.delete(key)
