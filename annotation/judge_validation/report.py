@@ -39,6 +39,7 @@ NA = "n/a"
 PASS, FAIL, UNDECIDED, NOT_LABELLED = "pass", "fail", "undecided", "not labelled"
 DEFAULT_TOP_DIFFERENCES = 10
 BOOTSTRAP_RESAMPLES = 2000
+BOOTSTRAP_BLOCK_CELLS = 500_000  # resampled indices held at once (about 4 MB)
 CI_LEVEL = 0.95
 HUMAN_RELIABILITY_UNKNOWN = (
     "human reliability unknown: one imported label per response, so no human–human α to check the labels by"
@@ -122,15 +123,18 @@ def bootstrap_seed(metric: str) -> int:
 def kappa_bootstrap(
     judge: Sequence[int], consensus: Sequence[int], k: int, *, seed: int, resamples: int = BOOTSTRAP_RESAMPLES
 ) -> np.ndarray:
-    """Linear-weighted κ on ``resamples`` paired resamples of the turns (values are scale positions 0..k-1),
-    all at once: each resample's k × k table comes from one bincount. NaN where a resample's expected
-    disagreement is zero (κ undefined on it)."""
+    """Linear-weighted κ on ``resamples`` paired resamples of the turns (values are scale positions 0..k-1):
+    each resample's k × k table comes from one bincount, in blocks of resamples so memory stays near
+    ``BOOTSTRAP_BLOCK_CELLS`` indices. NaN where a resample's expected disagreement is zero (κ undefined)."""
     codes = np.asarray(judge, dtype=np.int64) * k + np.asarray(consensus, dtype=np.int64)
     n = codes.size
     rng = np.random.default_rng(seed)
-    index = rng.integers(0, n, size=(resamples, n))
-    cells = codes[index] + (np.arange(resamples, dtype=np.int64) * k * k)[:, None]
-    tables = np.bincount(cells.ravel(), minlength=resamples * k * k).reshape(resamples, k, k).astype(float)
+    block = max(1, BOOTSTRAP_BLOCK_CELLS // max(n, 1))
+    tables = np.empty((resamples, k, k))
+    for start in range(0, resamples, block):
+        size = min(block, resamples - start)
+        cells = codes[rng.integers(0, n, size=(size, n))] + (np.arange(size, dtype=np.int64) * k * k)[:, None]
+        tables[start : start + size] = np.bincount(cells.ravel(), minlength=size * k * k).reshape(size, k, k)
     weights = np.abs(np.subtract.outer(np.arange(k), np.arange(k))).astype(float)
     observed = (tables * weights).sum(axis=(1, 2))
     expected = np.einsum("bi,bj,ij->b", tables.sum(axis=2), tables.sum(axis=1), weights) / n

@@ -131,3 +131,16 @@ def test_a_judge_that_calls_everything_not_applicable_does_not_pass():
     section = row["judges"]["j"]
     assert section["kappa_linear"]["value"] == pytest.approx(1.0) and section["applicability_mismatch"] == 0.5
     assert section["verdict"]["outcome"] == "fail"
+
+
+def test_the_bootstrap_kappa_is_scikit_learns_on_every_resample_whatever_the_block_size(monkeypatch):
+    rng = np.random.default_rng(11)
+    consensus = rng.integers(0, 3, size=300)
+    judge = np.where(rng.random(300) < 0.8, consensus, rng.integers(0, 3, size=300))
+    monkeypatch.setattr(report, "BOOTSTRAP_BLOCK_CELLS", 300 * 7)  # blocks of 7 resamples
+    values = report.kappa_bootstrap(judge, consensus, 3, seed=5, resamples=40)
+    monkeypatch.setattr(report, "BOOTSTRAP_BLOCK_CELLS", 10**9)  # one block
+    assert np.array_equal(values, report.kappa_bootstrap(judge, consensus, 3, seed=5, resamples=40))
+    index = np.random.default_rng(5).integers(0, 300, size=(40, 300))
+    expected = [cohen_kappa_score(judge[i], consensus[i], weights="linear", labels=[0, 1, 2]) for i in index]
+    assert values == pytest.approx(expected, abs=1e-12)
