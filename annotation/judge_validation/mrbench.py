@@ -15,6 +15,7 @@ items are kept apart by record index and Split in their source id, and the reade
 
 from __future__ import annotations
 
+import json
 import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
@@ -267,6 +268,18 @@ def _keys_text(record: dict, most: int = 12) -> str:
     return (", ".join(keys[:most]) + (f" and {len(keys) - most} more" if len(keys) > most else "")) or "none"
 
 
+def _refuse_repeated_keys(pairs: list[tuple[str, object]]) -> dict:
+    seen: dict = {}
+    for key, value in pairs:
+        if key in seen:
+            raise MRBenchError(
+                f"a JSON object repeats the key {key[:80]!r}: a JSON reader keeps only the last one, so a "
+                "response or label would be lost; give each tutor (and each field) one key"
+            )
+        seen[key] = value
+    return seen
+
+
 def parse_labelled_file(data: bytes | str) -> ParsedFile:
     """Every tutor response of an MRBench or BEA 2025 file, with its labels mapped, and what the file
     lacks stated. Raises MRBenchError naming the cause."""
@@ -284,6 +297,8 @@ def parse_labelled_file(data: bytes | str) -> ParsedFile:
                 "JSON list of dialogues"
             ) from None
         raise MRBenchError(str(exc)) from None
+    # Checked on a second reading, of text already known to be valid and shallow (json_input has no hook).
+    json.loads(data, object_pairs_hook=_refuse_repeated_keys)
     if isinstance(records, dict):
         raise MRBenchError(
             f"the file must hold a JSON list of dialogues; it holds one object (keys: {_keys_text(records)})"

@@ -136,6 +136,10 @@ def test_judge_input_never_gets_placeholders_or_a_whole_solution():
         ("[" * 200 + "]" * 200, "nested too deeply"),
         ("[{", "not valid JSON"),
         (b"\xff\xfe[1]", "not UTF-8 text"),
+        (
+            '[{"conversation_id": "1", "tutor_responses": {"GPT4": {"response": "a"}, "GPT4": {"response": "b"}}}]',
+            "repeats the key 'GPT4'",
+        ),
         ("\n".join(json.dumps(r) for r in BEA_DEV), "more than one JSON value \\(JSON Lines\\?\\)"),
         (
             json.dumps([{"conversation_id": "7" * 300, "tutor_responses": {"A": {"response": "x", "annotation": {}}}}]),
