@@ -7,6 +7,8 @@ ROUND_TRIP_TEST = "test_label_studio_round_trip.py"
 
 
 def pytest_collection_finish(session):
+    if session.config.option.collectonly:
+        return
     if any(ROUND_TRIP_TEST in item.nodeid for item in session.items):
         label_studio_service.start(session.config)
 
