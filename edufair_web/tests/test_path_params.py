@@ -103,3 +103,21 @@ def test_a_good_id_query_parameter_still_filters(api):
     response = api(RESEARCHER).get("/api/annotation/enrollments/?stage=12345")
     assert response.status_code == 200
     assert response.json()["results"] == []
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    "url",
+    [
+        "/api/prompt-templates/?kind=%00",
+        "/api/dialogues/?status=a%00b",
+        "/api/workers/a%00b/",
+        "/api/annotation/items/?%00=1",
+        "/audits/questionbank/?q=%00",
+    ],
+)
+def test_a_nul_in_the_path_or_a_query_parameter_is_a_400(api, url):
+    # PostgreSQL refused these with a DataError (a 500) in whichever view filtered on them.
+    response = api(RESEARCHER).get(url)
+    assert response.status_code == 400
+    assert "a NUL character" in response.content.decode()
