@@ -37,6 +37,10 @@ CONVENTIONS = (
     "qualification included; spend = hours × the stage's hourly rate.",
     "Final labels of items removed for a cross-stage conflict are left out of the distribution and the "
     "cost per final label.",
+    "An annotator may revise a main label before its item is settled and before its discussion opens (within "
+    "the stage's revision window); agreement uses the final pre-discussion labels, and every earlier version "
+    "is kept. The volume table states how many labels were revised.",
+    "Statistics in the JSON report are exact floats; the HTML and Markdown versions round them for display.",
 )
 
 
@@ -80,7 +84,7 @@ def project_report(project: AnnotationProject) -> dict:
         for conflict in project.conflicts.select_related("item", "earlier_stage", "later_stage").order_by("item_id")
     ]
     spend_total = sum((Decimal(s["time_and_cost"]["spend"]) for s in stages), Decimal("0"))
-    hours_total = round(sum(s["time_and_cost"]["hours"] for s in stages), 2)
+    hours_total = sum(s["time_and_cost"]["hours"] for s in stages)
     final_total = sum(s["time_and_cost"]["final_labels"] for s in stages)
     return {
         "project": {"id": project.id, "name": project.name, "kind": project.kind, "preset": project.preset},
@@ -93,7 +97,7 @@ def project_report(project: AnnotationProject) -> dict:
             "summary": counts.describe(),
             "conflicts": counts.conflicts,
             "items_compared": counts.n_items or 0,
-            "rate": round(counts.rate, 4) if counts.rate is not None else None,
+            "rate": counts.rate,
             "removed": counts.removed,
             "retained_with_flag": counts.retained_with_flag,
             "undecided": counts.undecided,
@@ -300,7 +304,17 @@ def report_markdown(report: dict) -> str:
     )
     out += ["## Volume", ""]
     out += _table(
-        ["Stage", "Labels", "Pilot", "Qualification", "Main", "Post-discussion", "Items labelled", "Annotators"],
+        [
+            "Stage",
+            "Labels",
+            "Pilot",
+            "Qualification",
+            "Main",
+            "Post-discussion",
+            "Revised",
+            "Items labelled",
+            "Annotators",
+        ],
         [
             [
                 s["name"],
@@ -309,6 +323,7 @@ def report_markdown(report: dict) -> str:
                 s["volume"]["by_phase"]["qualification"],
                 s["volume"]["by_phase"]["main"],
                 s["volume"]["post_discussion"],
+                f"{s['volume']['revised_labels']} ({s['volume']['revisions']} earlier versions kept)",
                 s["volume"]["items_labelled"],
                 s["volume"]["annotators"],
             ]
@@ -321,8 +336,8 @@ def report_markdown(report: dict) -> str:
         [
             [
                 s["name"],
-                s["time_and_cost"]["hours"],
-                ", ".join(f"{k}: {v}" for k, v in s["time_and_cost"]["median_minutes_per_item"].items()) or "—",
+                fmt(s["time_and_cost"]["hours"], 2),
+                ", ".join(f"{k}: {fmt(v, 2)}" for k, v in s["time_and_cost"]["median_minutes_per_item"].items()) or "—",
                 f"{s['time_and_cost']['pay_rate_per_hour']} {s['time_and_cost']['currency']}",
                 s["time_and_cost"]["spend"],
                 s["time_and_cost"]["final_labels"],
@@ -333,7 +348,7 @@ def report_markdown(report: dict) -> str:
         + [
             [
                 "Total",
-                report["totals"]["hours"],
+                fmt(report["totals"]["hours"], 2),
                 "",
                 "",
                 report["totals"]["spend"],

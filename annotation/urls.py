@@ -42,16 +42,19 @@ urlpatterns = [
 ]
 
 # Main labelling, adjudication, reports, exports and conflicts (issue 7).
-from annotation.views import adjudication, labelling, reports  # noqa: E402
+from annotation.views import adjudication, dashboard, labelling, reports  # noqa: E402
 
 urlpatterns += [
     path("label/", labelling.MyLabellingView.as_view(), name="my-labelling"),
     path("label/<id:stage_pk>/", labelling.LabelView.as_view(), name="label"),
+    path("label/<id:stage_pk>/items/<id:item_pk>/revise/", labelling.ReviseView.as_view(), name="revise"),
     path(
         "label/<id:stage_pk>/items/<id:item_pk>/discussion/",
         labelling.DiscussionView.as_view(),
         name="discussion",
     ),
+    path("dashboard/<id:stage_pk>/", dashboard.StageDashboardView.as_view(), name="stage-dashboard"),
+    path("dashboard/<id:stage_pk>/live/", dashboard.StageDashboardLiveView.as_view(), name="stage-dashboard-live"),
     path("adjudicate/", adjudication.QueueView.as_view(), name="adjudicate"),
     path("adjudicate/<id:stage_pk>/<id:item_pk>/", adjudication.ItemView.as_view(), name="adjudicate-item"),
     path("projects/<id:pk>/report/", reports.ReportView.as_view(), name="report"),

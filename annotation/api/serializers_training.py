@@ -65,3 +65,113 @@ class ThreadSerializer(serializers.ModelSerializer):
     class Meta:
         model = Thread
         fields = ["id", "stage", "item", "kind", "reason", "is_open", "created_at"]
+
+
+# --- Response bodies (documented in the OpenAPI schema) ---------------------------------------------
+
+
+class ChoiceSerializer(serializers.Serializer):
+    value = serializers.CharField()
+    label = serializers.CharField()
+    key = serializers.CharField(help_text="The keyboard key that selects it.")
+
+
+class FormQuestionSerializer(serializers.Serializer):
+    """A question as the label form shows it (`views.common.label_form_questions`)."""
+
+    key = serializers.CharField()
+    prompt = serializers.CharField()
+    help_text = serializers.CharField(allow_blank=True)
+    choices = ChoiceSerializer(many=True)
+    allow_unsure = serializers.BooleanField()
+    justify_values = serializers.CharField(allow_blank=True, help_text="Comma-separated values that need a why.")
+
+
+class CountSerializer(serializers.Serializer):
+    seen = serializers.IntegerField(required=False)
+    labelled = serializers.IntegerField(required=False)
+    total = serializers.IntegerField()
+
+
+class GateStateSerializer(serializers.Serializer):
+    rules = serializers.DictField(child=serializers.CharField())
+    passed = serializers.BooleanField(allow_null=True)
+    pilot_score = serializers.FloatField(allow_null=True)
+    qualification_correct = serializers.IntegerField(allow_null=True)
+    qualification_total = serializers.IntegerField(allow_null=True)
+    qualification_score = serializers.FloatField(allow_null=True)
+    pilot_coverage = serializers.FloatField(allow_null=True)
+    rule = serializers.CharField(allow_null=True)
+    reasons = serializers.ListField(child=serializers.CharField())
+
+
+class TrainingStateSerializer(serializers.Serializer):
+    stage = serializers.IntegerField()
+    step = serializers.CharField()
+    step_title = serializers.CharField()
+    guideline_version = serializers.IntegerField(allow_null=True)
+    guideline_confirmed = serializers.BooleanField()
+    examples = CountSerializer()
+    pilot = CountSerializer()
+    norming_done = serializers.BooleanField()
+    qualification = CountSerializer()
+    gate = GateStateSerializer()
+
+
+class GuidelineTextSerializer(serializers.Serializer):
+    version = serializers.IntegerField()
+    text = serializers.CharField()
+    change_note = serializers.CharField(allow_blank=True)
+
+
+class WorkedExampleOutSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    kind = serializers.CharField()
+    item = AnnotatorItemSerializer()
+    question = serializers.CharField()
+    value = serializers.CharField()
+    label = serializers.CharField()
+    rationale = serializers.CharField()
+    seen = serializers.BooleanField()
+
+
+class TrainingNextSerializer(serializers.Serializer):
+    phase = serializers.CharField()
+    labelled = serializers.IntegerField()
+    total = serializers.IntegerField()
+    item = AnnotatorItemSerializer()
+    questions = FormQuestionSerializer(many=True)
+
+
+class LabelSubmitResultSerializer(serializers.Serializer):
+    assignment = serializers.IntegerField()
+    created = serializers.BooleanField()
+    state = TrainingStateSerializer()
+
+
+class FeedbackAnswerSerializer(serializers.Serializer):
+    question = serializers.CharField()
+    prompt = serializers.CharField()
+    your_value = serializers.CharField(allow_null=True)
+    your_label = serializers.CharField()
+    unsure = serializers.BooleanField()
+    gold_value = serializers.CharField(allow_null=True)
+    gold_label = serializers.CharField(allow_null=True)
+    rationale = serializers.CharField(allow_blank=True)
+    agrees = serializers.BooleanField()
+
+
+class FeedbackItemSerializer(serializers.Serializer):
+    item = AnnotatorItemSerializer()
+    answers = FeedbackAnswerSerializer(many=True, help_text="Per question: your answer beside gold.")
+    thread = serializers.IntegerField(allow_null=True, help_text="The item's norming thread, if one opened.")
+
+
+class PilotFeedbackSerializer(serializers.Serializer):
+    pilot_score = serializers.FloatField(allow_null=True)
+    pilot_coverage = serializers.FloatField(allow_null=True)
+    threshold = serializers.FloatField()
+    unsure_rule = serializers.CharField()
+    min_coverage = serializers.FloatField(allow_null=True)
+    gate_rules = serializers.DictField(child=serializers.CharField())
+    items = FeedbackItemSerializer(many=True)

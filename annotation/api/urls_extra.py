@@ -70,7 +70,26 @@ urlpatterns += [
         labelling.DiscussionCloseAPIView.as_view(),
         name="annotation-main-discussion-close",
     ),
+    path(
+        "annotation/main/<id:stage_pk>/recent/", labelling.RecentItemsAPIView.as_view(), name="annotation-main-recent"
+    ),
+    path(
+        "annotation/main/<id:stage_pk>/items/<id:item_pk>/revise/",
+        labelling.ReviseAPIView.as_view(),
+        name="annotation-main-revise",
+    ),
+    path("annotation/main/disputed/", labelling.MyDisputedItemsAPIView.as_view(), name="annotation-main-disputed"),
+    path(
+        "annotation/main/<id:stage_pk>/dashboard/",
+        labelling.StageDashboardAPIView.as_view(),
+        name="annotation-main-dashboard",
+    ),
     path("annotation/adjudication/", labelling.AdjudicationQueueAPIView.as_view(), name="annotation-adjudication"),
+    path(
+        "annotation/adjudication/threads/",
+        labelling.AdjudicationThreadsAPIView.as_view(),
+        name="annotation-adjudication-threads",
+    ),
     path(
         "annotation/adjudication/<id:stage_pk>/<id:item_pk>/",
         labelling.AdjudicationItemAPIView.as_view(),

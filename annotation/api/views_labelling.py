@@ -1,6 +1,7 @@
-"""API for main labelling and adjudication: next item and submit (annotators who passed the gate), the
-discussion of an item (as the blindness rule allows), the reviewer queue and decisions (adjudicators),
-conflict dispositions, and the project's report and label exports (researchers).
+"""API for main labelling and adjudication: next item, submit, recent items and revising a label
+(annotators who passed the gate), the annotator's disputed items and the discussion of an item (as the
+blindness rule allows), the reviewer queue, the discussion threads and decisions (adjudicators), conflict
+dispositions, and the project's report, stage dashboard and label exports (researchers).
 
 Labelling stays blind: the next-item answer carries the item and the questions only, never other labels.
 An item's discussion is served only through `workflow.blindness` (404 to anyone it keeps out).
@@ -8,19 +9,30 @@ An item's discussion is served only through `workflow.blindness` (404 to anyone 
 
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import status
 from rest_framework.exceptions import NotFound, PermissionDenied, ValidationError
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation import exports, reports
-from annotation.models import AnnotationProject, CrossStageConflict, Item, MainItem, Stage
-from annotation.selectors.adjudication import adjudication_queue, discussion_visibility_for, item_side_by_side
+from annotation.models import AnnotationProject, CrossStageConflict, Item, MainItem, Stage, Thread
+from annotation.selectors.adjudication import (
+    adjudication_queue,
+    adjudication_threads,
+    discussion_visibility_for,
+    item_side_by_side,
+    my_disputed_items,
+)
+from annotation.selectors.revisions import recent_items
+from annotation.selectors.stage_dashboard import stage_dashboard
 from annotation.services import adjudication as adjudication_services
 from annotation.services.labelling import (
     ReservationExpired,
+    RevisionRefused,
     label_next,
+    label_revise,
     label_submit,
     main_labelling_check,
     stage_labelling_configure,
@@ -33,14 +45,27 @@ from annotation.workflow.main_queries import LabellingAccess
 from annotation.workflow.resolution import ResolutionRefused
 from annotation.workflow.training import StepRefused
 from edufair_web.accounts.permissions import IsAdjudicator, IsAnnotator, IsResearcher
+from edufair_web.converters import query_id
 
 from .serializers_labelling import (
+    ConflictDispositionResultSerializer,
     ConflictDispositionSerializer,
+    ConflictRowSerializer,
     DiscussionAnswersSerializer,
+    DisputedItemSerializer,
+    ItemDetailSerializer,
+    MainNextSerializer,
+    MainSubmitResultSerializer,
     MainSubmitSerializer,
+    QueueRowSerializer,
+    RecentItemSerializer,
     ReviewerDecisionSerializer,
+    ReviseResultSerializer,
+    ReviseSerializer,
     StageLabellingSerializer,
+    ThreadRowSerializer,
 )
+from .serializers_reports import ReportSerializer, StageDashboardSerializer
 from .serializers_training import AnnotatorItemSerializer
 
 
@@ -69,7 +94,13 @@ class MainNextAPIView(APIView):
 
     permission_classes = [IsAnnotator]
 
-    @extend_schema(responses=None)
+    @extend_schema(
+        responses={
+            200: MainNextSerializer,
+            204: OpenApiResponse(description="No item left for you."),
+            503: OpenApiResponse(description="Every open item is being handed out; retry after Retry-After."),
+        }
+    )
     def get(self, request, stage_pk):
         checked = _checked_access(request, stage_pk)
         stage = checked.stage
@@ -99,7 +130,9 @@ class MainSubmitAPIView(APIView):
 
     permission_classes = [IsAnnotator]
 
-    @extend_schema(request=MainSubmitSerializer, responses=None)
+    @extend_schema(
+        request=MainSubmitSerializer, responses={201: MainSubmitResultSerializer, 200: MainSubmitResultSerializer}
+    )
     def post(self, request, stage_pk):
         checked = _checked_access(request, stage_pk)
         stage = checked.stage
@@ -191,6 +224,7 @@ def _item_detail(request, stage, item, visibility=None) -> dict:
         ],
         "discussion": (
             {
+                "thread": detail["thread"].pk,
                 "open": detail["thread"].is_open,
                 "comments": [
                     {"author": c["author"], "you": c["you"], "body": c["body"], "at": c["created_at"]}
@@ -203,17 +237,147 @@ def _item_detail(request, stage, item, visibility=None) -> dict:
     }
 
 
+def _project_stage_filters(request) -> dict:
+    """?project= and ?stage= as objects (400 for a malformed id, 404 for an unknown one)."""
+    found = {}
+    project_id = query_id(request.query_params, "project")
+    stage_id = query_id(request.query_params, "stage")
+    if project_id is not None:
+        found["project"] = get_object_or_404(AnnotationProject, pk=project_id)
+    if stage_id is not None:
+        found["stage"] = get_object_or_404(Stage, pk=stage_id)
+    return found
+
+
+PROJECT_STAGE_PARAMETERS = [
+    OpenApiParameter("project", int, description="Only this project's items."),
+    OpenApiParameter("stage", int, description="Only this stage's items."),
+]
+
+
 class AdjudicationQueueAPIView(APIView):
+    """Items waiting for a discussion to end or for a reviewer, oldest first (filter by project or stage)."""
+
     permission_classes = [IsAdjudicator]
 
-    @extend_schema(responses=None, operation_id="annotation_adjudication_queue")
+    @extend_schema(
+        parameters=PROJECT_STAGE_PARAMETERS,
+        responses=QueueRowSerializer(many=True),
+        operation_id="annotation_adjudication_queue",
+    )
     def get(self, request):
+        rows = list(adjudication_queue(**_project_stage_filters(request)))
+        by_pair = {
+            (stage_id, item_id): thread_id
+            for stage_id, item_id, thread_id in Thread.objects.filter(
+                kind=Thread.Kind.ADJUDICATION,
+                stage_id__in={row.stage_id for row in rows},
+                item_id__in={row.item_id for row in rows},
+            ).values_list("stage_id", "item_id", "id")
+        }
         return Response(
             [
-                {"stage": row.stage_id, "item": row.item_id, "external_id": row.item.external_id, "status": row.status}
-                for row in adjudication_queue()
+                {
+                    "project": row.stage.project_id,
+                    "stage": row.stage_id,
+                    "item": row.item_id,
+                    "external_id": row.item.external_id,
+                    "status": row.status,
+                    "thread": by_pair.get((row.stage_id, row.item_id)),
+                }
+                for row in rows
             ]
         )
+
+
+class AdjudicationThreadsAPIView(APIView):
+    """Every item discussion (adjudication thread), oldest first: filter by project, stage, ?open=true|false.
+    A thread's comments: /api/annotation/threads/{id}/comments/."""
+
+    permission_classes = [IsAdjudicator]
+
+    @extend_schema(
+        parameters=[*PROJECT_STAGE_PARAMETERS, OpenApiParameter("open", bool, description="Open or closed only.")],
+        responses=ThreadRowSerializer(many=True),
+    )
+    def get(self, request):
+        raw = request.query_params.get("open", "")
+        if raw not in ("", "true", "false"):
+            raise ValidationError({"open": "true or false"})
+        is_open = None if raw == "" else raw == "true"
+        return Response(adjudication_threads(**_project_stage_filters(request), is_open=is_open))
+
+
+class MyDisputedItemsAPIView(APIView):
+    """The main items you labelled whose discussion opened, with the thread id, open or closed, the item's
+    status and whether you gave your post-discussion answers (?stage= filters). Labels are read through
+    the item's discussion endpoint, as the blindness rule allows."""
+
+    permission_classes = [IsAnnotator]
+
+    @extend_schema(
+        parameters=[OpenApiParameter("stage", int, description="Only this stage.")],
+        responses=DisputedItemSerializer(many=True),
+    )
+    def get(self, request):
+        stage_id = query_id(request.query_params, "stage")
+        stage = get_object_or_404(Stage, pk=stage_id) if stage_id is not None else None
+        return Response(my_disputed_items(annotator=request.user, stage=stage))
+
+
+class RecentItemsAPIView(APIView):
+    """Your last submitted items in the stage (as many as its revision window allows, newest first), your
+    current answers and whether each item can still be revised (and why not)."""
+
+    permission_classes = [IsAnnotator]
+
+    @extend_schema(responses=RecentItemSerializer(many=True))
+    def get(self, request, stage_pk):
+        checked = _checked_access(request, stage_pk)
+        rows = recent_items(annotator=request.user, stage=checked.stage)
+        return Response(
+            [
+                {
+                    "item": AnnotatorItemSerializer(row["item"]).data,
+                    **{key: row[key] for key in ("submitted_at", "status", "revisable", "refusal")},
+                    "settled_questions": row["settled_questions"],
+                    "answers": row["answers"],
+                }
+                for row in rows
+            ]
+        )
+
+
+class ReviseAPIView(APIView):
+    """Revise your answers to an item you submitted (send every question, as for a submit): 200 with the
+    questions given a new version (the earlier one is kept) and the item's status after its resolution is
+    evaluated again; 409 when the item is settled, its discussion opened or the revision window passed;
+    400 with per-question errors; 404 when you have not submitted the item."""
+
+    permission_classes = [IsAnnotator]
+
+    @extend_schema(request=ReviseSerializer, responses=ReviseResultSerializer)
+    def post(self, request, stage_pk, item_pk):
+        checked = _checked_access(request, stage_pk)
+        serializer = ReviseSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        try:
+            result = label_revise(
+                annotator=request.user,
+                stage=checked.stage,
+                item=item_pk,
+                answers=_answers(data["answers"]),
+                seconds=data["seconds"],
+                checked=checked,
+            )
+        except NoAssignment as exc:
+            raise NotFound(str(exc)) from exc
+        except RevisionRefused as exc:
+            return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
+        except LabelInvalid as exc:
+            return Response({"answers": exc.errors}, status=status.HTTP_400_BAD_REQUEST)
+        return Response({"assignment": result.assignment.pk, "revised": list(result.revised), "status": result.status})
 
 
 class AdjudicationItemAPIView(APIView):
@@ -221,13 +385,13 @@ class AdjudicationItemAPIView(APIView):
 
     permission_classes = [IsAdjudicator]
 
-    @extend_schema(responses=None)
+    @extend_schema(responses=ItemDetailSerializer)
     def get(self, request, stage_pk, item_pk):
         stage = get_object_or_404(Stage, pk=stage_pk)
         item = get_object_or_404(Item, pk=item_pk, project_id=stage.project_id)
         return Response(_item_detail(request, stage, item))
 
-    @extend_schema(request=ReviewerDecisionSerializer, responses=None)
+    @extend_schema(request=ReviewerDecisionSerializer, responses=ItemDetailSerializer)
     def post(self, request, stage_pk, item_pk):
         stage = get_object_or_404(Stage, pk=stage_pk)
         item = get_object_or_404(Item, pk=item_pk, project_id=stage.project_id)
@@ -258,12 +422,12 @@ class DiscussionAPIView(APIView):
             raise NotFound("No discussion of this item for you.")
         return stage, item, visibility
 
-    @extend_schema(responses=None)
+    @extend_schema(responses=ItemDetailSerializer)
     def get(self, request, stage_pk, item_pk):
         stage, item, visibility = self._objects(request, stage_pk, item_pk)
         return Response(_item_detail(request, stage, item, visibility))
 
-    @extend_schema(request=DiscussionAnswersSerializer, responses=None)
+    @extend_schema(request=DiscussionAnswersSerializer, responses=ItemDetailSerializer)
     def post(self, request, stage_pk, item_pk):
         stage, item, _ = self._objects(request, stage_pk, item_pk)
         serializer = DiscussionAnswersSerializer(data=request.data)
@@ -284,14 +448,21 @@ class DiscussionAPIView(APIView):
             return Response({"answers": exc.errors}, status=status.HTTP_400_BAD_REQUEST)
         after = discussion_visibility_for(user=request.user, stage=stage, item=item)
         if after is None:  # the last post-discussion answer closed the discussion
-            return Response({"stage": stage.pk, "item": item.pk, "discussion": {"open": False}})
+            thread = Thread.objects.filter(stage=stage, item=item, kind=Thread.Kind.ADJUDICATION).first()
+            return Response(
+                {
+                    "stage": stage.pk,
+                    "item": item.pk,
+                    "discussion": {"thread": thread.pk if thread else None, "open": False},
+                }
+            )
         return Response(_item_detail(request, stage, item, after))
 
 
 class DiscussionCloseAPIView(APIView):
     permission_classes = [IsAdjudicator]
 
-    @extend_schema(request=None, responses=None)
+    @extend_schema(request=None, responses=ItemDetailSerializer)
     def post(self, request, stage_pk, item_pk):
         stage = get_object_or_404(Stage, pk=stage_pk)
         item = get_object_or_404(Item, pk=item_pk, project_id=stage.project_id)
@@ -321,11 +492,11 @@ class ConflictsAPIView(APIView):
             for c in project.conflicts.order_by("item_id", "id")
         ]
 
-    @extend_schema(responses=None)
+    @extend_schema(responses=ConflictRowSerializer(many=True))
     def get(self, request, project_pk):
         return Response(self._rows(get_object_or_404(AnnotationProject, pk=project_pk)))
 
-    @extend_schema(request=None, responses=None)
+    @extend_schema(request=None, responses=ConflictRowSerializer(many=True))
     def post(self, request, project_pk):
         project = get_object_or_404(AnnotationProject, pk=project_pk)
         adjudication_services.conflicts_detect(project=project)
@@ -335,7 +506,7 @@ class ConflictsAPIView(APIView):
 class ConflictDispositionAPIView(APIView):
     permission_classes = [IsResearcher]
 
-    @extend_schema(request=ConflictDispositionSerializer, responses=None)
+    @extend_schema(request=ConflictDispositionSerializer, responses=ConflictDispositionResultSerializer)
     def post(self, request, conflict_pk):
         conflict = get_object_or_404(CrossStageConflict, pk=conflict_pk)
         serializer = ConflictDispositionSerializer(data=request.data)
@@ -351,10 +522,22 @@ class ReportAPIView(APIView):
 
     permission_classes = [IsResearcher]
 
-    @extend_schema(responses=None)
+    @extend_schema(responses=ReportSerializer)
     def get(self, request, project_pk):
         project = get_object_or_404(AnnotationProject, pk=project_pk)
         return Response(reports.report_json_ready(reports.project_report(project)))
+
+
+class StageDashboardAPIView(APIView):
+    """A stage's progress while it runs: items complete / in progress / waiting, labels per annotator with
+    median seconds, running Fleiss κ and Krippendorff α before discussion, disagreement and adjudication
+    rates, revised labels, reservations held (researchers)."""
+
+    permission_classes = [IsResearcher]
+
+    @extend_schema(responses=StageDashboardSerializer)
+    def get(self, request, stage_pk):
+        return Response(stage_dashboard(get_object_or_404(Stage.objects.select_related("project"), pk=stage_pk)))
 
 
 class LabelsExportAPIView(APIView):
@@ -362,7 +545,14 @@ class LabelsExportAPIView(APIView):
 
     permission_classes = [IsResearcher]
 
-    @extend_schema(responses=None)
+    @extend_schema(
+        parameters=[OpenApiParameter("as", str, enum=list(exports.FORMATS), description="The export format.")],
+        responses={
+            (200, "text/csv"): OpenApiTypes.STR,
+            (200, "application/x-ndjson"): OpenApiTypes.STR,
+            (200, "application/json"): OpenApiTypes.OBJECT,
+        },
+    )
     def get(self, request, project_pk):
         project = get_object_or_404(AnnotationProject, pk=project_pk)
         fmt = request.query_params.get("as", "jsonl")

@@ -41,9 +41,15 @@ from .serializers_training import (
     AnnotatorItemSerializer,
     CommentSerializer,
     GuidelineConfirmSerializer,
+    GuidelineTextSerializer,
+    LabelSubmitResultSerializer,
     LabelSubmitSerializer,
+    PilotFeedbackSerializer,
     ThreadCommentSerializer,
     ThreadSerializer,
+    TrainingNextSerializer,
+    TrainingStateSerializer,
+    WorkedExampleOutSerializer,
 )
 
 
@@ -93,7 +99,7 @@ def _state(enrollment: Enrollment) -> dict:
 class TrainingStateView(APIView):
     permission_classes = [IsAnnotator]
 
-    @extend_schema(responses=None)
+    @extend_schema(responses=TrainingStateSerializer)
     def get(self, request, stage_pk):
         """Where the caller is in the stage's training, and their gate result once decided."""
         return Response(_state(_enrollment(request, stage_pk)))
@@ -102,7 +108,7 @@ class TrainingStateView(APIView):
 class GuidelineAPIView(APIView):
     permission_classes = [IsAnnotator]
 
-    @extend_schema(responses=None)
+    @extend_schema(responses=GuidelineTextSerializer)
     def get(self, request, stage_pk):
         enrollment = _enrollment(request, stage_pk)
         guideline = guideline_current(enrollment.stage)
@@ -110,7 +116,7 @@ class GuidelineAPIView(APIView):
             raise NotFound("The stage has no guideline yet.")
         return Response({"version": guideline.version, "text": guideline.text, "change_note": guideline.change_note})
 
-    @extend_schema(request=GuidelineConfirmSerializer, responses=None)
+    @extend_schema(request=GuidelineConfirmSerializer, responses=TrainingStateSerializer)
     def post(self, request, stage_pk):
         """Confirm having read the current version (send `version` to make sure it is the one you read)."""
         enrollment = _enrollment(request, stage_pk)
@@ -126,7 +132,7 @@ class GuidelineAPIView(APIView):
 class ExamplesAPIView(APIView):
     permission_classes = [IsAnnotator]
 
-    @extend_schema(responses=None)
+    @extend_schema(responses=WorkedExampleOutSerializer(many=True))
     def get(self, request, stage_pk):
         enrollment = _enrollment(request, stage_pk)
         _check(enrollment, Action.VIEW_EXAMPLES)
@@ -151,7 +157,7 @@ class ExamplesAPIView(APIView):
 class ExampleSeenAPIView(APIView):
     permission_classes = [IsAnnotator]
 
-    @extend_schema(request=None, responses=None)
+    @extend_schema(request=None, responses=TrainingStateSerializer)
     def post(self, request, stage_pk, example_pk):
         enrollment = _enrollment(request, stage_pk)
         example = next((e for e in worked_examples(enrollment.stage) if e.id == example_pk), None)
@@ -165,25 +171,30 @@ class ExampleSeenAPIView(APIView):
 
 
 class TrainingNextItemAPIView(APIView):
-    """The next pilot or qualification item: the payload and the questions, never gold."""
+    """The next pilot or qualification item: the payload and the questions, never gold. 204 when there is
+    no item left (the phase is all labelled), as for every "next item"; 403 for a step out of order."""
 
     permission_classes = [IsAnnotator]
     actions = {"pilot": Action.LABEL_PILOT, "qualification": Action.LABEL_QUALIFICATION}
 
-    @extend_schema(responses=None)
+    @extend_schema(responses={200: TrainingNextSerializer, 204: None})
     def get(self, request, stage_pk, phase):
         if phase not in self.actions:
             raise NotFound("The phase is pilot or qualification.")
         enrollment = _enrollment(request, stage_pk)
+        done, total = training_counts(enrollment, phase)
+        if total and done >= total:
+            return Response(status=status.HTTP_204_NO_CONTENT)
         _check(enrollment, self.actions[phase])
         item = training_item_next(enrollment, phase)
-        done, total = training_counts(enrollment, phase)
+        if item is None:
+            return Response(status=status.HTTP_204_NO_CONTENT)
         return Response(
             {
                 "phase": phase,
                 "labelled": done,
                 "total": total,
-                "item": AnnotatorItemSerializer(item).data if item else None,
+                "item": AnnotatorItemSerializer(item).data,
                 "questions": label_form_questions(enrollment.stage),
             }
         )
@@ -195,7 +206,9 @@ class LabelSubmitAPIView(APIView):
 
     permission_classes = [IsAnnotator]
 
-    @extend_schema(request=LabelSubmitSerializer, responses=None)
+    @extend_schema(
+        request=LabelSubmitSerializer, responses={201: LabelSubmitResultSerializer, 200: LabelSubmitResultSerializer}
+    )
     def post(self, request, stage_pk):
         stage = get_object_or_404(Stage, pk=stage_pk)
         serializer = LabelSubmitSerializer(data=request.data)
@@ -235,7 +248,7 @@ class LabelSubmitAPIView(APIView):
 class PilotFeedbackAPIView(APIView):
     permission_classes = [IsAnnotator]
 
-    @extend_schema(responses=None)
+    @extend_schema(responses=PilotFeedbackSerializer)
     def get(self, request, stage_pk):
         """After the whole pilot: agreement with gold and, per item, gold and rationale beside your answer."""
         enrollment = _enrollment(request, stage_pk)
@@ -273,7 +286,7 @@ class NormingAPIView(APIView):
         _check(enrollment, Action.NORMING)
         return Response(ThreadSerializer(norming_threads(enrollment.stage), many=True).data)
 
-    @extend_schema(request=None, responses=None)
+    @extend_schema(request=None, responses=TrainingStateSerializer)
     def post(self, request, stage_pk):
         """Finish the norming step (the discussion itself goes on)."""
         enrollment = _enrollment(request, stage_pk)

@@ -40,6 +40,12 @@ class StageLabelling(models.Model):
     reservation_minutes = models.PositiveIntegerField(
         default=30, help_text="An item handed out and not submitted within this time can go to someone else."
     )
+    revision_minutes = models.PositiveIntegerField(
+        default=60, help_text="An annotator may revise a label this long after submitting it (0: never)."
+    )
+    revision_items = models.PositiveSmallIntegerField(
+        default=5, help_text="…and only on their last this many submitted items."
+    )
     item_rule = models.CharField(max_length=16, choices=ItemRule.choices, default=ItemRule.ALL)
     # RESTRICT: a stage another stage takes its items from cannot be deleted on its own (with its project it can).
     source_stage = models.ForeignKey(

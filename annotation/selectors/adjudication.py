@@ -171,3 +171,89 @@ def _shown(question, label: Label | None, full: bool) -> dict | None:
     if full:
         shown["seconds"] = label.seconds
     return shown
+
+
+def adjudication_threads(*, project=None, stage: Stage | None = None, is_open: bool | None = None) -> list[dict]:
+    """The item discussions (adjudication threads) for adjudicators: id, item, reason, open or closed, the
+    number of comments and the item's status, oldest first. Two queries."""
+    from django.db.models import Count
+
+    threads = Thread.objects.filter(kind=Thread.Kind.ADJUDICATION).select_related("item", "stage")
+    if project is not None:
+        threads = threads.filter(stage__project=project)
+    if stage is not None:
+        threads = threads.filter(stage=stage)
+    if is_open is not None:
+        threads = threads.filter(is_open=is_open)
+    threads = list(threads.annotate(n_comments=Count("comments")).order_by("created_at", "id"))
+    statuses = {
+        (row["stage_id"], row["item_id"]): row["status"]
+        for row in MainItem.objects.filter(
+            stage_id__in={t.stage_id for t in threads}, item_id__in={t.item_id for t in threads}
+        ).values("stage_id", "item_id", "status")
+    }
+    return [
+        {
+            "id": t.pk,
+            "project": t.stage.project_id,
+            "stage": t.stage_id,
+            "item": t.item_id,
+            "external_id": t.item.external_id,
+            "reason": t.reason,
+            "open": t.is_open,
+            "comments": t.n_comments,
+            "status": statuses.get((t.stage_id, t.item_id)),
+            "created_at": t.created_at,
+        }
+        for t in threads
+    ]
+
+
+def my_disputed_items(*, annotator, stage: Stage | None = None) -> list[dict]:
+    """The main items the annotator labelled whose discussion opened (their annotators disagreed): the
+    thread, open or closed, the item's status, and whether they gave every post-discussion answer. No
+    label is shown here; the discussion itself is served as the blindness rule allows."""
+    mine = Assignment.objects.filter(annotator=annotator, phase=Phase.MAIN, submitted_at__isnull=False)
+    if stage is not None:
+        mine = mine.filter(stage=stage)
+    pairs = set(mine.values_list("stage_id", "item_id"))
+    threads = [
+        t
+        for t in Thread.objects.filter(
+            kind=Thread.Kind.ADJUDICATION,
+            stage_id__in={s for s, _ in pairs},
+            item_id__in={i for _, i in pairs},
+        )
+        .select_related("item", "stage")
+        .order_by("stage_id", "created_at", "id")
+        if (t.stage_id, t.item_id) in pairs
+    ]
+    statuses = {
+        (row["stage_id"], row["item_id"]): row["status"]
+        for row in MainItem.objects.filter(
+            stage_id__in={t.stage_id for t in threads}, item_id__in={t.item_id for t in threads}
+        ).values("stage_id", "item_id", "status")
+    }
+    answered = set(
+        Label.objects.filter(
+            assignment__annotator=annotator,
+            round=Label.Round.POST,
+            assignment__item_id__in={t.item_id for t in threads},
+        ).values_list("assignment__stage_id", "assignment__item_id", "question__key")
+    )
+    rows = []
+    for t in threads:
+        disputed = disputed_questions(t.stage, t.item)
+        rows.append(
+            {
+                "stage": t.stage_id,
+                "item": t.item_id,
+                "external_id": t.item.external_id,
+                "thread": t.pk,
+                "open": t.is_open,
+                "status": statuses.get((t.stage_id, t.item_id)),
+                "reason": t.reason,
+                "answered": all((t.stage_id, t.item_id, key) in answered for key in disputed) if disputed else True,
+            }
+        )
+    return rows

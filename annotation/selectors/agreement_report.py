@@ -21,6 +21,8 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass
 from decimal import Decimal
 
+from django.db.models import Count
+
 from annotation.agreement import UNSURE, fleiss_kappa, gold_agreement, krippendorff_alpha
 from annotation.models import (
     Adjudication,
@@ -29,6 +31,7 @@ from annotation.models import (
     Item,
     Label,
     LabelQuestion,
+    LabelRevision,
     MainItem,
     Phase,
     Stage,
@@ -87,7 +90,7 @@ def rate_text(count: int, total: int, what: str) -> str:
 
 def _result(result) -> dict:
     return {
-        "value": None if result.value is None else round(result.value, 4),
+        "value": result.value,
         "n_units": result.n_units,
         "undefined_reason": result.undefined_reason,
     }
@@ -184,7 +187,7 @@ def annotator_agreement(
             {
                 "annotator": pseudonyms.get(annotator_id, f"user-{annotator_id}"),
                 "compared": agreement.n_units,
-                "agreement": None if agreement.value is None else round(agreement.value, 4),
+                "agreement": agreement.value,
             }
         )
     return result
@@ -246,7 +249,7 @@ def stage_distribution(stage: Stage, decisions: list[Adjudication], removed: set
                         "value": value,
                         "label": question.choice_label(value),
                         "count": counts.get(value, 0),
-                        "share": round(counts.get(value, 0) / total, 4) if total else None,
+                        "share": counts.get(value, 0) / total if total else None,
                     }
                     for value in question.values
                 ],
@@ -255,13 +258,26 @@ def stage_distribution(stage: Stage, decisions: list[Adjudication], removed: set
     return rows
 
 
-def stage_volume(stage: Stage, labels: list[LabelRow]) -> dict:
+def revised_label_counts(project: AnnotationProject) -> dict[int, tuple[int, int]]:
+    """Stage id → (labels revised by their annotator, earlier versions kept), one query."""
+    rows = (
+        LabelRevision.objects.filter(label__assignment__stage__project=project)
+        .values("label__assignment__stage_id")
+        .annotate(labels=Count("label_id", distinct=True), versions=Count("id"))
+        .values_list("label__assignment__stage_id", "labels", "versions")
+    )
+    return {stage_id: (labels, versions) for stage_id, labels, versions in rows}
+
+
+def stage_volume(stage: Stage, labels: list[LabelRow], revised: tuple[int, int] = (0, 0)) -> dict:
     mine = [row for row in labels if row.stage_id == stage.id]
     by_phase = Counter(row.phase for row in mine)
     return {
         "labels": len(mine),
         "by_phase": {phase: by_phase.get(phase, 0) for phase in Phase.values},
         "post_discussion": sum(1 for row in mine if row.round == Label.Round.POST),
+        "revised_labels": revised[0],
+        "revisions": revised[1],
         "items_labelled": len({row.assignment_id for row in mine if row.phase == Phase.MAIN}),
         "annotators": len({row.annotator_id for row in mine}),
     }
@@ -286,10 +302,10 @@ def stage_time_and_cost(stage: Stage, labels: list[LabelRow], items: dict[int, I
     rate = Decimal(stage.pay_rate_per_hour)
     spend = (rate * Decimal(str(total_hours))).quantize(Decimal("0.01"))
     return {
-        "hours": round(total_hours, 2),
-        "hours_by_phase": {phase: round(seconds_by_phase.get(phase, 0) / 3600, 2) for phase in Phase.values},
+        "hours": total_hours,
+        "hours_by_phase": {phase: seconds_by_phase.get(phase, 0) / 3600 for phase in Phase.values},
         "median_minutes_per_item": {
-            title: round(statistics.median(minutes_by_modality[modality]), 2)
+            title: statistics.median(minutes_by_modality[modality])
             for modality, title in Item.Modality.choices
             if minutes_by_modality.get(modality)
         },
@@ -322,6 +338,7 @@ def project_agreement_report(project: AnnotationProject) -> dict:
     items = {item.id: item for item in Item.objects.filter(project=project).only("id", "subject", "modality")}
     pseudonyms = annotator_pseudonyms(project)
     removed = conflict_workflow.removed_item_ids(project)
+    revised = revised_label_counts(project)
     stages = []
     for stage in project.stages.order_by("order").prefetch_related("questions"):
         decisions = list(Adjudication.objects.filter(stage=stage))
@@ -337,7 +354,7 @@ def project_agreement_report(project: AnnotationProject) -> dict:
                 "annotators": annotator_agreement(stage, labels, finals, pseudonyms),
                 "adjudication": stage_adjudication(stage, decisions),
                 "distribution": stage_distribution(stage, decisions, removed),
-                "volume": stage_volume(stage, labels),
+                "volume": stage_volume(stage, labels, revised.get(stage.id, (0, 0))),
                 "time_and_cost": stage_time_and_cost(stage, labels, items, final_labels),
             }
         )

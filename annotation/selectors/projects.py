@@ -67,7 +67,7 @@ def pass_rate_table(project: AnnotationProject) -> list[dict]:
                 "failed": row["failed"],
                 "replaced": row["replaced"],
                 "in_training": row["in_training"],
-                "pass_rate": round(row["passed"] / decided, 4) if decided else None,
+                "pass_rate": row["passed"] / decided if decided else None,
                 "pass_rate_text": pass_rate_text(row["passed"], decided),
             }
         )

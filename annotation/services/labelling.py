@@ -1,7 +1,7 @@
 """Writes for main labelling: the next item for an annotator who passed the gate, the submit of their
 answers (validated like every label by `services.labels.answers_validate`) followed by the item's
-resolution once it has its N labels, a stage's assignment settings, and its item rule (which items are
-its main work).
+resolution once it has its N labels, the revision of a submitted label, a stage's assignment settings, and
+its item rule (which items are its main work).
 
 A submit locks the annotator's assignment and then the item's `MainItem` row, so the N-th label and the
 resolution it triggers are decided by exactly one transaction, whichever annotator submits last.
@@ -18,12 +18,15 @@ from django.utils import timezone
 from annotation.models import (
     Assignment,
     Item,
+    Label,
     LabelQuestion,
+    LabelRevision,
     MainItem,
     Phase,
     Stage,
     StageLabelling,
 )
+from annotation.selectors.revisions import revision_state, revision_window
 from annotation.selectors.stage_items import stage_item_rule
 from annotation.services.labels import (
     MAX_SECONDS_PER_ITEM,
@@ -37,6 +40,7 @@ from annotation.workflow.assignment import MainItemsSync, main_items_sync, next_
 from annotation.workflow.conflicts import stage_polarity_question
 from annotation.workflow.main_queries import LabellingAccess
 from annotation.workflow.resolution import item_resolve_if_complete
+from annotation.workflow.revision_rules import revision_refusal
 from annotation.workflow.training import Action, StepRefused, TrainingProgress, check_action
 
 
@@ -158,6 +162,101 @@ def label_submit(
         return SubmitResult(assignment=assignment, created=True)
 
 
+class RevisionRefused(ValueError):
+    """The label cannot be revised now (the item is settled, its discussion opened, or the window passed)."""
+
+
+@dataclass(frozen=True)
+class RevisionResult:
+    assignment: Assignment
+    revised: tuple[str, ...]  # question keys whose label got a new version (empty: nothing changed)
+    status: str | None  # the item's resolution status after the revision
+
+
+def _changed(label: Label, answer: Answer) -> bool:
+    value = "" if answer.unsure else answer.value
+    return (label.value, label.unsure, label.justification) != (value, answer.unsure, answer.justification.strip())
+
+
+def label_revise(
+    *,
+    annotator,
+    stage: Stage,
+    item: Item | int,
+    answers: dict[str, Answer],
+    seconds: float = 0.0,
+    checked: LabellingAccess | None = None,
+) -> RevisionResult:
+    """Change the annotator's answers to a main item they submitted, while `workflow.revision_rules` allows
+    it. Each changed label keeps its earlier version as a `LabelRevision` (the audit trail) and the `Label`
+    row takes the new answer, so agreement reads the final pre-discussion labels; the item's resolution is
+    evaluated again when it has its N labels. ``seconds`` (the active time of the revisit) is added to the
+    item's time. Answers are validated as for a submit (every question answered).
+
+    Raises StepRefused (not passed), LabelInvalid, NoAssignment (the annotator has not submitted this item)
+    and RevisionRefused (the message says why).
+    """
+    if checked is None:
+        main_labelling_check(annotator=annotator, stage_id=stage.pk)
+    main_queries.stage_questions(stage)
+    answers_validate(stage, answers)
+    item_id = item if isinstance(item, int) else item.pk
+    seconds = min(max(float(seconds or 0), 0.0), MAX_SECONDS_PER_ITEM)
+    with transaction.atomic():
+        assignment = main_queries.lock_assignment(stage_id=stage.pk, item_id=item_id, annotator_id=annotator.pk)
+        if assignment is None or assignment.submitted_at is None:
+            raise NoAssignment("You have not submitted this item in this stage.")
+        main_item = main_queries.lock_main_item(stage_id=stage.pk, item_id=item_id)
+        labels = {
+            label.question.key: label
+            for label in Label.objects.filter(assignment_id=assignment.pk, round=Label.Round.PRE).select_related(
+                "question"
+            )
+        }
+        changed = tuple(key for key, answer in answers.items() if key in labels and _changed(labels[key], answer))
+        state = revision_state(stage=stage, assignment=assignment, main_item=main_item)
+        now = timezone.now()
+        refusal = revision_refusal(state, revision_window(stage), now=now, changed=frozenset(changed))
+        if refusal is not None:
+            raise RevisionRefused(refusal)
+        if not changed:
+            return RevisionResult(assignment=assignment, revised=(), status=main_item.status if main_item else None)
+        latest = {
+            row["label_id"]: row
+            for row in LabelRevision.objects.filter(label__in=[labels[key] for key in changed])
+            .order_by("label_id", "version")  # the highest version of each label is read last
+            .values("label_id", "version", "replaced_at")
+        }
+        revisions = []
+        for key in changed:
+            label, answer = labels[key], answers[key]
+            previous = latest.get(label.pk)
+            revisions.append(
+                LabelRevision(
+                    label=label,
+                    version=previous["version"] + 1 if previous else 1,
+                    value=label.value,
+                    unsure=label.unsure,
+                    justification=label.justification,
+                    given_at=previous["replaced_at"] if previous else label.created_at,
+                    replaced_at=now,
+                )
+            )
+            label.value = "" if answer.unsure else answer.value
+            label.unsure = answer.unsure
+            label.justification = answer.justification.strip()
+        LabelRevision.objects.bulk_create(revisions)
+        Label.objects.bulk_update([labels[key] for key in changed], ["value", "unsure", "justification"])
+        if seconds:
+            item_seconds = max(label.seconds for label in labels.values())
+            Label.objects.filter(assignment_id=assignment.pk, round=Label.Round.PRE).update(
+                seconds=min(item_seconds + seconds, MAX_SECONDS_PER_ITEM)
+            )
+        item_resolve_if_complete(stage=stage, item_id=item_id, main_item=main_item)
+        status = MainItem.objects.filter(stage=stage, item_id=item_id).values_list("status", flat=True).first()
+        return RevisionResult(assignment=assignment, revised=changed, status=status)
+
+
 def labelling_progress(*, annotator, stage: Stage) -> LabellingProgress:
     """Two aggregate queries, whatever the number of items and labels."""
     items = MainItem.objects.filter(stage=stage).count()
@@ -171,7 +270,13 @@ def labelling_progress(*, annotator, stage: Stage) -> LabellingProgress:
 
 @transaction.atomic
 def stage_labelling_configure(
-    *, stage: Stage, strategy: str | None = None, seed: int | None = None, reservation_minutes: int | None = None
+    *,
+    stage: Stage,
+    strategy: str | None = None,
+    seed: int | None = None,
+    reservation_minutes: int | None = None,
+    revision_minutes: int | None = None,
+    revision_items: int | None = None,
 ) -> StageLabelling:
     settings, _ = StageLabelling.objects.get_or_create(stage=stage)
     if strategy is not None:
@@ -184,6 +289,14 @@ def stage_labelling_configure(
         if int(reservation_minutes) < 1:
             raise ValueError("A reservation lasts at least one minute.")
         settings.reservation_minutes = int(reservation_minutes)
+    if revision_minutes is not None:
+        if int(revision_minutes) < 0:
+            raise ValueError("The revision window is 0 minutes (no revising) or more.")
+        settings.revision_minutes = int(revision_minutes)
+    if revision_items is not None:
+        if not 0 <= int(revision_items) <= 100:
+            raise ValueError("The revision window covers 0 to 100 recent items.")
+        settings.revision_items = int(revision_items)
     settings.save()
     return settings
 

@@ -52,6 +52,13 @@ route(
     ANNOTATOR,
     "/annotation/label/{stage}/items/{item}/discussion/",
 )
+route(
+    "annotation/label/<id:stage_pk>/items/<id:item_pk>/revise/",
+    ANNOTATOR,
+    "/annotation/label/{stage}/items/{item}/revise/",
+)
+route("annotation/dashboard/<id:stage_pk>/", STAFF, "/annotation/dashboard/{stage}/")
+route("annotation/dashboard/<id:stage_pk>/live/", STAFF, "/annotation/dashboard/{stage}/live/")
 route("annotation/comments/<id:pk>/pin/", STAFF, "/annotation/comments/{comment}/pin/")
 route("annotation/moderation/", STAFF, "/annotation/moderation/")
 route("annotation/adjudicate/", STAFF, "/annotation/adjudicate/")
@@ -103,6 +110,15 @@ route(
     ANNOTATOR,
     "/api/annotation/main/{stage}/items/{item}/discussion/",
 )
+route("api/annotation/main/<id:stage_pk>/recent/", ANNOTATOR, "/api/annotation/main/{stage}/recent/")
+route(
+    "api/annotation/main/<id:stage_pk>/items/<id:item_pk>/revise/",
+    ANNOTATOR,
+    "/api/annotation/main/{stage}/items/{item}/revise/",
+)
+route("api/annotation/main/disputed/", ANNOTATOR, "/api/annotation/main/disputed/")
+route("api/annotation/main/<id:stage_pk>/dashboard/", STAFF, "/api/annotation/main/{stage}/dashboard/")
+route("api/annotation/adjudication/threads/", STAFF, "/api/annotation/adjudication/threads/")
 route("api/^annotation/enrollments/$", ANNOTATOR, "/api/annotation/enrollments/")
 route("api/^annotation/enrollments/(?P<pk>[^/.]+)/$", ANNOTATOR, "/api/annotation/enrollments/{enrollment}/")
 route("api/annotation/comments/<id:comment_pk>/pin/", STAFF, "/api/annotation/comments/{comment}/pin/")

@@ -15,7 +15,7 @@ pytestmark = pytest.mark.django_db
 # them. Counted inside the test's transaction, so each request's own transaction shows as 2 SAVEPOINT lines.
 NEXT_QUERIES = 10  # API next: 8 statements (auth, check, held, expired, lock, slot, insert, questions)
 SUBMIT_QUERIES = 17  # API submit: 8, and 5 more when this submit completes the item and resolves it
-PAGE_QUERIES = 20  # the HTML page (session auth, messages, stage-wide progress)
+PAGE_QUERIES = 24  # the HTML page (session auth, messages, stage-wide progress, 4 for the recent items)
 
 
 def test_the_page_shows_one_item_all_questions_and_the_keys(client, make_user):

@@ -113,8 +113,10 @@ def test_every_step_in_order_through_the_api(annotator_client, annotator):
         assert "gold" not in str(nxt).lower()
         item = by_id[nxt["item"]["id"]]
         assert post_label_api(annotator_client, s, item, "pilot", s.gold[item.pk]).status_code == 201
-    # Once the pilot is in, there is no next pilot item and no second pilot.
-    assert annotator_client.get(base + "pilot/next/").status_code == 403
+    # Once the pilot is in, there is no next pilot item ("no item": 204, as every next-item endpoint answers)
+    # and no second pilot.
+    assert annotator_client.get(base + "pilot/next/").status_code == 204
+    assert post_label_api(annotator_client, s, s.pilot_items[0], "pilot").status_code == 403
     state = annotator_client.get(base).json()
     assert state["step"] == "norming"
     assert annotator_client.get(base + "feedback/").json()["pilot_score"] == 1.0

@@ -1,5 +1,6 @@
 """Annotator pages for main labelling: the stages they may label, the labelling page (one item at a time
-through the shared label form and its keyboard script), and the discussion of an item they labelled.
+through the shared label form and its keyboard script, with the annotator's recent items to go back to),
+the revision of a submitted item, and the discussion of an item they labelled.
 
 Labelling is blind: the labelling page shows the item and the questions only. Other annotators' answers
 appear on the discussion page only as the blindness rule (`workflow.blindness`) allows: in a discussion
@@ -17,20 +18,23 @@ from django.views import View
 
 from annotation.models import Assignment, Enrollment, Item, MainItem, Phase, Stage, Thread
 from annotation.selectors.adjudication import discussion_visibility_for, item_side_by_side
+from annotation.selectors.revisions import assignment_to_revise, recent_items
 from annotation.services import adjudication as adjudication_services
 from annotation.services.labelling import (
     ReservationExpired,
+    RevisionRefused,
     label_next,
+    label_revise,
     label_submit,
     labelling_progress,
 )
-from annotation.services.labels import LabelInvalid
+from annotation.services.labels import LabelInvalid, NoAssignment
 from annotation.workflow.assignment import AssignmentBusy
 from annotation.workflow.resolution import ResolutionRefused, disputed_questions
 from annotation.workflow.training import StepRefused
 from edufair_web.accounts.permissions import AnnotatorRequiredMixin
 
-from .common import answers_from_post, label_form_context, refused_response
+from .common import UNSURE_FIELD_VALUE, answers_from_post, label_form_context, refused_response
 
 
 class MyLabellingView(AnnotatorRequiredMixin, View):
@@ -78,6 +82,7 @@ class LabelView(AnnotatorRequiredMixin, View):
             "stage": stage,
             "assignment": assignment,
             "progress": labelling_progress(annotator=request.user, stage=stage),
+            "recent": recent_items(annotator=request.user, stage=stage),
             **label_form_context(
                 stage=stage,
                 item=assignment.item,
@@ -99,7 +104,10 @@ class LabelView(AnnotatorRequiredMixin, View):
             return render(request, "annotation/labelling/busy.html", {"stage": stage, "reason": str(exc)}, status=503)
         if assignment is None:
             progress = labelling_progress(annotator=request.user, stage=stage)
-            return render(request, "annotation/labelling/done.html", {"stage": stage, "progress": progress})
+            recent = recent_items(annotator=request.user, stage=stage)
+            return render(
+                request, "annotation/labelling/done.html", {"stage": stage, "progress": progress, "recent": recent}
+            )
         return self._render(request, stage, assignment)
 
     def post(self, request, stage_pk):
@@ -129,6 +137,69 @@ class LabelView(AnnotatorRequiredMixin, View):
         if not result.created:
             messages.info(request, "That item was already submitted; nothing changed.")
         return redirect(request.path)
+
+
+class ReviseView(AnnotatorRequiredMixin, View):
+    """Go back to an item you submitted and change your answers while it can still be revised (the item
+    not settled, its discussion not opened, within the stage's revision window). The earlier answers are
+    kept as earlier versions; a refusal says why (409)."""
+
+    template_name = "annotation/labelling/revise.html"
+
+    def _objects(self, request, stage_pk, item_pk):
+        stage = get_object_or_404(Stage.objects.select_related("project", "labelling"), pk=stage_pk)
+        assignment = assignment_to_revise(annotator=request.user, stage=stage, item_id=item_pk)
+        if assignment is None:
+            raise Http404("You have not submitted this item in this stage.")
+        return stage, assignment
+
+    def _render(self, request, stage, assignment, *, errors=None, submitted=None, refusal="", status=200):
+        row = next(
+            (r for r in recent_items(annotator=request.user, stage=stage) if r["item"].pk == assignment.item_id), None
+        )
+        if submitted is None:
+            submitted = {}
+            for answer in row["answers"] if row else []:
+                submitted[f"answer-{answer['question']}"] = UNSURE_FIELD_VALUE if answer["unsure"] else answer["value"]
+                submitted[f"justification-{answer['question']}"] = answer["justification"]
+        context = {
+            "stage": stage,
+            "assignment": assignment,
+            "row": row,
+            "refusal": refusal or (row["refusal"] if row else "Only your last submitted items can be revised."),
+            **label_form_context(
+                stage=stage,
+                item=assignment.item,
+                action=request.path,
+                errors=errors,
+                submitted=submitted,
+                submit_label="Save my revised answer",
+            ),
+        }
+        return render(request, self.template_name, context, status=status)
+
+    def get(self, request, stage_pk, item_pk):
+        stage, assignment = self._objects(request, stage_pk, item_pk)
+        return self._render(request, stage, assignment)
+
+    def post(self, request, stage_pk, item_pk):
+        stage, assignment = self._objects(request, stage_pk, item_pk)
+        answers, seconds = answers_from_post(stage, request.POST)
+        try:
+            result = label_revise(annotator=request.user, stage=stage, item=item_pk, answers=answers, seconds=seconds)
+        except StepRefused as exc:
+            return refused_response(request, exc, stage)
+        except NoAssignment as exc:
+            raise Http404(str(exc)) from exc
+        except RevisionRefused as exc:
+            return self._render(request, stage, assignment, submitted=request.POST, refusal=str(exc), status=409)
+        except LabelInvalid as exc:
+            return self._render(request, stage, assignment, errors=exc.errors, submitted=request.POST, status=400)
+        if result.revised:
+            messages.success(request, "Your answer is revised; the earlier one is kept in the item's history.")
+        else:
+            messages.info(request, "Nothing changed.")
+        return redirect(reverse("annotation:label", args=[stage.pk]))
 
 
 class DiscussionView(AnnotatorRequiredMixin, View):

@@ -12,6 +12,7 @@ from django.http import HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views import View
 
+from annotation import exports
 from annotation.exports import neutralise_cell
 from annotation.forms import (
     EnrollForm,
@@ -95,6 +96,7 @@ class ProjectDetailView(ResearcherRequiredMixin, View):
             "gold_item_count": Item.objects.filter(project=project, gold_labels__isnull=False).distinct().count(),
             "questions": project.questions.all(),
             "import_form": import_form or ItemImportForm(),
+            "export_formats": exports.FORMATS,
         }
         return render(request, "annotation/project_detail.html", context, status=status)
 
@@ -149,6 +151,7 @@ class StageDetailView(ResearcherRequiredMixin, View):
         context = {
             "stage": stage,
             "project": stage.project,
+            "export_formats": exports.FORMATS,
             "questions": stage.questions.all(),
             "enrollments": stage_enrollments(stage),
             "guidelines": stage.guidelines.all(),

@@ -213,6 +213,13 @@ expect(
     "/annotation/label/{jv_stage}/items/{jv_item}/discussion/",
     (L, 404, 404, 200, 200, 403),  # the demo annotator is not in this item's discussion: as if there were none
 )
+expect(
+    "annotation/label/<id:stage_pk>/items/<id:item_pk>/revise/",
+    "/annotation/label/{jv_stage}/items/{jv_item}/revise/",
+    (L, 404, 404, 404, 404, 403),  # only an item one submitted oneself can be reopened
+)
+expect("annotation/dashboard/<id:stage_pk>/", "/annotation/dashboard/{jv_stage}/", PAGE_RESEARCHER)
+expect("annotation/dashboard/<id:stage_pk>/live/", "/annotation/dashboard/{jv_stage}/live/", PAGE_RESEARCHER)
 expect("annotation/adjudicate/", "/annotation/adjudicate/", PAGE_ADJUDICATOR)
 expect(
     "annotation/adjudicate/<id:stage_pk>/<id:item_pk>/",
@@ -316,7 +323,16 @@ expect(
     "/api/annotation/main/{jv_stage}/items/{jv_item}/discussion/close/",
     API_ADJUDICATOR_POST,
 )
+expect("api/annotation/main/<id:stage_pk>/recent/", "/api/annotation/main/{jv_stage}/recent/", API_ENROLLED)
+expect(
+    "api/annotation/main/<id:stage_pk>/items/<id:item_pk>/revise/",
+    "/api/annotation/main/{jv_stage}/items/{jv_item}/revise/",
+    API_POST_ANY,
+)
+expect("api/annotation/main/disputed/", "/api/annotation/main/disputed/", API_READ_ANY)
+expect("api/annotation/main/<id:stage_pk>/dashboard/", "/api/annotation/main/{jv_stage}/dashboard/", API_RESEARCHER)
 expect("api/annotation/adjudication/", "/api/annotation/adjudication/", API_ADJUDICATOR)
+expect("api/annotation/adjudication/threads/", "/api/annotation/adjudication/threads/", API_ADJUDICATOR)
 expect(
     "api/annotation/adjudication/<id:stage_pk>/<id:item_pk>/",
     "/api/annotation/adjudication/{jv_stage}/{jv_item}/",

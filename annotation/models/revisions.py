@@ -1,0 +1,25 @@
+"""Earlier versions of main labels: when an annotator revises a label, the answer it replaces is kept here
+(the audit trail), and the `Label` row carries the current answer that agreement and resolution read."""
+
+from django.db import models
+
+from .labels import Label
+
+
+class LabelRevision(models.Model):
+    """One replaced version of a label: version 1 is the first answer, the `Label` row is the newest."""
+
+    label = models.ForeignKey(Label, on_delete=models.CASCADE, related_name="revisions")
+    version = models.PositiveSmallIntegerField(help_text="1 for the first answer, then 2, 3, …")
+    value = models.CharField(max_length=100, blank=True)
+    unsure = models.BooleanField(default=False)
+    justification = models.TextField(blank=True)
+    given_at = models.DateTimeField(help_text="When this version was given.")
+    replaced_at = models.DateTimeField(help_text="When the annotator replaced it by the next version.")
+
+    class Meta:
+        ordering = ["label", "version"]
+        constraints = [models.UniqueConstraint(fields=["label", "version"], name="annotation_label_revision_unique")]
+
+    def __str__(self) -> str:
+        return f"{self.label_id} v{self.version}={'unsure' if self.unsure else self.value}"

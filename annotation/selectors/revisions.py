@@ -1,0 +1,131 @@
+"""Reads for revising labels: an annotator's recent submitted items in a stage with their current answers
+and whether each can still be revised (`workflow.revision_rules`), and a label's stored versions."""
+
+from __future__ import annotations
+
+from django.db.models import Count, Exists, OuterRef
+from django.utils import timezone
+
+from annotation.models import Adjudication, Assignment, Label, MainItem, Phase, Stage, Thread
+from annotation.workflow.assignment import labelling_settings
+from annotation.workflow.revision_rules import RevisionState, RevisionWindow, revision_refusal
+
+
+def revision_window(stage: Stage) -> RevisionWindow:
+    settings = labelling_settings(stage)
+    return RevisionWindow(minutes=settings.revision_minutes, items=settings.revision_items)
+
+
+def _submitted(stage: Stage, annotator_id: int):
+    return Assignment.objects.filter(
+        stage=stage, annotator_id=annotator_id, phase=Phase.MAIN, submitted_at__isnull=False
+    ).order_by("-submitted_at", "-id")
+
+
+def revision_state(*, stage: Stage, assignment: Assignment, main_item: MainItem | None) -> RevisionState:
+    """The rule's inputs for one submitted assignment (``main_item``: its row, possibly locked, or None)."""
+    later = _submitted(stage, assignment.annotator_id).filter(submitted_at__gt=assignment.submitted_at).count()
+    settled = Adjudication.objects.filter(stage=stage, item_id=assignment.item_id).values_list(
+        "question__key", flat=True
+    )
+    return RevisionState(
+        resolved=main_item is not None and main_item.status == MainItem.Status.RESOLVED,
+        settled_questions=frozenset(settled),
+        discussion_opened=Thread.objects.filter(
+            stage=stage, item_id=assignment.item_id, kind=Thread.Kind.ADJUDICATION
+        ).exists(),
+        submitted_at=assignment.submitted_at,
+        recent_rank=later,
+    )
+
+
+def recent_items(*, annotator, stage: Stage) -> list[dict]:
+    """The annotator's last submitted items in the stage (as many as the revision window counts, newest
+    first): the item, the current answers, how many times each was revised, and whether and why not it can
+    be revised now. Five queries, whatever the size of the window and of the stage."""
+    window = revision_window(stage)
+    assignments = list(_submitted(stage, annotator.pk).select_related("item")[: max(window.items, 1)])
+    if not assignments:
+        return []
+    item_ids = [a.item_id for a in assignments]
+    opened = Thread.objects.filter(stage=stage, item_id=OuterRef("item_id"), kind=Thread.Kind.ADJUDICATION)
+    statuses, discussed = {}, set()
+    for item_id, status, has_thread in (
+        MainItem.objects.filter(stage=stage, item_id__in=item_ids)
+        .annotate(opened=Exists(opened))
+        .values_list("item_id", "status", "opened")
+    ):
+        statuses[item_id] = status
+        if has_thread:
+            discussed.add(item_id)
+    settled: dict[int, set[str]] = {}
+    for item_id, key in Adjudication.objects.filter(stage=stage, item_id__in=item_ids).values_list(
+        "item_id", "question__key"
+    ):
+        settled.setdefault(item_id, set()).add(key)
+    labels: dict[int, list[Label]] = {}
+    for label in (
+        Label.objects.filter(assignment__in=assignments, round=Label.Round.PRE)
+        .select_related("question")
+        .annotate(n_revisions=Count("revisions"))
+        .order_by("question__position", "question_id")
+    ):
+        labels.setdefault(label.assignment_id, []).append(label)
+    now = timezone.now()
+    rows = []
+    for rank, assignment in enumerate(assignments):
+        state = RevisionState(
+            resolved=statuses.get(assignment.item_id) == MainItem.Status.RESOLVED,
+            settled_questions=frozenset(settled.get(assignment.item_id, ())),
+            discussion_opened=assignment.item_id in discussed,
+            submitted_at=assignment.submitted_at,
+            recent_rank=rank,
+        )
+        refusal = revision_refusal(state, window, now=now)
+        rows.append(
+            {
+                "assignment": assignment,
+                "item": assignment.item,
+                "submitted_at": assignment.submitted_at,
+                "status": statuses.get(assignment.item_id),
+                "revisable": refusal is None,
+                "refusal": refusal or "",
+                "settled_questions": sorted(state.settled_questions),
+                "answers": [
+                    {
+                        "question": label.question.key,
+                        "value": label.value,
+                        "unsure": label.unsure,
+                        "justification": label.justification,
+                        "revisions": label.n_revisions,
+                    }
+                    for label in labels.get(assignment.pk, [])
+                ],
+            }
+        )
+    return rows
+
+
+def label_history(label: Label) -> list[dict]:
+    """Every version of a label, oldest first, the current one last."""
+    earlier = list(label.revisions.order_by("version"))
+    current_since = earlier[-1].replaced_at if earlier else label.created_at
+    history = [
+        {"version": r.version, "value": r.value, "unsure": r.unsure, "justification": r.justification, "at": r.given_at}
+        for r in earlier
+    ]
+    history.append(
+        {
+            "version": len(earlier) + 1,
+            "value": label.value,
+            "unsure": label.unsure,
+            "justification": label.justification,
+            "at": current_since,
+        }
+    )
+    return history
+
+
+def assignment_to_revise(*, annotator, stage: Stage, item_id: int) -> Assignment | None:
+    """The annotator's submitted main assignment of the item, if any (the revision page's subject)."""
+    return _submitted(stage, annotator.pk).filter(item_id=item_id).select_related("item").first()

@@ -1,0 +1,118 @@
+"""Reads for a stage's live dashboard while it runs: items complete / in progress / waiting, labels per
+annotator with their median seconds per item, the running Fleiss κ and Krippendorff α on the
+pre-discussion labels so far (computed by `annotation.agreement`, through the report's own
+`agreement_cell`), the disagreement and adjudication rates, revised labels and reservations held.
+
+A handful of queries per request whatever the stage's size, read again on every refresh."""
+
+from __future__ import annotations
+
+import statistics
+from collections import Counter, defaultdict
+
+from django.utils import timezone
+
+from annotation.agreement import UNSURE
+from annotation.models import Adjudication, Assignment, Label, LabelRevision, MainItem, Phase, Stage
+from annotation.selectors.adjudication import QUEUE_STATUSES
+from annotation.selectors.agreement_report import agreement_cell, annotator_pseudonyms
+
+ESCALATED = (MainItem.Status.SENIOR_REVIEW, MainItem.Status.REVIEWER_QUEUE)
+
+
+def stage_pre_labels(stage: Stage) -> dict[int, dict[int, dict[int, str]]]:
+    """question id → item id → annotator id → value (Unsure as `UNSURE`): the stage's submitted main labels
+    before discussion, in their current (final, after any revision) version."""
+    by_question: dict[int, dict[int, dict[int, str]]] = defaultdict(lambda: defaultdict(dict))
+    rows = Label.objects.filter(
+        assignment__stage=stage,
+        phase=Phase.MAIN,
+        round=Label.Round.PRE,
+        assignment__submitted_at__isnull=False,
+    ).values_list("question_id", "assignment__item_id", "assignment__annotator_id", "value", "unsure")
+    for question_id, item_id, annotator_id, value, unsure in rows:
+        by_question[question_id][item_id][annotator_id] = UNSURE if unsure else value
+    return by_question
+
+
+def stage_dashboard(stage: Stage) -> dict:
+    """Everything the dashboard shows, JSON-ready (floats at full precision)."""
+    now = timezone.now()
+    statuses = Counter()
+    in_progress = 0
+    for status, taken in MainItem.objects.filter(stage=stage).values_list("status", "slots_taken"):
+        statuses[status] += 1
+        if status == MainItem.Status.LABELLING and taken:
+            in_progress += 1
+    total = sum(statuses.values())
+    complete = total - statuses.get(MainItem.Status.LABELLING, 0)
+
+    main = Assignment.objects.filter(stage=stage, phase=Phase.MAIN)
+    reservations = main.filter(submitted_at__isnull=True, reserved_until__gt=now).count()
+    seconds: dict[int, dict[int, float]] = defaultdict(dict)  # annotator → assignment → active seconds
+    for annotator_id, assignment_id, label_seconds in Label.objects.filter(
+        assignment__stage=stage, phase=Phase.MAIN, round=Label.Round.PRE, assignment__submitted_at__isnull=False
+    ).values_list("assignment__annotator_id", "assignment_id", "seconds"):
+        known = seconds[annotator_id].get(assignment_id, 0.0)
+        seconds[annotator_id][assignment_id] = max(known, label_seconds)
+    pseudonyms = annotator_pseudonyms(stage.project)
+    annotators = sorted(
+        (
+            {
+                "annotator": pseudonyms.get(annotator_id, f"user-{annotator_id}"),
+                "labels": len(per_item),
+                "median_seconds": statistics.median(per_item.values()) if per_item else None,
+            }
+            for annotator_id, per_item in seconds.items()
+        ),
+        key=lambda row: row["annotator"],
+    )
+
+    labels = stage_pre_labels(stage)
+    agreement = []
+    for question in stage.questions.all():
+        by_item = labels.get(question.pk, {})
+        cell = agreement_cell(question, by_item, sorted(by_item))
+        agreement.append(
+            {
+                "question": question.key,
+                "fleiss_kappa": cell["fleiss_kappa"],
+                "krippendorff_alpha": cell["krippendorff_alpha"],
+                "items": cell["items"],
+            }
+        )
+
+    complete_items = set(
+        MainItem.objects.filter(stage=stage).exclude(status=MainItem.Status.LABELLING).values_list("item_id", flat=True)
+    )
+    disagreed = {
+        item_id
+        for by_item in labels.values()
+        for item_id, answers in by_item.items()
+        if item_id in complete_items and len(set(answers.values())) > 1
+    }
+    escalated = set(
+        Adjudication.objects.filter(stage=stage, method=Adjudication.Method.SENIOR).values_list("item_id", flat=True)
+    ) | set(MainItem.objects.filter(stage=stage, status__in=ESCALATED).values_list("item_id", flat=True))
+    revised = LabelRevision.objects.filter(label__assignment__stage=stage).values("label_id").distinct().count()
+    return {
+        "stage": stage.pk,
+        "project": stage.project_id,
+        "items": {
+            "total": total,
+            "complete": complete,
+            "in_progress": in_progress,
+            "waiting": total - complete - in_progress,
+        },
+        "statuses": {status: statuses.get(status, 0) for status in MainItem.Status.values},
+        "labels": sum(len(per_item) for per_item in seconds.values()),
+        "revised_labels": revised,
+        "reservations_held": reservations,
+        "annotators": annotators,
+        "agreement": agreement,
+        "disagreement_rate": len(disagreed) / complete if complete else None,
+        "adjudication_rate": len(escalated) / complete if complete else None,
+        "in_queue": sum(statuses.get(status, 0) for status in QUEUE_STATUSES),
+        "running": complete < total or reservations > 0,
+        "generated_at": now,
+    }

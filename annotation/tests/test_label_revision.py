@@ -1,0 +1,213 @@
+"""Revising a submitted label: before the item settles the change is a new version kept with the old one,
+the item's resolution is evaluated again on the final pre-discussion labels, and the report counts the
+revised labels; a settled item, an opened discussion and a passed revision window are refused (409 in
+the API). The refusal rule itself (`workflow.revision_rules`) is tested without a database at the end."""
+
+import re
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from django.urls import reverse
+from django.utils import timezone
+
+from annotation import reports
+from annotation.models import Adjudication, Assignment, Label, LabelRevision, MainItem
+from annotation.selectors.revisions import label_history, recent_items
+from annotation.services.labelling import (
+    RevisionRefused,
+    label_next,
+    label_revise,
+    label_submit,
+    stage_labelling_configure,
+)
+from annotation.workflow.revision_rules import RevisionState, RevisionWindow, revision_refusal
+
+from .main_setup import answers, build_main_stage, pass_gate
+
+
+def _label(s, user, value, item=None):
+    assignment = label_next(annotator=user, stage=s.stage)
+    if item is not None:
+        assert assignment.item_id == item.pk
+    label_submit(annotator=user, stage=s.stage, item=assignment.item, answers=answers(s, value), seconds=20)
+    return assignment.item
+
+
+def _setup(make_user, *, policy="majority_reviewer", overlap=2, items=1):
+    s = build_main_stage(items=items, overlap=overlap, policy=policy)
+    s.users = [make_user("annotator") for _ in range(overlap)]
+    for user in s.users:
+        pass_gate(s.stage, user)
+    return s
+
+
+@pytest.mark.django_db
+def test_revise_before_settling_keeps_history_resolves_again_and_is_counted(make_user):
+    s = _setup(make_user)
+    item = _label(s, s.users[0], "yes")
+    _label(s, s.users[1], "no")
+    main = MainItem.objects.get(stage=s.stage, item=item)
+    assert main.status == MainItem.Status.REVIEWER_QUEUE  # 1 of 2 each: no majority
+
+    result = label_revise(annotator=s.users[1], stage=s.stage, item=item, answers=answers(s, "yes"), seconds=5)
+
+    assert result.revised == ("q1",)
+    assert result.status == MainItem.Status.RESOLVED
+    label = Label.objects.get(assignment__annotator=s.users[1], assignment__item=item, round="pre")
+    assert (label.value, label.justification) == ("yes", "")
+    assert label.seconds == 25  # the revisit's active time is added to the item's
+    history = label_history(label)
+    assert [(v["version"], v["value"]) for v in history] == [(1, "no"), (2, "yes")]
+    assert history[0]["justification"] == "it is not, because …"
+    assert history[0]["at"] == label.created_at
+    decision = Adjudication.objects.get(stage=s.stage, item=item)
+    assert (decision.method, decision.final_value) == ("unanimous", "yes")
+
+    report = reports.project_report(s.project)
+    volume = report["stages"][0]["volume"]
+    assert (volume["revised_labels"], volume["revisions"]) == (1, 1)
+    assert volume["labels"] == 2  # a revision is not a new label
+    pre = report["stages"][0]["agreement"][0]["groups"][0]["pre"]
+    assert pre["fleiss_kappa"]["undefined_reason"]  # both now "yes": one category, undefined, not 1
+    assert "Revised" in reports.report_markdown(report)
+    assert "1 (1 earlier versions kept)" in reports.report_markdown(report)
+
+    # Settled now: a second change is refused, and nothing is stored.
+    with pytest.raises(RevisionRefused, match="settled"):
+        label_revise(annotator=s.users[0], stage=s.stage, item=item, answers=answers(s, "no"))
+    assert LabelRevision.objects.count() == 1
+    assert Label.objects.get(assignment__annotator=s.users[0], round="pre").value == "yes"
+
+
+@pytest.mark.django_db
+def test_revise_before_the_item_has_its_labels_then_the_last_label_resolves_on_the_revised_one(make_user):
+    s = _setup(make_user)
+    item = _label(s, s.users[0], "no")
+    label_revise(annotator=s.users[0], stage=s.stage, item=item, answers=answers(s, "yes"))
+    label_revise(annotator=s.users[0], stage=s.stage, item=item, answers=answers(s, "no"))
+    label_revise(annotator=s.users[0], stage=s.stage, item=item, answers=answers(s, "yes"))
+    label = Label.objects.get(assignment__annotator=s.users[0], round="pre")
+    assert [v["value"] for v in label_history(label)] == ["no", "yes", "no", "yes"]
+    assert MainItem.objects.get(stage=s.stage, item=item).status == MainItem.Status.LABELLING
+    _label(s, s.users[1], "yes", item=item)
+    assert Adjudication.objects.get(stage=s.stage, item=item).method == "unanimous"
+    # The same answers again change nothing.
+    s2 = reports.project_report(s.project)["stages"][0]["volume"]
+    assert (s2["revised_labels"], s2["revisions"]) == (1, 3)
+
+
+@pytest.mark.django_db
+def test_an_opened_discussion_and_the_revision_window_refuse(make_user):
+    s = _setup(make_user, policy="discussion_senior", items=3)
+    item = _label(s, s.users[0], "yes")
+    _label(s, s.users[1], "no", item=item)
+    assert MainItem.objects.get(stage=s.stage, item=item).status == MainItem.Status.DISCUSSION
+    with pytest.raises(RevisionRefused, match="discussion has opened"):
+        label_revise(annotator=s.users[1], stage=s.stage, item=item, answers=answers(s, "yes"))
+
+    second = _label(s, s.users[0], "yes")
+    Assignment.objects.filter(annotator=s.users[0], item=second).update(
+        submitted_at=timezone.now() - timedelta(minutes=61)
+    )
+    with pytest.raises(RevisionRefused, match="60 minutes"):
+        label_revise(annotator=s.users[0], stage=s.stage, item=second, answers=answers(s, "no"))
+    stage_labelling_configure(stage=s.stage, revision_minutes=0)
+    with pytest.raises(RevisionRefused, match="does not allow"):
+        label_revise(annotator=s.users[0], stage=s.stage, item=second, answers=answers(s, "no"))
+    assert not LabelRevision.objects.exists()
+
+
+@pytest.mark.django_db
+def test_recent_items_page_and_api(make_user, client):
+    s = _setup(make_user, items=3)
+    user = s.users[0]
+    first = _label(s, user, "yes")
+    _label(s, s.users[1], "yes", item=first)  # unanimous: settled
+    second = _label(s, user, "no")
+    rows = recent_items(annotator=user, stage=s.stage)
+    assert [row["item"].pk for row in rows] == [second.pk, first.pk]
+    assert [row["revisable"] for row in rows] == [True, False]
+    assert "settled" in rows[1]["refusal"]
+
+    client.force_login(user)
+    api = client.get(reverse("annotation-main-recent", args=[s.stage.pk])).json()
+    assert [(row["item"]["id"], row["revisable"]) for row in api] == [(second.pk, True), (first.pk, False)]
+    assert api[0]["answers"][0] == {
+        "question": "q1",
+        "value": "no",
+        "unsure": False,
+        "justification": "it is not, because …",
+        "revisions": 0,
+    }
+    url = reverse("annotation-main-revise", args=[s.stage.pk, second.pk])
+    body = {"answers": {"q1": {"value": "yes"}}, "seconds": 3}
+    response = client.post(url, body, content_type="application/json")
+    assert response.status_code == 200, response.content
+    assert response.json() == {"assignment": response.json()["assignment"], "revised": ["q1"], "status": "labelling"}
+    refused = client.post(
+        reverse("annotation-main-revise", args=[s.stage.pk, first.pk]),
+        {"answers": {"q1": {"value": "no", "justification": "because"}}},
+        content_type="application/json",
+    )
+    assert refused.status_code == 409 and "settled" in refused.json()["detail"]
+    invalid = client.post(url, {"answers": {"q1": {"value": "maybe"}}}, content_type="application/json")
+    assert invalid.status_code == 400 and "q1" in invalid.json()["answers"]
+    not_mine = client.post(
+        reverse("annotation-main-revise", args=[s.stage.pk, s.items[2].pk]), body, content_type="application/json"
+    )
+    assert not_mine.status_code == 404
+
+    # The page: the recent items on the labelling page, and the revision form.
+    page = client.get(reverse("annotation:label", args=[s.stage.pk])).content.decode()
+    assert reverse("annotation:revise", args=[s.stage.pk, second.pk]) in page
+    form = client.get(reverse("annotation:revise", args=[s.stage.pk, second.pk]))
+    assert form.status_code == 200
+    assert re.search(r'name="answer-q1" value="yes"[^>]*checked', form.content.decode())  # the current answer
+    posted = client.post(
+        reverse("annotation:revise", args=[s.stage.pk, second.pk]),
+        {"item": second.pk, "answer-q1": "no", "justification-q1": "on reflection, no", "seconds": "2"},
+    )
+    assert posted.status_code == 302
+    assert Label.objects.get(assignment__annotator=user, assignment__item=second).value == "no"
+    settled_form = client.post(
+        reverse("annotation:revise", args=[s.stage.pk, first.pk]),
+        {"item": first.pk, "answer-q1": "no", "justification-q1": "x", "seconds": "2"},
+    )
+    assert settled_form.status_code == 409
+
+
+NOW = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
+WINDOW = RevisionWindow(minutes=30, items=2)
+
+
+def state(**changes) -> RevisionState:
+    base = {
+        "resolved": False,
+        "settled_questions": frozenset(),
+        "discussion_opened": False,
+        "submitted_at": NOW - timedelta(minutes=5),
+        "recent_rank": 0,
+    }
+    return RevisionState(**(base | changes))
+
+
+@pytest.mark.parametrize(
+    ("changes", "changed", "reason"),
+    [
+        ({}, None, None),
+        ({"resolved": True}, None, "settled"),
+        ({"discussion_opened": True}, None, "discussion has opened"),
+        ({"submitted_at": NOW - timedelta(minutes=31)}, None, "30 minutes"),
+        ({"submitted_at": NOW - timedelta(minutes=30)}, None, None),
+        ({"recent_rank": 2}, None, "last 2"),
+        ({"recent_rank": 1}, None, None),
+        ({"settled_questions": frozenset({"q1"})}, frozenset({"q1", "q2"}), "Already settled"),
+        ({"settled_questions": frozenset({"q1"})}, frozenset({"q2"}), None),
+    ],
+)
+def test_revision_rule(changes, changed, reason):
+    refusal = revision_refusal(state(**changes), WINDOW, now=NOW, changed=changed)
+    if reason is None:
+        assert refusal is None
+    else:
+        assert reason in refusal

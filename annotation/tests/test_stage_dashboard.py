@@ -1,0 +1,122 @@
+"""The live stage dashboard: item counts, labels per annotator with median seconds, reservations held,
+disagreement and adjudication rates, and running Fleiss κ / Krippendorff α that equal `annotation.agreement`
+on the same pre-discussion labels (to 1e-12) — through the selector, the API (full-precision floats) and
+the page, which polls for its body while the stage runs and stops once every item is complete."""
+
+import pytest
+from django.urls import reverse
+
+from annotation.agreement import fleiss_kappa, krippendorff_alpha
+from annotation.models import Assignment, MainItem
+from annotation.selectors.stage_dashboard import stage_dashboard
+from annotation.services.labelling import label_next, label_revise, label_submit
+
+from .main_setup import answers, build_main_stage, pass_gate
+
+pytestmark = pytest.mark.django_db
+
+# Per item, the three annotators' first answers (None: not labelled yet).
+PLAN = [
+    ("yes", "yes", "yes"),
+    ("yes", "no", "no"),
+    ("no", "yes", "yes"),
+    ("no", "no", "no"),
+    ("yes", "no", None),
+]
+
+
+def _run(make_user):
+    s = build_main_stage(items=len(PLAN) + 1, overlap=3, policy="majority_reviewer")
+    s.users = [make_user("annotator") for _ in range(3)]
+    for user in s.users:
+        pass_gate(s.stage, user)
+    for n, row in enumerate(PLAN):
+        for who, value in enumerate(row):
+            if value is None:
+                continue
+            assignment = label_next(annotator=s.users[who], stage=s.stage)
+            assert assignment.item_id == s.items[n].pk
+            label_submit(
+                annotator=s.users[who],
+                stage=s.stage,
+                item=assignment.item,
+                answers=answers(s, value),
+                seconds=10 * (n + 1),
+            )
+    label_next(annotator=s.users[2], stage=s.stage)  # a reservation held on the last labelled item
+    return s
+
+
+def _expected(s, plan):
+    rows = [[v for v in row if v is not None] for row in plan]
+    width = max(len(r) for r in rows)
+    matrix = [r + [None] * (width - len(r)) for r in rows]
+    transposed = [list(c) for c in zip(*matrix, strict=True)]
+    return fleiss_kappa(matrix).value, krippendorff_alpha(transposed, "nominal").value
+
+
+def test_dashboard_counts_and_agreement_equal_the_agreement_module(make_user):
+    s = _run(make_user)
+    dash = stage_dashboard(s.stage)
+    assert dash["items"] == {"total": 6, "complete": 4, "in_progress": 1, "waiting": 1}
+    assert dash["labels"] == 14
+    assert dash["reservations_held"] == 1
+    kappa, alpha = _expected(s, PLAN)
+    row = dash["agreement"][0]
+    assert row["fleiss_kappa"]["value"] == pytest.approx(kappa, abs=1e-12)
+    assert row["krippendorff_alpha"]["value"] == pytest.approx(alpha, abs=1e-12)
+    assert row["items"] == 5
+    assert dash["disagreement_rate"] == 2 / 4  # items 2 and 3: majority, not unanimous
+    assert dash["adjudication_rate"] == 0.0
+    medians = sorted(a["median_seconds"] for a in dash["annotators"])
+    assert medians == [25.0, 30.0, 30.0]  # (10, 20, 30, 40[, 50]) per annotator
+    assert [a["labels"] for a in dash["annotators"]] == [5, 5, 4]
+
+    # A revision before the item settles is what the running statistics read (final pre-discussion labels).
+    label_revise(annotator=s.users[1], stage=s.stage, item=s.items[4], answers=answers(s, "yes"))
+    revised_plan = [*PLAN[:4], ("yes", "yes", None)]
+    kappa, alpha = _expected(s, revised_plan)
+    after = stage_dashboard(s.stage)
+    assert after["agreement"][0]["fleiss_kappa"]["value"] == pytest.approx(kappa, abs=1e-12)
+    assert after["agreement"][0]["krippendorff_alpha"]["value"] == pytest.approx(alpha, abs=1e-12)
+    assert after["revised_labels"] == 1
+
+
+def test_dashboard_api_page_and_polling(make_user, researcher_client):
+    s = _run(make_user)
+    api = researcher_client.get(reverse("annotation-main-dashboard", args=[s.stage.pk]))
+    assert api.status_code == 200
+    kappa, alpha = _expected(s, PLAN)
+    assert api.json()["agreement"][0]["fleiss_kappa"]["value"] == kappa  # the exact float, not a rounded one
+    assert api.json()["agreement"][0]["krippendorff_alpha"]["value"] == alpha
+
+    page = researcher_client.get(reverse("annotation:stage-dashboard", args=[s.stage.pk])).content.decode()
+    live_url = reverse("annotation:stage-dashboard-live", args=[s.stage.pk])
+    assert f'hx-get="{live_url}"' in page and 'hx-trigger="every 5s"' in page
+    assert "vendor/htmx.min.js" in page
+    assert f"{kappa:.3f}" in page
+    for link in (
+        reverse("annotation:report", args=[s.project.pk]),
+        reverse("annotation:conflicts", args=[s.project.pk]),
+        reverse("annotation:labels-export", args=[s.project.pk, "csv"]),
+    ):
+        assert link in page
+    body = researcher_client.get(live_url).content.decode()
+    assert 'id="stage-dashboard"' in body and "<html" not in body  # the fragment alone, for the swap
+
+    # Linked from the project and stage pages.
+    dashboard_url = reverse("annotation:stage-dashboard", args=[s.stage.pk])
+    assert dashboard_url in researcher_client.get(reverse("annotation:project", args=[s.project.pk])).content.decode()
+    stage_page = researcher_client.get(reverse("annotation:stage", args=[s.stage.pk])).content.decode()
+    assert dashboard_url in stage_page and reverse("annotation:report", args=[s.project.pk]) in stage_page
+
+    # Once every item is complete and nothing is reserved, the body stops polling.
+    MainItem.objects.filter(stage=s.stage).update(status=MainItem.Status.RESOLVED)
+    Assignment.objects.filter(stage=s.stage, submitted_at__isnull=True).delete()
+    assert "hx-trigger" not in researcher_client.get(live_url).content.decode()
+
+
+def test_dashboard_is_for_researchers(make_user, annotator_client):
+    s = build_main_stage(items=1, overlap=2)
+    assert annotator_client.get(reverse("annotation-main-dashboard", args=[s.stage.pk])).status_code == 403
+    assert annotator_client.get(reverse("annotation:stage-dashboard", args=[s.stage.pk])).status_code == 403
