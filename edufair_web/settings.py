@@ -308,6 +308,7 @@ SPECTACULAR_SETTINGS = {
         "AuditStatusEnum": "audits.models.runs.Audit.Status",
         "DialogueStatusEnum": "audits.models.runs.Dialogue.Status",
         "JudgeStatusEnum": "audits.models.runs.TurnScore.Status",
+        "JudgeValidationStatusEnum": "annotation.models.validation.JudgeValidation.Status",
         "LLMCallStatusEnum": "audits.models.llm.LLMCall.Status",
         "QuestionImportStatusEnum": "audits.models.questionbank.QuestionImport.Status",
         "RubricMetricEnum": "annotation.judge_validation.rubric.METRIC_CHOICES",

@@ -1,6 +1,7 @@
 """Serializers of the judge-validation API: create a validation project from an audit, add a judge, set
 thresholds, record a workshop, hide or show the persona cue, and import an MRBench-style file."""
 
+from drf_spectacular.utils import inline_serializer
 from rest_framework import serializers
 
 from annotation.judge_validation.rubric import METRIC_QUESTIONS
@@ -99,3 +100,66 @@ class MRBenchImportSerializer(serializers.Serializer):
         validators=[MaxUploadSize("items")],
     )
     name = serializers.CharField(required=False, allow_blank=True, default="", max_length=200)
+
+
+# --- Response bodies (documented in the OpenAPI schema) ---------------------------------------------
+
+
+class JudgeValidationRunSerializer(JudgeValidationSerializer):
+    """A judge with the progress of its latest run (null before any run)."""
+
+    run = serializers.DictField(allow_null=True, read_only=True)
+
+    class Meta(JudgeValidationSerializer.Meta):
+        fields = [*JudgeValidationSerializer.Meta.fields, "run"]
+
+
+class ValidationProjectCreatedSerializer(serializers.Serializer):
+    project = serializers.IntegerField()
+    stage = serializers.IntegerField()
+    items = serializers.IntegerField()
+    sample = serializers.DictField()
+    hide_persona_cue = serializers.BooleanField()
+    validations = JudgeValidationSerializer(many=True)
+
+
+class ValidationReportSerializer(serializers.Serializer):
+    project = serializers.DictField()
+    rubric = serializers.DictField()
+    thresholds = serializers.DictField()
+    n_sample = serializers.IntegerField()
+    consensus_source = serializers.CharField()
+    judges = serializers.ListField(child=serializers.DictField())
+    metrics = serializers.ListField(child=serializers.DictField(), help_text="Per metric: agreement and verdicts.")
+    best_judge = serializers.JSONField()
+    imported = serializers.JSONField()
+
+
+class PersonaResultSerializer(serializers.Serializer):
+    hide_persona_cue = serializers.BooleanField()
+    items_updated = serializers.IntegerField()
+
+
+# "import" is a Python keyword, so this body is declared from a dict of fields.
+MRBenchImportResultSerializer = inline_serializer(
+    name="MRBenchImportResult",
+    fields={
+        "project": serializers.IntegerField(),
+        "items": serializers.IntegerField(),
+        "import": serializers.DictField(help_text="What the import read and kept, with its counts."),
+        "warnings": serializers.ListField(child=serializers.CharField()),
+        "options": serializers.DictField(),
+    },
+)
+
+
+class AuditJudgeStatusSerializer(serializers.Serializer):
+    validated = serializers.BooleanField()
+    text = serializers.CharField()
+    rubric = serializers.CharField(allow_null=True)
+    recorded_at = serializers.DateTimeField(allow_null=True)
+    n_turns = serializers.IntegerField(allow_null=True)
+    verdicts = serializers.JSONField()
+    failed_metrics = serializers.ListField(child=serializers.CharField())
+    validation = serializers.IntegerField(allow_null=True)
+    project = serializers.IntegerField(allow_null=True)

@@ -22,12 +22,18 @@ from edufair_web.converters import parse_id
 from edufair_web.json_parser import DepthBoundedJSONParser
 
 from .serializers_judge_validation import (
+    AuditJudgeStatusSerializer,
     JudgeAddSerializer,
+    JudgeValidationRunSerializer,
     JudgeValidationSerializer,
+    MRBenchImportResultSerializer,
     MRBenchImportSerializer,
+    PersonaResultSerializer,
     PersonaSerializer,
     ThresholdsSerializer,
+    ValidationProjectCreatedSerializer,
     ValidationProjectCreateSerializer,
+    ValidationReportSerializer,
     WorkshopOutSerializer,
     WorkshopSerializer,
 )
@@ -55,7 +61,7 @@ class ValidationProjectCreateAPIView(APIView):
 
     permission_classes = [IsResearcher]
 
-    @extend_schema(request=ValidationProjectCreateSerializer, responses=None)
+    @extend_schema(request=ValidationProjectCreateSerializer, responses={201: ValidationProjectCreatedSerializer})
     def post(self, request):
         from audits.models import Audit
 
@@ -86,7 +92,7 @@ class ValidationReportAPIView(APIView):
 
     permission_classes = [IsResearcher]
 
-    @extend_schema(responses=None)
+    @extend_schema(responses=ValidationReportSerializer)
     def get(self, request, project_pk):
         project = _project(project_pk)
         rubric_id = request.query_params.get("rubric")
@@ -100,7 +106,9 @@ class JudgeAddAPIView(APIView):
 
     permission_classes = [IsResearcher]
 
-    @extend_schema(request=JudgeAddSerializer, responses=JudgeValidationSerializer)
+    @extend_schema(
+        request=JudgeAddSerializer, responses={201: JudgeValidationRunSerializer, 202: JudgeValidationRunSerializer}
+    )
     def post(self, request, project_pk):
         from audits.models import ModelEndpoint
 
@@ -118,7 +126,7 @@ class JudgeAddAPIView(APIView):
         done = body["run"] and body["run"]["status"] == "done"
         return Response(body, status=status.HTTP_201_CREATED if done else status.HTTP_202_ACCEPTED)
 
-    @extend_schema(responses=None)
+    @extend_schema(responses=JudgeValidationRunSerializer(many=True))
     def get(self, request, project_pk):
         """Every judge of the project with the progress of its latest run."""
         project = _project(project_pk)
@@ -133,7 +141,7 @@ class JudgeAddAPIView(APIView):
 class ThresholdsAPIView(APIView):
     permission_classes = [IsResearcher]
 
-    @extend_schema(request=ThresholdsSerializer, responses=None)
+    @extend_schema(request=ThresholdsSerializer, responses=ThresholdsSerializer)
     def put(self, request, validation_pk):
         validation = get_object_or_404(JudgeValidation, pk=validation_pk)
         serializer = ThresholdsSerializer(data=request.data)
@@ -179,7 +187,7 @@ class WorkshopAPIView(APIView):
 class PersonaAPIView(APIView):
     permission_classes = [IsResearcher]
 
-    @extend_schema(request=PersonaSerializer, responses=None)
+    @extend_schema(request=PersonaSerializer, responses=PersonaResultSerializer)
     def post(self, request, project_pk):
         project = _project(project_pk)
         serializer = PersonaSerializer(data=request.data)
@@ -192,7 +200,7 @@ class MRBenchImportAPIView(APIView):
     permission_classes = [IsResearcher]
     parser_classes = [MultiPartParser, FormParser, DepthBoundedJSONParser]
 
-    @extend_schema(request=MRBenchImportSerializer, responses=None)
+    @extend_schema(request=MRBenchImportSerializer, responses={201: MRBenchImportResultSerializer})
     def post(self, request):
         serializer = MRBenchImportSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
@@ -220,7 +228,7 @@ class AuditJudgeStatusAPIView(APIView):
 
     permission_classes = [IsResearcher]
 
-    @extend_schema(responses=None)
+    @extend_schema(responses=AuditJudgeStatusSerializer)
     def get(self, request, audit_pk):
         from audits.models import Audit
 

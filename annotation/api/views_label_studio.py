@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from django.shortcuts import get_object_or_404
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -33,10 +33,28 @@ class LabelStudioImportSerializer(serializers.Serializer):
         return attrs
 
 
+LabelStudioImportResultSerializer = inline_serializer(
+    name="LabelStudioImportResult",
+    fields={
+        name: serializers.IntegerField()
+        for name in (
+            "items_created",
+            "items_matched",
+            "annotators_created",
+            "labels_created",
+            "labels_unchanged",
+            "gold_labels",
+            "adjudications",
+        )
+    }
+    | {"warnings": serializers.ListField(child=serializers.CharField())},
+)
+
+
 class LabelStudioImportAPIView(APIView):
     permission_classes = [IsResearcher]
 
-    @extend_schema(request=LabelStudioImportSerializer, responses=None)
+    @extend_schema(request=LabelStudioImportSerializer, responses={201: LabelStudioImportResultSerializer})
     def post(self, request, project_pk):
         project = get_object_or_404(AnnotationProject, pk=project_pk)
         serializer = LabelStudioImportSerializer(data=request.data)

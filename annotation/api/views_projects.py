@@ -4,8 +4,8 @@ annotators, who only ever get their own."""
 
 from django.contrib.auth.models import User
 from django.shortcuts import get_object_or_404
-from drf_spectacular.utils import extend_schema
-from rest_framework import mixins, status, viewsets
+from drf_spectacular.utils import extend_schema, inline_serializer
+from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
@@ -104,7 +104,23 @@ class ProjectViewSet(viewsets.ModelViewSet):
     def pass_rates(self, request, pk=None):
         return Response(pass_rate_table(self.get_object()))
 
-    @extend_schema(request=ItemImportSerializer, responses=None)
+    @extend_schema(
+        request=ItemImportSerializer,
+        responses={
+            201: inline_serializer(
+                name="ItemImportResult",
+                fields={
+                    "created": serializers.IntegerField(),
+                    "updated": serializers.IntegerField(),
+                    "unchanged": serializers.IntegerField(),
+                    "gold_labels": serializers.IntegerField(),
+                    "main_items_added": serializers.DictField(
+                        child=serializers.IntegerField(), help_text="Stage id → main items it gained."
+                    ),
+                },
+            )
+        },
+    )
     @action(detail=True, methods=["post"], url_path="import-items")
     def import_items(self, request, pk=None):
         """Import items (and gold labels) from JSONL or CSV; atomic and idempotent. 400 lists line and field."""
@@ -160,7 +176,22 @@ class StageViewSet(QueryFilterMixin, viewsets.ModelViewSet):
 
     query_filters = {"project": "project_id"}
 
-    @extend_schema(request=TrainingSetChooseSerializer, responses=None)
+    @extend_schema(
+        request=TrainingSetChooseSerializer,
+        responses={
+            201: inline_serializer(
+                name="TrainingSetChosen",
+                fields={
+                    "item_ids": serializers.ListField(child=serializers.IntegerField()),
+                    "even": serializers.BooleanField(help_text="Spread evenly across categories × subjects."),
+                    "problems": serializers.ListField(child=serializers.CharField()),
+                    "cells": serializers.ListField(child=serializers.DictField()),
+                    "category_counts": serializers.DictField(child=serializers.IntegerField()),
+                    "subject_counts": serializers.DictField(child=serializers.IntegerField()),
+                },
+            )
+        },
+    )
     @action(detail=True, methods=["post"], url_path="choose-training-set")
     def choose_training_set(self, request, pk=None):
         """Draw the pilot (spread evenly across categories × subjects) or the qualification test from gold."""
