@@ -158,3 +158,37 @@ def test_with_redis_the_counts_are_where_every_process_reads_them(rates, setting
         client = redis.Redis.from_url(url)
         for key in client.scan_iter(f"{prefix}:*"):
             client.delete(key)
+
+
+def test_every_api_view_is_throttled():
+    """The write and expensive-read throttles are DRF's defaults: a view that set its own throttle classes would
+    drop them. Only the token endpoint has others (the log-in budget, before any user is known)."""
+    from django.urls import URLPattern, URLResolver, get_resolver
+    from rest_framework.views import APIView
+
+    from edufair_web.accounts.throttles import (
+        EXPENSIVE_READS,
+        ExpensiveReadRateThrottle,
+        LoginRateThrottle,
+        UserWriteRateThrottle,
+    )
+
+    def views(patterns):
+        for entry in patterns:
+            if isinstance(entry, URLResolver):
+                yield from views(entry.url_patterns)
+            elif isinstance(entry, URLPattern):
+                yield entry.name, getattr(entry.callback, "cls", None)
+
+    names, unthrottled, api_views = set(), [], 0
+    for name, view in views(get_resolver().url_patterns):
+        names.add(name)
+        if view is None or not issubclass(view, APIView):
+            continue
+        api_views += 1
+        expected = {LoginRateThrottle} if name == "api-token" else {UserWriteRateThrottle, ExpensiveReadRateThrottle}
+        if not expected <= set(view.throttle_classes):
+            unthrottled.append(f"{name}: {view.__name__}")
+    assert api_views > 100
+    assert unthrottled == []
+    assert EXPENSIVE_READS <= names, f"expensive reads no route is named: {EXPENSIVE_READS - names}"
