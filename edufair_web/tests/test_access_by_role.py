@@ -129,3 +129,15 @@ def test_user_without_role_is_told_to_ask_for_one(client, django_user_model):
     user = django_user_model.objects.create_user("norole", password="pw-for-tests-1")
     client.force_login(user)
     assert "no role yet" in client.get("/").content.decode()
+
+
+def test_a_researcher_cannot_raise_anyone_through_the_admin(researcher_client, researcher, make_user):
+    target = make_user("annotator")
+    for url in (f"/admin/auth/user/{researcher.pk}/change/", f"/admin/auth/user/{target.pk}/password/"):
+        assert researcher_client.get(url).status_code == 403
+    response = researcher_client.post(
+        f"/admin/auth/user/{researcher.pk}/change/", {"username": researcher.username, "is_superuser": "on"}
+    )
+    assert response.status_code == 403
+    researcher.refresh_from_db()
+    assert not researcher.is_superuser
