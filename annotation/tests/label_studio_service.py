@@ -24,6 +24,7 @@ START_TIMEOUT = 240
 # Label Studio is a Django project of its own: none of EduFair's settings may reach it.
 PASSED_ENVIRONMENT = ("PATH", "LANG", "LC_ALL", "TMPDIR", "SSL_CERT_FILE", "REQUESTS_CA_BUNDLE")
 SERVICE = pytest.StashKey["LabelStudio"]()
+ADMIN = "researcher@example.org"  # the user Label Studio is started with, who imports
 
 
 def executable() -> str | None:
@@ -50,7 +51,7 @@ class LabelStudio:
         self.ready_after: float | None = None
         # The folder holds the data directory and the log (argument list kept apart for readability).
         arguments = ["start", "--internal-host", "127.0.0.1", "--port", str(port), "--no-browser"]
-        arguments += ["--data-dir", str(self.folder / "data"), "--username", "researcher@example.org"]
+        arguments += ["--data-dir", str(self.folder / "data"), "--username", ADMIN]
         arguments += [f"--password={secrets.token_hex(16)}", "--user-token", self.token, "--enable-legacy-api-token"]
         self.process = subprocess.Popen(
             [path, *arguments],

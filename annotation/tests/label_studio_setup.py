@@ -1,4 +1,4 @@
-"""A small labelled project for the Label Studio tests: text and dialogue items, two annotators who
+"""A small labelled project for the Label Studio tests: text and dialogue items (or text only), two annotators who
 disagree and settle in discussion (before- and after-discussion labels, an adjudicated final), a gold
 label on a training item."""
 
@@ -14,12 +14,16 @@ from .main_setup import build_main_stage, pass_gate
 JUSTIFICATION = '=HYPERLINK("http://evil","x")'
 
 
-def labelled_project(make_user, *, name: str = "Label Studio test", users=None):
+def labelled_project(make_user, *, name: str = "Label Studio test", users=None, dialogue: bool = True):
     s = build_main_stage(items=2, overlap=2, policy="discussion_senior", name=name)
-    Item.objects.filter(pk=s.items[1].pk).update(
-        payload={"turns": [{"role": "student", "text": "Why?"}, {"role": "tutor", "text": "Because."}], "highlight": 1},
-        modality="multi",
-    )
+    if dialogue:
+        Item.objects.filter(pk=s.items[1].pk).update(
+            payload={
+                "turns": [{"role": "student", "text": "Why?"}, {"role": "tutor", "text": "Because."}],
+                "highlight": 1,
+            },
+            modality="multi",
+        )
     training = Item.objects.create(project=s.project, external_id="gold-0", payload={"text": "A gold item"})
     TrainingItem.objects.create(stage=s.stage, item=training, phase="pilot")
     GoldLabel.objects.create(item=training, question=s.questions[0], value="yes", rationale="clear")

@@ -29,6 +29,7 @@ from annotation.services.projects import project_create
 from conftest import service_missing
 
 from . import label_studio_service
+from .label_studio_setup import labelled_project
 
 pytestmark = [pytest.mark.django_db, pytest.mark.slow, pytest.mark.services]
 
@@ -158,6 +159,35 @@ def _label_studio_facts(tasks: list[dict], email_of_id: dict[int, str]) -> set[t
                         )
                     )
     return facts
+
+
+def test_a_text_project_without_attribution_goes_in_as_it_is(label_studio, researcher_client, make_user):
+    """The other layout and the other option: text items only, annotations without completed_by (Label
+    Studio gives them to the importing user), values kept."""
+    project = labelled_project(make_user, dialogue=False).project
+    body = researcher_client.get(
+        reverse("annotation:labels-export", args=[project.pk, "labelstudio-anonymous"])
+    ).content
+    config = researcher_client.get(reverse("annotation:labels-export", args=[project.pk, "labelstudio-config"]))
+    assert b"<Text " in config.content and b"completed_by" not in body
+    created = label_studio.call(
+        "POST", "/api/projects", {"title": project.name, "label_config": config.content.decode()}
+    )
+    imported = label_studio.call("POST", f"/api/projects/{created['id']}/import", body)
+    tasks = json.loads(body)
+    assert imported["annotation_count"] == sum(len(t["annotations"]) for t in tasks) == 8
+    exported = label_studio.call("GET", f"/api/projects/{created['id']}/export?exportType=JSON&download_all_tasks=true")
+    importer = next(
+        u["id"] for u in label_studio.call("GET", "/api/users/") if u["email"] == label_studio_service.ADMIN
+    )
+    assert {a["completed_by"] for t in exported for a in t["annotations"]} == {importer}
+    sent = sorted(
+        (t["data"]["external_id"], json.dumps(a["result"], sort_keys=True)) for t in tasks for a in t["annotations"]
+    )
+    got = sorted(
+        (t["data"]["external_id"], json.dumps(a["result"], sort_keys=True)) for t in exported for a in t["annotations"]
+    )
+    assert got == sent
 
 
 def test_demo_project_goes_to_label_studio_and_back(label_studio, researcher_client):
