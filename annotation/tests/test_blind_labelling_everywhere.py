@@ -80,9 +80,7 @@ route("annotation/judge-validation/", STAFF, "/annotation/judge-validation/")
 route("annotation/judge-validation/new/", STAFF, "/annotation/judge-validation/new/")
 route("annotation/judge-validation/<id:pk>/", STAFF, "/annotation/judge-validation/{project}/")
 route("annotation/judge-validation/<id:pk>/workshop/", STAFF, "/annotation/judge-validation/{project}/workshop/")
-route(
-    "annotation/judge-validation/<id:pk>/<slug:action>/", STAFF, "/annotation/judge-validation/{project}/thresholds/"
-)
+route("annotation/judge-validation/<id:pk>/<slug:action>/", STAFF, "/annotation/judge-validation/{project}/thresholds/")
 
 # --- API -------------------------------------------------------------------------------------------------
 route("api/annotation/training/<id:stage_pk>/", ANNOTATOR, "/api/annotation/training/{stage}/")
@@ -129,9 +127,7 @@ route(
     "/api/annotation/main/{stage}/items/{item}/discussion/close/",
 )
 route("api/annotation/adjudication/", STAFF, "/api/annotation/adjudication/")
-route(
-    "api/annotation/adjudication/<id:stage_pk>/<id:item_pk>/", STAFF, "/api/annotation/adjudication/{stage}/{item}/"
-)
+route("api/annotation/adjudication/<id:stage_pk>/<id:item_pk>/", STAFF, "/api/annotation/adjudication/{stage}/{item}/")
 route("api/annotation/projects/<id:project_pk>/conflicts/", STAFF, "/api/annotation/projects/{project}/conflicts/")
 route("api/annotation/conflicts/<id:conflict_pk>/disposition/", STAFF, "/api/annotation/conflicts/1/disposition/")
 route("api/annotation/projects/<id:project_pk>/report/", STAFF, "/api/annotation/projects/{project}/report/")
