@@ -61,16 +61,29 @@ class EnrollForm(forms.Form):
 
 
 class StageLabellingForm(forms.ModelForm):
-    """How the stage hands out its main items: the strategy, the random strategy's seed, the reservation."""
+    """How the stage hands out its main items: the strategy, the random strategy's seed, the reservation,
+    and how long and on how many recent items an annotator may revise a submitted label (left empty: kept)."""
 
     class Meta:
         model = StageLabelling
-        fields = ["strategy", "seed", "reservation_minutes"]
+        fields = ["strategy", "seed", "reservation_minutes", "revision_minutes", "revision_items"]
         widgets = {"strategy": forms.RadioSelect}
 
     reservation_minutes = forms.IntegerField(
         min_value=1,
         help_text="An item handed out and not submitted within this time can go to someone else.",
+    )
+    revision_minutes = forms.IntegerField(
+        min_value=0,
+        required=False,
+        help_text="An annotator may revise a label this long after submitting it, while the item is not settled "
+        "and its discussion has not opened (0: never).",
+    )
+    revision_items = forms.IntegerField(
+        min_value=0,
+        max_value=100,
+        required=False,
+        help_text="…and only on their last this many submitted items.",
     )
 
 

@@ -162,7 +162,7 @@ def _allocation_rows(sample: StratifiedSample, strata_names: dict[tuple, dict]) 
             "domain": row.stratum[1],
             "condition_kind": row.stratum[2],
             "available": row.available,
-            "exact_share": round(row.exact_share, 4),
+            "exact_share": row.exact_share,  # exact; pages round it for display
             "chosen": row.chosen,
         }
         for row in sample.allocation

@@ -33,6 +33,7 @@ from annotation.services.labels import (
     Answer,
     NoAssignment,
     SubmitResult,
+    active_seconds,
     answers_validate,
 )
 from annotation.workflow import item_rules, main_queries
@@ -130,7 +131,7 @@ def label_submit(
     question_ids = {q.key: q.pk for q in main_queries.stage_questions(stage)}  # validation and resolution reuse them
     answers_validate(stage, answers)
     item_id = item if isinstance(item, int) else item.pk
-    seconds = min(max(float(seconds or 0), 0.0), MAX_SECONDS_PER_ITEM)
+    seconds = active_seconds(seconds)
     with transaction.atomic():
         assignment = main_queries.lock_assignment(stage_id=stage.pk, item_id=item_id, annotator_id=annotator.pk)
         if assignment is None:
@@ -201,7 +202,7 @@ def label_revise(
     main_queries.stage_questions(stage)
     answers_validate(stage, answers)
     item_id = item if isinstance(item, int) else item.pk
-    seconds = min(max(float(seconds or 0), 0.0), MAX_SECONDS_PER_ITEM)
+    seconds = active_seconds(seconds)
     with transaction.atomic():
         assignment = main_queries.lock_assignment(stage_id=stage.pk, item_id=item_id, annotator_id=annotator.pk)
         if assignment is None or assignment.submitted_at is None:

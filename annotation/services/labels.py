@@ -8,6 +8,7 @@ accepted from an annotator who passed the gate and confirmed the current guideli
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from django.db import IntegrityError, transaction
@@ -24,6 +25,18 @@ PHASE_ACTIONS = {
 }
 # A single item never takes longer than this of active time; anything above is a clock problem.
 MAX_SECONDS_PER_ITEM = 4 * 3600
+
+
+def active_seconds(value) -> float:
+    """The active time a client reported for an item, as stored: 0 to `MAX_SECONDS_PER_ITEM`; a value that
+    is not a finite number (NaN, infinity, text) counts as 0 rather than reaching the hours and spend."""
+    try:
+        seconds = float(value or 0)
+    except (TypeError, ValueError):
+        return 0.0
+    if not math.isfinite(seconds):
+        return 0.0
+    return min(max(seconds, 0.0), MAX_SECONDS_PER_ITEM)
 
 
 class LabelInvalid(ValueError):
@@ -108,7 +121,7 @@ def labels_submit(
         raise StepRefused("You are not enrolled in this stage.")
     check_action(training_progress(enrollment), PHASE_ACTIONS[Phase(phase)])
     answers_validate(stage, answers)
-    seconds = min(max(float(seconds or 0), 0.0), MAX_SECONDS_PER_ITEM)
+    seconds = active_seconds(seconds)
     questions = {q.key: q for q in stage.questions.all()}
     try:
         with transaction.atomic():

@@ -211,3 +211,31 @@ def test_revision_rule(changes, changed, reason):
         assert refusal is None
     else:
         assert reason in refusal
+
+
+@pytest.mark.django_db
+def test_the_revision_window_is_a_stage_setting_on_the_page_and_the_api(researcher_client):
+    s = build_main_stage(items=1, overlap=2)
+    page = researcher_client.post(
+        reverse("annotation:stage-action", args=[s.stage.pk, "labelling"]),
+        {
+            "strategy": "order",
+            "seed": "0",
+            "reservation_minutes": "30",
+            "revision_minutes": "15",
+            "revision_items": "3",
+        },
+    )
+    assert page.status_code == 302
+    api_url = reverse("annotation-main-settings", args=[s.stage.pk])
+    assert researcher_client.get(api_url).json() == {
+        "strategy": "order",
+        "seed": 0,
+        "reservation_minutes": 30,
+        "revision_minutes": 15,
+        "revision_items": 3,
+    }
+    changed = researcher_client.put(api_url, {"revision_items": 0}, content_type="application/json")
+    assert changed.status_code == 200 and changed.json()["revision_items"] == 0
+    refused = researcher_client.put(api_url, {"revision_items": 101}, content_type="application/json")
+    assert refused.status_code == 400 and "100" in str(refused.json())
