@@ -5,11 +5,12 @@ decision form (the label form's script: number keys choose, Enter decides)."""
 from __future__ import annotations
 
 from django.contrib import messages
+from django.http import HttpResponseBadRequest
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views import View
 
-from annotation.models import Item, MainItem, Stage
+from annotation.models import AnnotationProject, Item, MainItem, Stage
 from annotation.selectors.adjudication import (
     QUEUE_STATUSES,
     adjudication_queue,
@@ -20,12 +21,24 @@ from annotation.services import adjudication as adjudication_services
 from annotation.views.common import label_form_questions
 from annotation.workflow.resolution import ResolutionRefused, disputed_questions
 from edufair_web.accounts.permissions import AdjudicatorRequiredMixin
+from edufair_web.converters import parse_id
 
 
 class QueueView(AdjudicatorRequiredMixin, View):
+    """The queue, optionally of one project or one stage (?project=, ?stage=: 400 for a malformed id)."""
+
     def get(self, request):
-        rows = list(adjudication_queue())
-        return render(request, "annotation/adjudication/queue.html", {"rows": rows})
+        filters = {}
+        for name, model in (("project", AnnotationProject), ("stage", Stage)):
+            raw = request.GET.get(name, "")
+            if raw == "":
+                continue
+            found = parse_id(raw)
+            if found is None:
+                return HttpResponseBadRequest(f"{name}: expected an id (a whole number of at most 18 digits).")
+            filters[name] = get_object_or_404(model, pk=found)
+        rows = list(adjudication_queue(**filters))
+        return render(request, "annotation/adjudication/queue.html", {"rows": rows, "filters": filters})
 
 
 class ItemView(AdjudicatorRequiredMixin, View):
