@@ -157,7 +157,9 @@ class AuditJudgeStatusSerializer(serializers.Serializer):
     validated = serializers.BooleanField()
     text = serializers.CharField()
     rubric = serializers.CharField(allow_null=True)
-    recorded_at = serializers.DateTimeField(allow_null=True)
+    recorded_at = serializers.CharField(
+        allow_blank=True, help_text="The day the validation was recorded (YYYY-MM-DD); empty when there is none."
+    )
     n_turns = serializers.IntegerField(allow_null=True)
     verdicts = serializers.JSONField()
     failed_metrics = serializers.ListField(child=serializers.CharField())
