@@ -4,13 +4,15 @@ that `audits.fairness` analyses."""
 from __future__ import annotations
 
 from collections import defaultdict
+from dataclasses import asdict
 
 import numpy as np
-from django.db.models import Avg, Count, F, FloatField, Q, Sum
+from django.db.models import Avg, Count, F, FloatField, Min, Q, Sum
 from django.utils import timezone
 
 from audits.judge import CONVERSATION_METRICS, METRICS, STUDENT_METRICS
 from audits.models import Audit, Condition, Dialogue, LLMCall, ModelEndpoint, Turn, TurnScore
+from audits.run_outcome import LABELS, TONES, group_failures, host_of, run_outcome
 from audits.selectors.endpoints import endpoint_limit_statuses
 
 
@@ -66,6 +68,9 @@ def audit_progress(*, audit: Audit) -> dict:
     if audit.launched_at:
         end = audit.finished_at or timezone.now()
         elapsed = max(0.0, (end - audit.launched_at).total_seconds())
+    # Rates describe work in progress (or a finished run): a paused or cancelled audit has none.
+    rated = audit.status in (Audit.Status.RUNNING, Audit.Status.FINISHED)
+    outcome = run_outcome(audit.status, done=done, failed=failed)
     failures = list(
         audit.dialogues.filter(status=Dialogue.Status.FAILED)
         .order_by("-finished_at", "-pk")
@@ -95,13 +100,41 @@ def audit_progress(*, audit: Audit) -> dict:
         "turns_unparsable": judge_counts.get(Turn.JudgeStatus.UNPARSABLE, 0),
         "turns_judge_failed": judge_counts.get(Turn.JudgeStatus.FAILED, 0),
         "failures": failures,
+        "outcome": outcome,
+        "outcome_label": LABELS.get(outcome, outcome),
+        "outcome_tone": TONES.get(outcome, ""),
+        "failure_groups": dialogue_failure_groups(audit=audit) if failed else [],
+        "call_failure_groups": call_failure_groups(audit=audit) if failed else [],
         "elapsed_seconds": elapsed,
-        "dialogues_per_minute": (60 * finished / elapsed) if elapsed else None,
-        "calls_per_second": (calls / elapsed) if elapsed else None,
+        "dialogues_per_minute": (60 * finished / elapsed) if elapsed and rated else None,
+        "calls_per_second": (calls / elapsed) if elapsed and rated else None,
         "simulation": audit.uses_simulation,
         # The in-flight limit (AIMD) and 429s each worker process reports per endpoint of the audit.
         "endpoint_limits": endpoint_limit_statuses(endpoints=audit.endpoints()),
     }
+
+
+def dialogue_failure_groups(*, audit: Audit) -> list:
+    """The audit's failed dialogues grouped by their error, largest group first, each with an example."""
+    rows = (
+        audit.dialogues.filter(status=Dialogue.Status.FAILED)
+        .values("error")
+        .annotate(n=Count("pk"), example=Min("pk"))
+        .order_by("-n")[:50]
+    )
+    return [asdict(group) for group in group_failures((row["error"], "", row["n"], row["example"]) for row in rows)]
+
+
+def call_failure_groups(*, audit: Audit) -> list:
+    """The model calls this audit paid for that failed, grouped by error and by the host they went to."""
+    rows = (
+        LLMCall.objects.filter(first_audit=audit, status=LLMCall.Status.FAILED)
+        .values("error", "endpoint__base_url")
+        .annotate(n=Count("pk"))
+        .order_by("-n")[:50]
+    )
+    groups = group_failures((row["error"], host_of(row["endpoint__base_url"] or ""), row["n"], None) for row in rows)
+    return [asdict(group) for group in groups]
 
 
 def audit_for_config_hash(*, config_hash: str) -> Audit | None:
@@ -114,6 +147,7 @@ def audit_list(*, user=None):
         Audit.objects.annotate(
             n_dialogues=Count("dialogues"),
             n_done=Count("dialogues", filter=Q(dialogues__status=Dialogue.Status.DONE)),
+            n_failed=Count("dialogues", filter=Q(dialogues__status=Dialogue.Status.FAILED)),
         )
         .select_related("student_endpoint", "judge_endpoint")
         .order_by("-pk")

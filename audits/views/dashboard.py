@@ -5,6 +5,7 @@ from django.urls import reverse
 from django.views.generic import TemplateView
 
 from audits.models import Audit
+from audits.run_outcome import LABELS, TONES, run_outcome
 from audits.selectors.runs import audit_list
 from audits.services.analysis import analysis_current
 from edufair_web.accounts.permissions import ResearcherRequiredMixin
@@ -21,9 +22,12 @@ class DashboardView(ResearcherRequiredMixin, TemplateView):
         rows = []
         for audit in audits:
             total, done = audit.n_dialogues, audit.n_done
+            outcome = run_outcome(audit.status, done=done, failed=audit.n_failed)
             rows.append(
                 {
                     "audit": audit,
+                    "outcome": LABELS.get(outcome, outcome),
+                    "outcome_tone": TONES.get(outcome, ""),
                     "total": total,
                     "done": done,
                     "percent": int(100 * done / total) if total else 0,
@@ -31,7 +35,8 @@ class DashboardView(ResearcherRequiredMixin, TemplateView):
                     "results_url": reverse("audits:results", args=[audit.pk]) if done else "",
                 }
             )
-        latest = next((a for a in audits if a.status == Audit.Status.FINISHED), None)
+        # The latest audit with results: one whose every dialogue failed has none to show.
+        latest = next((a for a in audits if a.status == Audit.Status.FINISHED and a.n_done), None)
         context.update({"rows": rows, "latest": latest, "latest_results": self._latest_results(latest)})
         return context
 

@@ -166,6 +166,11 @@ class _ResultsMixin(ResearcherRequiredMixin):
         self.audit = get_object_or_404(
             Audit.objects.select_related("judge_endpoint", "judge_template"), pk=kwargs["pk"]
         )
+        progress = audit_progress(audit=self.audit)
+        if progress["outcome"] == "failed":  # no dialogue to analyse: say why instead of computing nothing
+            context = {"audit": self.audit, "simulation": self.audit.uses_simulation, "progress": progress}
+            context["simulation_label"] = exports.SIMULATION_LABEL
+            return render(request, "audits/results/pending.html", context)
         found, self.form = analysis_for_request(self.audit, request.GET)
         if isinstance(found, AnalysisState):
             results_url = self._results_url(self.form.parameters()) if self.links_back_to_results else ""

@@ -256,12 +256,7 @@ class AuditDetailView(ResearcherRequiredMixin, DetailView):
     def get_context_data(self, **kwargs):
         context = super().get_context_data(**kwargs)
         audit = self.object
-        context["progress"] = audit_progress(audit=audit)
-        dialogues = audit.dialogues.select_related("tutor", "question", "condition").order_by("pk")
-        wanted = self.request.GET.get("status")
-        if wanted:
-            dialogues = dialogues.filter(status=wanted)
-        context["page"] = Paginator(dialogues, 50).get_page(self.request.GET.get("page"))
+        context.update(live_context(self.request, audit))
         context["clone_form"] = CloneForm()
         context["conditions"] = audit.conditions.all()
         context["tutors"] = audit.tutors.all()
@@ -269,12 +264,26 @@ class AuditDetailView(ResearcherRequiredMixin, DetailView):
         return context
 
 
+def live_context(request, audit: Audit) -> dict:
+    """The run page's live panel: controls, progress, outcome, failures and the page of dialogues
+    (filtered by ?status=, paged by ?page=), all from rows."""
+    dialogues = audit.dialogues.select_related("tutor", "question", "condition").order_by("pk")
+    wanted = request.GET.get("status")
+    if wanted:
+        dialogues = dialogues.filter(status=wanted)
+    return {
+        "audit": audit,
+        "progress": audit_progress(audit=audit),
+        "page": Paginator(dialogues, 50).get_page(request.GET.get("page")),
+    }
+
+
 class AuditProgressView(ResearcherRequiredMixin, View):
-    """The live panel (htmx polls it while the audit runs)."""
+    """The live panel (htmx polls it while the audit runs), controls and dialogue table included."""
 
     def get(self, request, pk):
         audit = get_object_or_404(Audit, pk=pk)
-        return render(request, "audits/runs/_progress.html", {"audit": audit, "progress": audit_progress(audit=audit)})
+        return render(request, "audits/runs/_progress.html", live_context(request, audit))
 
 
 class AuditActionView(ResearcherRequiredMixin, View):

@@ -1,0 +1,97 @@
+"""The run page as the hub: its live panel (what htmx polls) carries the controls that match the state,
+the outcome (finished / finished with failures / failed, with the errors grouped by cause and host), rates
+that stop when paused, the dialogue table, and Results / Exports / Clone once finished."""
+
+import pytest
+from django.urls import reverse
+
+from audits.models import Audit, Dialogue
+from audits.services.runs import audit_create, audit_run_inline
+from audits.tests.engine_factories import explicit_conditions, make_questions, openai_endpoint, simulation_endpoint
+
+pytestmark = pytest.mark.django_db(transaction=True)  # the engine writes from its own database thread
+
+
+@pytest.fixture
+def dead_endpoint_audit(settings):
+    """Every dialogue's first call goes to a port nobody listens on."""
+    settings.AUDIT_RETRY_POLICY = {"max_attempts": 1, "backoff_base": 0.0, "backoff_cap": 0.0, "max_retry_after": 1}
+    dead = openai_endpoint("dead tutor", "http://127.0.0.1:9/v1", timeout=1.0)
+    sim = simulation_endpoint("student and judge")
+    audit = audit_create(
+        name="dead endpoint",
+        tutors=[dead],
+        student_endpoint=sim,
+        judge_endpoint=sim,
+        questions=make_questions(2, prefix="dead"),
+        conditions=explicit_conditions(),
+    )
+    assert audit_run_inline(audit=audit) == Audit.Status.FINISHED
+    return audit
+
+
+def live(client, audit, **query):
+    response = client.get(reverse("audits:audit-progress", args=[audit.pk]), query)
+    assert response.status_code == 200
+    return response.content.decode()
+
+
+def test_an_audit_whose_every_dialogue_failed_reads_failed_with_the_error_grouped(
+    researcher_client, dead_endpoint_audit
+):
+    audit = dead_endpoint_audit
+    n = audit.dialogues.count()
+    assert audit.dialogues.filter(status=Dialogue.Status.FAILED).count() == n > 0
+    panel = live(researcher_client, audit)
+    assert 'data-outcome="failed"' in panel and 'class="bad">failed</strong>' in panel
+    assert f"every one of {n} dialogues failed" in panel
+    assert 'id="failure-groups"' in panel and 'id="call-failure-groups"' in panel and "127.0.0.1:9" in panel
+    assert "hx-get" not in panel  # nothing left to poll for
+    # The dashboard and the results page say so too, and the dashboard offers no results of it.
+    dashboard = researcher_client.get(reverse("audits:dashboard")).content.decode()
+    assert '<td class="bad">Failed</td>' in dashboard
+    results = researcher_client.get(reverse("audits:results", args=[audit.pk])).content.decode()
+    assert 'id="run-failed"' in results and "Computing" not in results
+
+
+def test_a_finished_audit_links_its_results_and_has_no_running_controls(researcher_client):
+    sim = simulation_endpoint("all in one")
+    audit = audit_create(
+        name="fine",
+        tutors=[sim],
+        student_endpoint=sim,
+        judge_endpoint=sim,
+        questions=make_questions(1, prefix="fine"),
+        conditions=explicit_conditions(),
+    )
+    assert audit_run_inline(audit=audit) == Audit.Status.FINISHED
+    panel = live(researcher_client, audit)
+    assert 'data-outcome="finished"' in panel and 'id="results-link"' in panel
+    assert reverse("audits:results", args=[audit.pk]) in panel and "format=html" in panel and 'href="#clone"' in panel
+    assert "'pause'" not in panel and ">Pause<" not in panel and ">Cancel<" not in panel
+    assert panel.count("<tr>") >= audit.dialogues.count()  # the dialogue table is in the live panel
+    assert 'id="clone"' in researcher_client.get(reverse("audits:audit-detail", args=[audit.pk])).content.decode()
+
+
+def test_some_failures_read_finished_with_failures_and_a_paused_audit_has_no_rates(researcher_client):
+    sim = simulation_endpoint("all in one")
+    audit = audit_create(
+        name="partly",
+        tutors=[sim],
+        student_endpoint=sim,
+        judge_endpoint=sim,
+        questions=make_questions(2, prefix="partly"),
+        conditions=explicit_conditions(),
+    )
+    assert audit_run_inline(audit=audit) == Audit.Status.FINISHED
+    first = audit.dialogues.order_by("pk").first()
+    Dialogue.objects.filter(pk=first.pk).update(status=Dialogue.Status.FAILED, error="tutor call failed: HTTP 500")
+    panel = live(researcher_client, audit)
+    assert 'data-outcome="finished_with_failures"' in panel and "finished with failures" in panel
+    assert "tutor call failed: HTTP 500" in panel and "Retry failed dialogues" in panel
+    assert "dialogues/min" in panel
+
+    Audit.objects.filter(pk=audit.pk).update(status=Audit.Status.PAUSED)
+    paused = live(researcher_client, audit)
+    assert 'data-outcome="paused"' in paused and "dialogues/min" not in paused and "calls/s" not in paused
+    assert ">Resume<" in paused
