@@ -47,6 +47,8 @@ def loads(data: bytes | str, max_depth: int = MAX_DEPTH) -> Any:
         return json.loads(data)
     except json.JSONDecodeError as exc:
         raise JSONInputError(f"not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})") from None
+    except UnicodeDecodeError as exc:
+        raise JSONInputError(f"the JSON is not UTF-8 text (byte {exc.start})") from None
     except RecursionError:  # only reachable with max_depth above the interpreter's own limit
         raise JSONInputError("the JSON is nested too deeply") from None
 

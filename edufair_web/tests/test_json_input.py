@@ -24,3 +24,8 @@ def test_document_at_the_limit_parses():
 def test_bad_json_named_in_words():
     with pytest.raises(JSONInputError, match="not valid JSON"):
         loads('{"a": ')
+
+
+def test_bytes_that_are_not_utf8_named_in_words():
+    with pytest.raises(JSONInputError, match="not UTF-8"):
+        loads(b'{"a": "\xff\xfe"}')
