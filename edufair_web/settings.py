@@ -39,9 +39,10 @@ if not SECRET_KEY:
     SECRET_KEY = "insecure-development-key-only-used-when-DEBUG-is-on"
 
 # Salt of the annotator pseudonyms in Label Studio exports (stable per person across a deployment's projects).
-ANNOTATOR_PSEUDONYM_SALT = os.environ.get("EDUFAIR_PSEUDONYM_SALT") or hashlib.sha256(
-    b"annotator-pseudonyms:" + SECRET_KEY.encode()
-).hexdigest()
+ANNOTATOR_PSEUDONYM_SALT = (
+    os.environ.get("EDUFAIR_PSEUDONYM_SALT")
+    or hashlib.sha256(b"annotator-pseudonyms:" + SECRET_KEY.encode()).hexdigest()
+)
 
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", "127.0.0.1,localhost" if DEBUG else "")
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS")
@@ -166,6 +167,7 @@ API_TOKEN_TTL_HOURS = float(os.environ.get("API_TOKEN_TTL_HOURS", "10"))
 if API_TOKEN_TTL_HOURS <= 0:
     raise ImproperlyConfigured("API_TOKEN_TTL_HOURS must be a positive number of hours (tokens always expire).")
 REST_KNOX = {"TOKEN_TTL": timedelta(hours=API_TOKEN_TTL_HOURS), "AUTO_REFRESH": False}
+
 
 # Throttles (edufair_web.accounts.throttles), as DRF spells rates ("30/minute"); "off" switches one off.
 def throttle_rate(name: str, default: str) -> str | None:

@@ -5,20 +5,28 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('audits', '0007_rate_limit_state'),
+        ("audits", "0007_rate_limit_state"),
     ]
 
     operations = [
         migrations.AlterField(
-            model_name='modelendpoint',
-            name='api_key_env',
-            field=models.CharField(blank=True, help_text='Name of the environment variable holding the API key (never the key), e.g. EDUFAIR_KEY_VLLM or OPENAI_API_KEY; the operator decides which names are allowed. Blank: no key.', max_length=100, validators=[audits.models.llm.validate_env_var_name]),
+            model_name="modelendpoint",
+            name="api_key_env",
+            field=models.CharField(
+                blank=True,
+                help_text="Name of the environment variable holding the API key (never the key), e.g. EDUFAIR_KEY_VLLM or OPENAI_API_KEY; the operator decides which names are allowed. Blank: no key.",
+                max_length=100,
+                validators=[audits.models.llm.validate_env_var_name],
+            ),
         ),
         migrations.AlterField(
-            model_name='modelendpoint',
-            name='base_url',
-            field=models.URLField(blank=True, help_text='e.g. http://localhost:8001/v1 for vLLM; blank for api.openai.com. Loopback and private addresses only where the operator allows them.', max_length=300),
+            model_name="modelendpoint",
+            name="base_url",
+            field=models.URLField(
+                blank=True,
+                help_text="e.g. http://localhost:8001/v1 for vLLM; blank for api.openai.com. Loopback and private addresses only where the operator allows them.",
+                max_length=300,
+            ),
         ),
     ]
