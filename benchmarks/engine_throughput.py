@@ -9,8 +9,9 @@ What it does:
    persona speaks slightly differently, so no two dialogues share a request and every call is real).
 2. Uses a fresh embedded database in a temporary directory (or DATABASE_URL / CELERY_BROKER_URL if set),
    creates an audit of `--dialogues` dialogues over the real `openai` provider with `max_concurrency` =
-   `--concurrency` ÷ `--workers` per process, starts `--workers` Celery worker processes (default one),
-   launches the audit and waits for it. Both loops use the same HTTP transport (LLM_HTTP_TRANSPORT).
+   `--concurrency` ÷ `--workers` per process, starts `--workers` Celery worker processes (default one;
+   run as in production, with DEBUG off), launches the audit and waits for it. Both loops use the same
+   HTTP transport (LLM_HTTP_TRANSPORT).
 3. Reports achieved calls/s (ledger rows ÷ time from the first claim to the last finished dialogue),
    the ideal (concurrency ÷ delay), and the server's mean number of requests in flight.
 4. Sends the same number of requests (the same messages, taken from the ledger) through a minimal
