@@ -61,7 +61,6 @@ class ReviseSerializer(serializers.Serializer):
 class ReviseResultSerializer(serializers.Serializer):
     assignment = serializers.IntegerField()
     revised = serializers.ListField(child=serializers.CharField(), help_text="Questions given a new version.")
-    status = serializers.CharField(allow_null=True, help_text="The item's resolution status afterwards.")
 
 
 class RecentAnswerSerializer(serializers.Serializer):
@@ -75,10 +74,8 @@ class RecentAnswerSerializer(serializers.Serializer):
 class RecentItemSerializer(serializers.Serializer):
     item = AnnotatorItemSerializer()
     submitted_at = serializers.DateTimeField()
-    status = serializers.CharField(allow_null=True)
     revisable = serializers.BooleanField()
     refusal = serializers.CharField(allow_blank=True, help_text="Why it cannot be revised, when it cannot.")
-    settled_questions = serializers.ListField(child=serializers.CharField())
     answers = RecentAnswerSerializer(many=True)
 
 

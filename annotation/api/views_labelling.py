@@ -327,7 +327,8 @@ class MyDisputedItemsAPIView(APIView):
 
 class RecentItemsAPIView(APIView):
     """Your last submitted items in the stage (as many as its revision window allows, newest first), your
-    current answers and whether each item can still be revised (and why not)."""
+    current answers and whether each item can still be revised (and why not). How an item was resolved is
+    not shown: it would tell whether the others agreed."""
 
     permission_classes = [IsAnnotator]
 
@@ -339,9 +340,7 @@ class RecentItemsAPIView(APIView):
             [
                 {
                     "item": AnnotatorItemSerializer(row["item"]).data,
-                    **{key: row[key] for key in ("submitted_at", "status", "revisable", "refusal")},
-                    "settled_questions": row["settled_questions"],
-                    "answers": row["answers"],
+                    **{key: row[key] for key in ("submitted_at", "revisable", "refusal", "answers")},
                 }
                 for row in rows
             ]
@@ -349,9 +348,9 @@ class RecentItemsAPIView(APIView):
 
 
 class ReviseAPIView(APIView):
-    """Revise your answers to an item you submitted (send every question, as for a submit): 200 with the
-    questions given a new version (the earlier one is kept) and the item's status after its resolution is
-    evaluated again; 409 when the item is settled, its discussion opened or the revision window passed;
+    """Revise your answers to an item you submitted (send every question, as for a submit) while it still
+    waits for its labels and within the stage's revision window: 200 with the questions given a new version
+    (the earlier one is kept); 409 with the reason once the item has all its labels or the window passed;
     400 with per-question errors; 404 when you have not submitted the item."""
 
     permission_classes = [IsAnnotator]
@@ -377,7 +376,7 @@ class ReviseAPIView(APIView):
             return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
         except LabelInvalid as exc:
             return Response({"answers": exc.errors}, status=status.HTTP_400_BAD_REQUEST)
-        return Response({"assignment": result.assignment.pk, "revised": list(result.revised), "status": result.status})
+        return Response({"assignment": result.assignment.pk, "revised": list(result.revised)})
 
 
 class AdjudicationItemAPIView(APIView):

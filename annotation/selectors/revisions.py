@@ -3,10 +3,10 @@ and whether each can still be revised (`workflow.revision_rules`), and a label's
 
 from __future__ import annotations
 
-from django.db.models import Count, Exists, OuterRef
+from django.db.models import Count
 from django.utils import timezone
 
-from annotation.models import Adjudication, Assignment, Label, MainItem, Phase, Stage, Thread
+from annotation.models import Assignment, Label, MainItem, Phase, Stage
 from annotation.workflow.assignment import labelling_settings
 from annotation.workflow.revision_rules import RevisionState, RevisionWindow, revision_refusal
 
@@ -23,46 +23,33 @@ def _submitted(stage: Stage, annotator_id: int):
 
 
 def revision_state(*, stage: Stage, assignment: Assignment, main_item: MainItem | None) -> RevisionState:
-    """The rule's inputs for one submitted assignment (``main_item``: its row, possibly locked, or None)."""
+    """The rule's inputs for one submitted assignment (``main_item``: its row, possibly locked, or None for
+    an item outside main labelling's bookkeeping, which counts as complete once it has its N labels)."""
     later = _submitted(stage, assignment.annotator_id).filter(submitted_at__gt=assignment.submitted_at).count()
-    settled = Adjudication.objects.filter(stage=stage, item_id=assignment.item_id).values_list(
-        "question__key", flat=True
-    )
-    return RevisionState(
-        resolved=main_item is not None and main_item.status == MainItem.Status.RESOLVED,
-        settled_questions=frozenset(settled),
-        discussion_opened=Thread.objects.filter(
-            stage=stage, item_id=assignment.item_id, kind=Thread.Kind.ADJUDICATION
-        ).exists(),
-        submitted_at=assignment.submitted_at,
-        recent_rank=later,
-    )
+    if main_item is not None:
+        complete = main_item.status != MainItem.Status.LABELLING
+    else:
+        complete = _submitted_labels(stage, assignment.item_id) >= stage.overlap
+    return RevisionState(complete=complete, submitted_at=assignment.submitted_at, recent_rank=later)
+
+
+def _submitted_labels(stage: Stage, item_id: int) -> int:
+    return Assignment.objects.filter(
+        stage=stage, item_id=item_id, phase=Phase.MAIN, submitted_at__isnull=False
+    ).count()
 
 
 def recent_items(*, annotator, stage: Stage) -> list[dict]:
     """The annotator's last submitted items in the stage (as many as the revision window counts, newest
-    first): the item, the current answers, how many times each was revised, and whether and why not it can
-    be revised now. Five queries, whatever the size of the window and of the stage."""
+    first): the item, the current answers, how many times each was revised, and whether (and why not) it
+    can be revised now. Nothing here tells how the item was resolved: that would say whether the others
+    agreed. Four queries, whatever the size of the window and of the stage."""
     window = revision_window(stage)
     assignments = list(_submitted(stage, annotator.pk).select_related("item")[: max(window.items, 1)])
     if not assignments:
         return []
     item_ids = [a.item_id for a in assignments]
-    opened = Thread.objects.filter(stage=stage, item_id=OuterRef("item_id"), kind=Thread.Kind.ADJUDICATION)
-    statuses, discussed = {}, set()
-    for item_id, status, has_thread in (
-        MainItem.objects.filter(stage=stage, item_id__in=item_ids)
-        .annotate(opened=Exists(opened))
-        .values_list("item_id", "status", "opened")
-    ):
-        statuses[item_id] = status
-        if has_thread:
-            discussed.add(item_id)
-    settled: dict[int, set[str]] = {}
-    for item_id, key in Adjudication.objects.filter(stage=stage, item_id__in=item_ids).values_list(
-        "item_id", "question__key"
-    ):
-        settled.setdefault(item_id, set()).add(key)
+    statuses = dict(MainItem.objects.filter(stage=stage, item_id__in=item_ids).values_list("item_id", "status"))
     labels: dict[int, list[Label]] = {}
     for label in (
         Label.objects.filter(assignment__in=assignments, round=Label.Round.PRE)
@@ -74,10 +61,11 @@ def recent_items(*, annotator, stage: Stage) -> list[dict]:
     now = timezone.now()
     rows = []
     for rank, assignment in enumerate(assignments):
+        status = statuses.get(assignment.item_id)
         state = RevisionState(
-            resolved=statuses.get(assignment.item_id) == MainItem.Status.RESOLVED,
-            settled_questions=frozenset(settled.get(assignment.item_id, ())),
-            discussion_opened=assignment.item_id in discussed,
+            complete=status != MainItem.Status.LABELLING
+            if status is not None
+            else _submitted_labels(stage, assignment.item_id) >= stage.overlap,
             submitted_at=assignment.submitted_at,
             recent_rank=rank,
         )
@@ -87,10 +75,8 @@ def recent_items(*, annotator, stage: Stage) -> list[dict]:
                 "assignment": assignment,
                 "item": assignment.item,
                 "submitted_at": assignment.submitted_at,
-                "status": statuses.get(assignment.item_id),
                 "revisable": refusal is None,
                 "refusal": refusal or "",
-                "settled_questions": sorted(state.settled_questions),
                 "answers": [
                     {
                         "question": label.question.key,

@@ -171,7 +171,6 @@ class RevisionRefused(ValueError):
 class RevisionResult:
     assignment: Assignment
     revised: tuple[str, ...]  # question keys whose label got a new version (empty: nothing changed)
-    status: str | None  # the item's resolution status after the revision
 
 
 def _changed(label: Label, answer: Answer) -> bool:
@@ -189,16 +188,18 @@ def label_revise(
     checked: LabellingAccess | None = None,
 ) -> RevisionResult:
     """Change the annotator's answers to a main item they submitted, while `workflow.revision_rules` allows
-    it. Each changed label keeps its earlier version as a `LabelRevision` (the audit trail) and the `Label`
-    row takes the new answer, so agreement reads the final pre-discussion labels; the item's resolution is
-    evaluated again when it has its N labels. ``seconds`` (the active time of the revisit) is added to the
-    item's time. Answers are validated as for a submit (every question answered).
+    it (the item still waiting for its N labels, within the stage's revision window). Each changed label
+    keeps its earlier version as a `LabelRevision` (the audit trail) and the `Label` row takes the new
+    answer, so agreement and the item's resolution (when its last label comes in) read the final
+    pre-discussion labels. ``seconds`` (the active time of the revisit) is added to the item's time.
+    Answers are validated as for a submit (every question answered).
 
     Raises StepRefused (not passed), LabelInvalid, NoAssignment (the annotator has not submitted this item)
     and RevisionRefused (the message says why).
     """
     if checked is None:
-        main_labelling_check(annotator=annotator, stage_id=stage.pk)
+        checked = main_labelling_check(annotator=annotator, stage_id=stage.pk)
+    window = revision_window(checked.stage)  # read with the check, as stored now
     main_queries.stage_questions(stage)
     answers_validate(stage, answers)
     item_id = item if isinstance(item, int) else item.pk
@@ -217,11 +218,11 @@ def label_revise(
         changed = tuple(key for key, answer in answers.items() if key in labels and _changed(labels[key], answer))
         state = revision_state(stage=stage, assignment=assignment, main_item=main_item)
         now = timezone.now()
-        refusal = revision_refusal(state, revision_window(stage), now=now, changed=frozenset(changed))
+        refusal = revision_refusal(state, window, now=now)
         if refusal is not None:
             raise RevisionRefused(refusal)
         if not changed:
-            return RevisionResult(assignment=assignment, revised=(), status=main_item.status if main_item else None)
+            return RevisionResult(assignment=assignment, revised=())
         latest = {
             row["label_id"]: row
             for row in LabelRevision.objects.filter(label__in=[labels[key] for key in changed])
@@ -253,9 +254,7 @@ def label_revise(
             Label.objects.filter(assignment_id=assignment.pk, round=Label.Round.PRE).update(
                 seconds=min(item_seconds + seconds, MAX_SECONDS_PER_ITEM)
             )
-        item_resolve_if_complete(stage=stage, item_id=item_id, main_item=main_item)
-        status = MainItem.objects.filter(stage=stage, item_id=item_id).values_list("status", flat=True).first()
-        return RevisionResult(assignment=assignment, revised=changed, status=status)
+        return RevisionResult(assignment=assignment, revised=changed)
 
 
 def labelling_progress(*, annotator, stage: Stage) -> LabellingProgress:

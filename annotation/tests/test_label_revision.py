@@ -1,7 +1,9 @@
-"""Revising a submitted label: before the item settles the change is a new version kept with the old one,
-the item's resolution is evaluated again on the final pre-discussion labels, and the report counts the
-revised labels; a settled item, an opened discussion and a passed revision window are refused (409 in
-the API). The refusal rule itself (`workflow.revision_rules`) is tested without a database at the end."""
+"""Revising a submitted label: while the item still waits for its labels the change is a new version kept
+with the old one, the item's resolution is decided on the final pre-discussion labels, and the report
+counts the revised labels; once the item has all its labels (settled, in discussion or waiting for a
+reviewer — each would tell whether the others agreed) a revision is refused with the same message, as it
+is after the revision window (409 in the API). The rule itself (`workflow.revision_rules`) is tested
+without a database at the end."""
 
 import re
 from datetime import UTC, datetime, timedelta
@@ -20,7 +22,7 @@ from annotation.services.labelling import (
     label_submit,
     stage_labelling_configure,
 )
-from annotation.workflow.revision_rules import RevisionState, RevisionWindow, revision_refusal
+from annotation.workflow.revision_rules import COMPLETE, RevisionState, RevisionWindow, revision_refusal
 
 from .main_setup import answers, build_main_stage, pass_gate
 
@@ -42,78 +44,91 @@ def _setup(make_user, *, policy="majority_reviewer", overlap=2, items=1):
 
 
 @pytest.mark.django_db
-def test_revise_before_settling_keeps_history_resolves_again_and_is_counted(make_user):
+def test_revise_before_settling_keeps_history_the_resolution_reads_it_and_the_report_counts_it(make_user):
     s = _setup(make_user)
-    item = _label(s, s.users[0], "yes")
-    _label(s, s.users[1], "no")
-    main = MainItem.objects.get(stage=s.stage, item=item)
-    assert main.status == MainItem.Status.REVIEWER_QUEUE  # 1 of 2 each: no majority
-
-    result = label_revise(annotator=s.users[1], stage=s.stage, item=item, answers=answers(s, "yes"), seconds=5)
-
+    item = _label(s, s.users[0], "no")
+    result = label_revise(annotator=s.users[0], stage=s.stage, item=item, answers=answers(s, "yes"), seconds=5)
     assert result.revised == ("q1",)
-    assert result.status == MainItem.Status.RESOLVED
-    label = Label.objects.get(assignment__annotator=s.users[1], assignment__item=item, round="pre")
+    label_revise(annotator=s.users[0], stage=s.stage, item=item, answers=answers(s, "no"))
+    label_revise(annotator=s.users[0], stage=s.stage, item=item, answers=answers(s, "yes"))
+    same = label_revise(annotator=s.users[0], stage=s.stage, item=item, answers=answers(s, "yes"))
+    assert same.revised == ()  # the same answers again: no new version
+
+    label = Label.objects.get(assignment__annotator=s.users[0], assignment__item=item, round="pre")
     assert (label.value, label.justification) == ("yes", "")
     assert label.seconds == 25  # the revisit's active time is added to the item's
     history = label_history(label)
-    assert [(v["version"], v["value"]) for v in history] == [(1, "no"), (2, "yes")]
+    assert [(v["version"], v["value"]) for v in history] == [(1, "no"), (2, "yes"), (3, "no"), (4, "yes")]
     assert history[0]["justification"] == "it is not, because …"
     assert history[0]["at"] == label.created_at
+    assert history[1]["at"] == LabelRevision.objects.get(label=label, version=1).replaced_at
+    assert MainItem.objects.get(stage=s.stage, item=item).status == MainItem.Status.LABELLING
+
+    # The second label completes the item: it is resolved on the revised first label ("yes", not "no").
+    _label(s, s.users[1], "yes", item=item)
     decision = Adjudication.objects.get(stage=s.stage, item=item)
     assert (decision.method, decision.final_value) == ("unanimous", "yes")
 
     report = reports.project_report(s.project)
     volume = report["stages"][0]["volume"]
-    assert (volume["revised_labels"], volume["revisions"]) == (1, 1)
+    assert (volume["revised_labels"], volume["revisions"]) == (1, 3)
     assert volume["labels"] == 2  # a revision is not a new label
     pre = report["stages"][0]["agreement"][0]["groups"][0]["pre"]
-    assert pre["fleiss_kappa"]["undefined_reason"]  # both now "yes": one category, undefined, not 1
-    assert "Revised" in reports.report_markdown(report)
-    assert "1 (1 earlier versions kept)" in reports.report_markdown(report)
+    assert pre["fleiss_kappa"]["undefined_reason"]  # both "yes": one category, undefined (not 1)
+    assert "1 (3 earlier versions kept)" in reports.report_markdown(report)
+    assert "1 (3 earlier versions kept)" in reports.report_html(report)
 
-    # Settled now: a second change is refused, and nothing is stored.
-    with pytest.raises(RevisionRefused, match="settled"):
-        label_revise(annotator=s.users[0], stage=s.stage, item=item, answers=answers(s, "no"))
-    assert LabelRevision.objects.count() == 1
-    assert Label.objects.get(assignment__annotator=s.users[0], round="pre").value == "yes"
-
-
-@pytest.mark.django_db
-def test_revise_before_the_item_has_its_labels_then_the_last_label_resolves_on_the_revised_one(make_user):
-    s = _setup(make_user)
-    item = _label(s, s.users[0], "no")
-    label_revise(annotator=s.users[0], stage=s.stage, item=item, answers=answers(s, "yes"))
-    label_revise(annotator=s.users[0], stage=s.stage, item=item, answers=answers(s, "no"))
-    label_revise(annotator=s.users[0], stage=s.stage, item=item, answers=answers(s, "yes"))
-    label = Label.objects.get(assignment__annotator=s.users[0], round="pre")
-    assert [v["value"] for v in label_history(label)] == ["no", "yes", "no", "yes"]
-    assert MainItem.objects.get(stage=s.stage, item=item).status == MainItem.Status.LABELLING
-    _label(s, s.users[1], "yes", item=item)
-    assert Adjudication.objects.get(stage=s.stage, item=item).method == "unanimous"
-    # The same answers again change nothing.
-    s2 = reports.project_report(s.project)["stages"][0]["volume"]
-    assert (s2["revised_labels"], s2["revisions"]) == (1, 3)
+    # Settled now: a change is refused, and nothing is stored.
+    with pytest.raises(RevisionRefused) as refused:
+        label_revise(annotator=s.users[1], stage=s.stage, item=item, answers=answers(s, "no"))
+    assert str(refused.value) == COMPLETE
+    assert LabelRevision.objects.count() == 3
+    assert Label.objects.get(assignment__annotator=s.users[1], round="pre").value == "yes"
 
 
 @pytest.mark.django_db
-def test_an_opened_discussion_and_the_revision_window_refuse(make_user):
-    s = _setup(make_user, policy="discussion_senior", items=3)
+@pytest.mark.parametrize(
+    ("policy", "second", "status"),
+    [
+        ("majority_reviewer", "yes", MainItem.Status.RESOLVED),
+        ("majority_reviewer", "no", MainItem.Status.REVIEWER_QUEUE),
+        ("discussion_senior", "no", MainItem.Status.DISCUSSION),
+    ],
+)
+def test_an_item_with_all_its_labels_is_refused_with_one_message_whatever_its_outcome(
+    make_user, policy, second, status
+):
+    s = _setup(make_user, policy=policy)
     item = _label(s, s.users[0], "yes")
-    _label(s, s.users[1], "no", item=item)
-    assert MainItem.objects.get(stage=s.stage, item=item).status == MainItem.Status.DISCUSSION
-    with pytest.raises(RevisionRefused, match="discussion has opened"):
-        label_revise(annotator=s.users[1], stage=s.stage, item=item, answers=answers(s, "yes"))
+    _label(s, s.users[1], second, item=item)
+    assert MainItem.objects.get(stage=s.stage, item=item).status == status
+    for user in s.users:
+        with pytest.raises(RevisionRefused) as refused:
+            label_revise(
+                annotator=user, stage=s.stage, item=item, answers=answers(s, "no" if second == "yes" else "yes")
+            )
+        assert str(refused.value) == COMPLETE  # the message does not tell how the others answered
+    assert not LabelRevision.objects.exists()
+    assert MainItem.objects.get(stage=s.stage, item=item).status == status
 
-    second = _label(s, s.users[0], "yes")
-    Assignment.objects.filter(annotator=s.users[0], item=second).update(
+
+@pytest.mark.django_db
+def test_the_revision_window_refuses(make_user):
+    s = _setup(make_user, items=3)
+    first = _label(s, s.users[0], "yes")
+    Assignment.objects.filter(annotator=s.users[0], item=first).update(
         submitted_at=timezone.now() - timedelta(minutes=61)
     )
     with pytest.raises(RevisionRefused, match="60 minutes"):
+        label_revise(annotator=s.users[0], stage=s.stage, item=first, answers=answers(s, "no"))
+    second = _label(s, s.users[0], "yes")
+    stage_labelling_configure(stage=s.stage, revision_items=1)
+    third = _label(s, s.users[0], "yes")
+    with pytest.raises(RevisionRefused, match="last 1"):
         label_revise(annotator=s.users[0], stage=s.stage, item=second, answers=answers(s, "no"))
     stage_labelling_configure(stage=s.stage, revision_minutes=0)
     with pytest.raises(RevisionRefused, match="does not allow"):
-        label_revise(annotator=s.users[0], stage=s.stage, item=second, answers=answers(s, "no"))
+        label_revise(annotator=s.users[0], stage=s.stage, item=third, answers=answers(s, "no"))
     assert not LabelRevision.objects.exists()
 
 
@@ -127,11 +142,12 @@ def test_recent_items_page_and_api(make_user, client):
     rows = recent_items(annotator=user, stage=s.stage)
     assert [row["item"].pk for row in rows] == [second.pk, first.pk]
     assert [row["revisable"] for row in rows] == [True, False]
-    assert "settled" in rows[1]["refusal"]
+    assert rows[1]["refusal"] == COMPLETE
 
     client.force_login(user)
     api = client.get(reverse("annotation-main-recent", args=[s.stage.pk])).json()
     assert [(row["item"]["id"], row["revisable"]) for row in api] == [(second.pk, True), (first.pk, False)]
+    assert set(api[0]) == {"item", "submitted_at", "revisable", "refusal", "answers"}  # no resolution status
     assert api[0]["answers"][0] == {
         "question": "q1",
         "value": "no",
@@ -143,13 +159,13 @@ def test_recent_items_page_and_api(make_user, client):
     body = {"answers": {"q1": {"value": "yes"}}, "seconds": 3}
     response = client.post(url, body, content_type="application/json")
     assert response.status_code == 200, response.content
-    assert response.json() == {"assignment": response.json()["assignment"], "revised": ["q1"], "status": "labelling"}
+    assert response.json() == {"assignment": response.json()["assignment"], "revised": ["q1"]}
     refused = client.post(
         reverse("annotation-main-revise", args=[s.stage.pk, first.pk]),
         {"answers": {"q1": {"value": "no", "justification": "because"}}},
         content_type="application/json",
     )
-    assert refused.status_code == 409 and "settled" in refused.json()["detail"]
+    assert refused.status_code == 409 and refused.json()["detail"] == COMPLETE
     invalid = client.post(url, {"answers": {"q1": {"value": "maybe"}}}, content_type="application/json")
     assert invalid.status_code == 400 and "q1" in invalid.json()["answers"]
     not_mine = client.post(
@@ -173,7 +189,7 @@ def test_recent_items_page_and_api(make_user, client):
         reverse("annotation:revise", args=[s.stage.pk, first.pk]),
         {"item": first.pk, "answer-q1": "no", "justification-q1": "x", "seconds": "2"},
     )
-    assert settled_form.status_code == 409
+    assert settled_form.status_code == 409 and COMPLETE in settled_form.content.decode().replace("&#x27;", "'")
 
 
 NOW = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
@@ -181,36 +197,32 @@ WINDOW = RevisionWindow(minutes=30, items=2)
 
 
 def state(**changes) -> RevisionState:
-    base = {
-        "resolved": False,
-        "settled_questions": frozenset(),
-        "discussion_opened": False,
-        "submitted_at": NOW - timedelta(minutes=5),
-        "recent_rank": 0,
-    }
+    base = {"complete": False, "submitted_at": NOW - timedelta(minutes=5), "recent_rank": 0}
     return RevisionState(**(base | changes))
 
 
 @pytest.mark.parametrize(
-    ("changes", "changed", "reason"),
+    ("changes", "reason"),
     [
-        ({}, None, None),
-        ({"resolved": True}, None, "settled"),
-        ({"discussion_opened": True}, None, "discussion has opened"),
-        ({"submitted_at": NOW - timedelta(minutes=31)}, None, "30 minutes"),
-        ({"submitted_at": NOW - timedelta(minutes=30)}, None, None),
-        ({"recent_rank": 2}, None, "last 2"),
-        ({"recent_rank": 1}, None, None),
-        ({"settled_questions": frozenset({"q1"})}, frozenset({"q1", "q2"}), "Already settled"),
-        ({"settled_questions": frozenset({"q1"})}, frozenset({"q2"}), None),
+        ({}, None),
+        ({"complete": True}, "has all its labels"),
+        ({"submitted_at": NOW - timedelta(minutes=31)}, "30 minutes"),
+        ({"submitted_at": NOW - timedelta(minutes=30)}, None),
+        ({"recent_rank": 2}, "last 2"),
+        ({"recent_rank": 1}, None),
     ],
 )
-def test_revision_rule(changes, changed, reason):
-    refusal = revision_refusal(state(**changes), WINDOW, now=NOW, changed=changed)
+def test_revision_rule(changes, reason):
+    refusal = revision_refusal(state(**changes), WINDOW, now=NOW)
     if reason is None:
         assert refusal is None
     else:
         assert reason in refusal
+
+
+def test_a_closed_window_refuses_everything():
+    assert "does not allow" in revision_refusal(state(), RevisionWindow(minutes=0, items=5), now=NOW)
+    assert "does not allow" in revision_refusal(state(), RevisionWindow(minutes=30, items=0), now=NOW)
 
 
 @pytest.mark.django_db
