@@ -34,12 +34,13 @@ CONVENTIONS = (
     "Fleiss' κ with unequal numbers of ratings per item is Gwet's (2014) generalisation; with equal numbers "
     "it is Fleiss (1971). α is computed with the krippendorff package at the question's level.",
     "Hours are the active time recorded per labelled item (time with the tab hidden excluded), pilot and "
-    "qualification included; spend = hours × the stage's hourly rate.",
+    "qualification included; spend = hours × the stage's hourly rate, to the cent (the amount paid); the "
+    "cost per final label is that spend over the final labels (exact in the JSON report, rounded on pages).",
     "Final labels of items removed for a cross-stage conflict are left out of the distribution and the "
     "cost per final label.",
-    "An annotator may revise a main label before its item is settled and before its discussion opens (within "
-    "the stage's revision window); agreement uses the final pre-discussion labels, and every earlier version "
-    "is kept. The volume table states how many labels were revised.",
+    "An annotator may revise a main label while its item still waits for its labels (within the stage's "
+    "revision window); agreement uses the final pre-discussion labels, and every earlier version is kept. "
+    "The volume table states how many labels were revised.",
     "Statistics in the JSON report are exact floats; the HTML and Markdown versions round them for display.",
 )
 
@@ -107,9 +108,7 @@ def project_report(project: AnnotationProject) -> dict:
             "hours": hours_total,
             "spend": str(spend_total),
             "final_labels": final_total,
-            "cost_per_final_label": str((spend_total / final_total).quantize(Decimal("0.0001")))
-            if final_total
-            else None,
+            "cost_per_final_label": str(spend_total / final_total) if final_total else None,
             "labels": sum(s["volume"]["labels"] for s in stages),
         },
     }
@@ -121,6 +120,13 @@ def report_json_ready(report: dict) -> dict:
 
 def report_json(report: dict) -> str:
     return json.dumps(report, indent=2, ensure_ascii=False, default=str)
+
+
+def money(value: str | None, places: int = 4) -> str:
+    """A Decimal amount from the report for a table, rounded to ``places``; "—" when there is none."""
+    if value is None:
+        return "—"
+    return str(Decimal(value).quantize(Decimal(1).scaleb(-places)))
 
 
 def fmt(value, digits: int = 3) -> str:
@@ -341,7 +347,7 @@ def report_markdown(report: dict) -> str:
                 f"{s['time_and_cost']['pay_rate_per_hour']} {s['time_and_cost']['currency']}",
                 s["time_and_cost"]["spend"],
                 s["time_and_cost"]["final_labels"],
-                s["time_and_cost"]["cost_per_final_label"] or "—",
+                money(s["time_and_cost"]["cost_per_final_label"]),
             ]
             for s in report["stages"]
         ]
@@ -353,7 +359,7 @@ def report_markdown(report: dict) -> str:
                 "",
                 report["totals"]["spend"],
                 report["totals"]["final_labels"],
-                report["totals"]["cost_per_final_label"] or "—",
+                money(report["totals"]["cost_per_final_label"]),
             ]
         ],
     )

@@ -313,7 +313,7 @@ def stage_time_and_cost(stage: Stage, labels: list[LabelRow], items: dict[int, I
         "currency": stage.currency,
         "spend": str(spend),
         "final_labels": final_labels,
-        "cost_per_final_label": str((spend / final_labels).quantize(Decimal("0.0001"))) if final_labels else None,
+        "cost_per_final_label": str(spend / final_labels) if final_labels else None,
     }
 
 

@@ -2,6 +2,8 @@
 rate equals what `annotation.agreement` (or plain arithmetic) gives on the same labels to 1e-12, while
 the HTML and Markdown versions round for display."""
 
+from decimal import Decimal
+
 import pytest
 from django.urls import reverse
 
@@ -62,10 +64,16 @@ def test_report_json_statistics_equal_the_agreement_module(make_user, researcher
     hours = len(PLAN) * sum(SECONDS) / 3600
     assert stage["time_and_cost"]["hours"] == pytest.approx(hours, abs=1e-12)
     assert round(hours, 2) != hours
+    # Money: the spend is what is paid, to the cent; the cost per final label is exact from it.
+    spend = Decimal(stage["time_and_cost"]["spend"])
+    assert spend == (Decimal("10.00") * Decimal(str(hours))).quantize(Decimal("0.01"))
+    cost = Decimal(stage["time_and_cost"]["cost_per_final_label"])
+    assert abs(cost - spend / 7) < Decimal("1e-12") and cost != cost.quantize(Decimal("0.0001"))
 
     # Display rounds: three decimals for statistics, two for hours.
     markdown = researcher_client.get(reverse("annotation:report-download", args=[s.project.pk, "md"])).content.decode()
     assert f"{kappa:.3f}" in markdown and repr(kappa) not in markdown
     assert f"{hours:.2f}" in markdown
+    assert str(cost.quantize(Decimal("0.0001"))) in markdown and str(cost) not in markdown
     page = researcher_client.get(reverse("annotation:report", args=[s.project.pk])).content.decode()
     assert f"{kappa:.3f}" in page and repr(kappa) not in page
