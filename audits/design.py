@@ -301,3 +301,24 @@ def _contrast_families(contrasts: Sequence[fairness.Contrast]) -> dict[tuple[str
         counts[contrast.kind, contrast.family] = counts.get((contrast.kind, contrast.family), 0) + 1
     order = list(CONTRAST_FAMILIES)
     return dict(sorted(counts.items(), key=lambda item: order.index(item[0]) if item[0] in order else len(order)))
+
+
+def selection_text(selection: Mapping) -> str:
+    """A stored question selection ({"domains": [...], "count": 5, "seed": 0, ...}) in words."""
+    if not selection:
+        return "the questions chosen by hand"
+    domains = list(selection.get("domains") or ())
+    where = ", ".join(domains) if domains else "every domain"
+    if selection.get("count") is not None:
+        how = f"at most {selection['count']} questions per domain"
+    elif selection.get("fraction") is not None:
+        how = f"{float(selection['fraction']):.0%} of the questions per domain"
+    else:
+        how = "all questions"
+    overrides = selection.get("per_domain") or {}
+    extra = [
+        f"{domain}: {f'{value:.0%}' if isinstance(value, float) and value <= 1 else f'{value} questions'}"
+        for domain, value in sorted(overrides.items())
+    ]
+    text = f"{how} in {where}, drawn with seed {selection.get('seed', 0)}"
+    return f"{text} ({'; '.join(extra)})" if extra else text

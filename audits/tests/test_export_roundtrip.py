@@ -144,6 +144,8 @@ def test_html_report_is_self_contained(researcher_client, audit):
     html = researcher_client.get(f"/api/audits/{audit.pk}/export/", {"format": "html"}).content.decode()
     assert "<script" not in html and "<link" not in html and " src=" not in html
     assert "<svg" in html and "<style>" in html and "Methods" in html and "not validated" in html
+    # No link that goes nowhere, and no legend asking to click one.
+    assert 'href=""' not in html and "click it" not in html
 
 
 def test_export_api_is_for_researchers_and_checks_its_query(annotator_client, audit):

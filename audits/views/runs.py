@@ -4,7 +4,7 @@ controls, clone-with-one-change, and the transcript viewer. Views validate input
 from django import forms
 from django.contrib import messages
 from django.core.paginator import Paginator
-from django.db import transaction
+from django.db import models, transaction
 from django.http import HttpResponseRedirect
 from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
@@ -12,6 +12,7 @@ from django.views import View
 from django.views.generic import CreateView, DetailView, ListView, TemplateView, UpdateView
 
 from audits.api.views_runs import clone_value
+from audits.design import selection_text
 from audits.models import Audit, Dialogue, ModelEndpoint, PromptTemplate, Question
 from audits.selectors.endpoints import audit_reported_models, endpoint_model_mismatches
 from audits.selectors.runs import audit_list, audit_progress, dialogue_transcript
@@ -23,12 +24,31 @@ from edufair_web.accounts.permissions import ResearcherRequiredMixin
 # --- forms ----------------------------------------------------------------------------------------
 
 
-class ModelEndpointForm(forms.ModelForm):
+def _endpoint_formfield(field, **kwargs):
     # A base URL typed without a scheme is taken as https (Django 6's default; said explicitly now).
-    base_url = ModelEndpoint._meta.get_field("base_url").formfield(assume_scheme="https")
+    if isinstance(field, models.URLField):
+        kwargs["assume_scheme"] = "https"
+    return field.formfield(**kwargs)
 
+
+class ModelEndpointForm(forms.ModelForm):
     class Meta:
         model = ModelEndpoint
+        formfield_callback = _endpoint_formfield
+        labels = {
+            "base_url": "Base URL",
+            "api_key_env": "API key variable",
+            "max_tokens": "Max tokens",
+            "max_concurrency": "Max concurrency (requests in flight)",
+            "requests_per_minute": "Requests per minute",
+            "tokens_per_minute": "Tokens per minute",
+            "extra_params": "Extra request parameters (JSON)",
+            "simulation_config": "Simulation settings (JSON)",
+            "price_input_per_million": "Price per million input tokens",
+            "price_output_per_million": "Price per million output tokens",
+            "batch_capable": "Batch API capable",
+            "batch_price_factor": "Batch price factor",
+        }
         fields = [
             "name",
             "provider",
@@ -261,6 +281,7 @@ class AuditDetailView(ResearcherRequiredMixin, DetailView):
         context["conditions"] = audit.conditions.all()
         context["tutors"] = audit.tutors.all()
         context["reported_models"] = audit_reported_models(audit=audit)
+        context["selection_text"] = selection_text(audit.question_selection)
         return context
 
 
