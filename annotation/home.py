@@ -101,3 +101,6 @@ def home_steps(user) -> list[dict]:  # noqa: F811 — extends the steps above
             }
         )
     return steps
+
+
+NAV_LINKS += [(RESEARCHER, "People", "annotation:people")]

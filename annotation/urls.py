@@ -92,3 +92,19 @@ urlpatterns += [
         name="label-studio-import",
     ),
 ]
+
+# People (researchers and operators) and crowd entry links.
+from annotation.views import crowd, people  # noqa: E402
+
+urlpatterns += [
+    path("people/", people.PeopleView.as_view(), name="people"),
+    path("people/<id:pk>/invite/", people.PersonInviteView.as_view(), name="person-invite"),
+    path("people/<id:pk>/deactivate/", people.PersonDeactivateView.as_view(), name="person-deactivate"),
+    path("people/welcome/<str:uidb64>/<str:token>/", people.InviteAcceptView.as_view(), name="invite-accept"),
+    path("people/stages/<id:stage_pk>/", people.StagePeopleView.as_view(), name="stage-people"),
+    path("people/stages/<id:stage_pk>/crowd/", people.CrowdLinkConfigureView.as_view(), name="crowd-configure"),
+    path("people/stages/<id:stage_pk>/crowd.csv", people.CrowdExportView.as_view(), name="crowd-export"),
+    path("people/enrollments/<id:pk>/replace/", people.StageReplaceView.as_view(), name="stage-replace"),
+    path("crowd/<slug:key>/", crowd.CrowdEntryView.as_view(), name="crowd-entry"),
+    path("crowd/<slug:key>/done/", crowd.CrowdDoneView.as_view(), name="crowd-done"),
+]

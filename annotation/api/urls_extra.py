@@ -174,3 +174,39 @@ urlpatterns += [
         name="annotation-label-studio-import",
     ),
 ]
+
+# People and crowd entry links.
+from . import views_people as people  # noqa: E402
+
+urlpatterns += [
+    path("annotation/people/", people.PeopleAPIView.as_view(), name="annotation-people"),
+    path(
+        "annotation/people/<id:user_pk>/invite/", people.PersonInviteAPIView.as_view(), name="annotation-person-invite"
+    ),
+    path(
+        "annotation/people/<id:user_pk>/deactivate/",
+        people.PersonDeactivateAPIView.as_view(),
+        name="annotation-person-deactivate",
+    ),
+    path(
+        "annotation/people/stages/<id:stage_pk>/enrol/",
+        people.StageEnrolAPIView.as_view(),
+        name="annotation-stage-enrol",
+    ),
+    path(
+        "annotation/people/enrollments/<id:enrollment_pk>/replace/",
+        people.EnrollmentReplaceAPIView.as_view(),
+        name="annotation-enrollment-replace",
+    ),
+    path("annotation/people/stages/<id:stage_pk>/crowd/", people.CrowdLinkAPIView.as_view(), name="annotation-crowd"),
+    path(
+        "annotation/people/stages/<id:stage_pk>/crowd/recruits/",
+        people.CrowdRecruitsAPIView.as_view(),
+        name="annotation-crowd-recruits",
+    ),
+    path(
+        "annotation/people/stages/<id:stage_pk>/crowd/export/",
+        people.CrowdExportAPIView.as_view(),
+        name="annotation-crowd-export",
+    ),
+]

@@ -46,3 +46,47 @@ def enrollment_mark_replacement(
     enrollment.replacement_note = note
     enrollment.save(update_fields=["status", "replaced_by", "replaced_at", "replacement_note"])
     return enrollment
+
+
+def usernames_parse(text: str) -> list[str]:
+    """Usernames from pasted text: one per line or separated by commas or spaces; duplicates dropped, order kept."""
+    seen: dict[str, None] = {}
+    for name in text.replace(",", " ").split():
+        seen.setdefault(name.strip(), None)
+    return list(seen)
+
+
+@transaction.atomic
+def enrollment_bulk_create(*, stage: Stage, usernames: list[str], subject: str = "") -> list[Enrollment]:
+    """Enrol every named annotator in the stage, or nobody: unknown, deactivated and non-annotator names are
+    reported together and nothing is written. Names already enrolled are kept as they are."""
+    from django.contrib.auth.models import User
+
+    if not usernames:
+        raise SetupError("Name at least one username.")
+    users = {u.username: u for u in User.objects.filter(username__in=usernames)}
+    unknown = [name for name in usernames if name not in users]
+    inactive = [name for name in usernames if name in users and not users[name].is_active]
+    not_annotators = [
+        name for name in usernames if name in users and users[name].is_active and not has_role(users[name], ANNOTATOR)
+    ]
+    problems = []
+    if unknown:
+        problems.append(f"unknown: {', '.join(unknown)}")
+    if inactive:
+        problems.append(f"deactivated: {', '.join(inactive)}")
+    if not_annotators:
+        problems.append(f"without the annotator role: {', '.join(not_annotators)}")
+    if problems:
+        raise SetupError(f"Nobody was enrolled — {'; '.join(problems)}.")
+    return [enrollment_create(stage=stage, user=users[name], subject=subject) for name in usernames]
+
+
+def annotator_by_username(username: str):
+    """The active annotator with this exact username, or a SetupError naming it."""
+    from django.contrib.auth.models import User
+
+    user = User.objects.filter(username=(username or "").strip(), is_active=True).first()
+    if user is None or not has_role(user, ANNOTATOR):
+        raise SetupError(f"No active annotator is called {username.strip()!r}.")
+    return user

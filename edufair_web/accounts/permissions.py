@@ -61,3 +61,9 @@ class IsAnnotator(_RolePermission):
     """Anyone who labels: annotators, and adjudicators or researchers trying the task."""
 
     roles = (ANNOTATOR, ADJUDICATOR, RESEARCHER)
+
+
+class IsOperatorOrResearcher(_RolePermission):
+    """People: researchers (annotators and adjudicators) and operators (every role)."""
+
+    roles = (OPERATOR, RESEARCHER)

@@ -194,6 +194,67 @@ expect("annotation/stages/<id:pk>/", "/annotation/stages/{stage}/", PAGE_RESEARC
 expect("annotation/stages/<id:pk>/<str:action>/", "/annotation/stages/{stage}/guideline/", PAGE_RESEARCHER_POST)
 expect("annotation/enrollments/<id:pk>/replace/", "/annotation/enrollments/{enrollment}/replace/", PAGE_RESEARCHER_POST)
 
+# --- annotation: people and crowd entry links ---------------------------------------------------------
+# People: researchers (annotators and adjudicators) and operators (every role); enrolment and crowd links are
+# research (researchers only). The invitation page is for anyone holding a link (a bad one shows "not valid").
+PEOPLE_PAGE = (L, 403, 403, 403, 200, 200)
+PEOPLE_PAGE_POST = (L, 403, 403, 403, 405, 405)
+PEOPLE_API = (401, 403, 403, 403, 200, 200)
+PEOPLE_API_POST = (401, 403, 403, 403, 405, 405)
+expect("annotation/people/", "/annotation/people/", PEOPLE_PAGE)
+expect("annotation/people/<id:pk>/invite/", "/annotation/people/{person}/invite/", PEOPLE_PAGE_POST)
+expect("annotation/people/<id:pk>/deactivate/", "/annotation/people/{person}/deactivate/", PEOPLE_PAGE_POST)
+expect(
+    "annotation/people/welcome/<str:uidb64>/<str:token>/",
+    "/annotation/people/welcome/MQ/not-a-token/",
+    (200, 200, 200, 200, 200, 200),
+)
+expect("annotation/people/stages/<id:stage_pk>/", "/annotation/people/stages/{stage}/", PAGE_RESEARCHER)
+expect(
+    "annotation/people/stages/<id:stage_pk>/crowd/", "/annotation/people/stages/{stage}/crowd/", PAGE_RESEARCHER_POST
+)
+expect(
+    "annotation/people/stages/<id:stage_pk>/crowd.csv", "/annotation/people/stages/{stage}/crowd.csv", PAGE_RESEARCHER
+)
+expect(
+    "annotation/people/enrollments/<id:pk>/replace/",
+    "/annotation/people/enrollments/{enrollment}/replace/",
+    PAGE_RESEARCHER_POST,
+)
+# The entry link is public (a platform sends participants there); an unknown key is a 404 for everyone, and the
+# completion page belongs to a session opened through a link (403 for everyone else).
+expect("annotation/crowd/<slug:key>/", "/annotation/crowd/no-such-link/", (404, 404, 404, 404, 404, 404))
+expect("annotation/crowd/<slug:key>/done/", "/annotation/crowd/no-such-link/done/", (403, 403, 403, 403, 403, 403))
+expect("api/annotation/people/", "/api/annotation/people/", PEOPLE_API)
+expect("api/annotation/people/<id:user_pk>/invite/", "/api/annotation/people/{person}/invite/", PEOPLE_API_POST)
+expect("api/annotation/people/<id:user_pk>/deactivate/", "/api/annotation/people/{person}/deactivate/", PEOPLE_API_POST)
+expect(
+    "api/annotation/people/stages/<id:stage_pk>/enrol/",
+    "/api/annotation/people/stages/{stage}/enrol/",
+    API_RESEARCHER_POST,
+)
+expect(
+    "api/annotation/people/enrollments/<id:enrollment_pk>/replace/",
+    "/api/annotation/people/enrollments/{enrollment}/replace/",
+    API_RESEARCHER_POST,
+)
+# The demo stage has no crowd link: 404 for the researcher, who may open one with PUT.
+expect(
+    "api/annotation/people/stages/<id:stage_pk>/crowd/",
+    "/api/annotation/people/stages/{stage}/crowd/",
+    (401, 403, 403, 403, 404, 403),
+)
+expect(
+    "api/annotation/people/stages/<id:stage_pk>/crowd/recruits/",
+    "/api/annotation/people/stages/{stage}/crowd/recruits/",
+    API_RESEARCHER,
+)
+expect(
+    "api/annotation/people/stages/<id:stage_pk>/crowd/export/",
+    "/api/annotation/people/stages/{stage}/crowd/export/",
+    API_RESEARCHER,
+)
+
 # --- annotation: training, norming, labelling, adjudication ------------------------------------------
 # The demo annotator is enrolled in stage 1 but has not confirmed the guideline yet.
 expect("annotation/training/", "/annotation/training/", PAGE_ANY)
@@ -473,6 +534,7 @@ def world(django_user_model):
         "jv_stage": jv_stage.pk,
         "jv_item": jv_item.pk,
         "validation": first(annotation_models.JudgeValidation),
+        "person": django_user_model.objects.get(username="outsider").pk,
     }
 
 

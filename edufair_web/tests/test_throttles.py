@@ -103,11 +103,19 @@ def test_rates_and_the_token_lifetime_come_from_the_environment(tmp_path):
     import sys
 
     env = {k: v for k, v in os.environ.items() if not k.startswith(("THROTTLE_", "API_TOKEN_TTL"))}
-    env.update(DEBUG="1", EDUFAIR_DATA_DIR=str(tmp_path), THROTTLE_LOGIN_RATE="7/hour", THROTTLE_WRITE_RATE="off")
+    env.update(
+        DEBUG="1",
+        EDUFAIR_DATA_DIR=str(tmp_path),
+        THROTTLE_LOGIN_RATE="7/hour",
+        THROTTLE_WRITE_RATE="off",
+        THROTTLE_CROWD_ENTRY_RATE="5/hour",
+    )
     code = "from edufair_web import settings as s; print(s.THROTTLE_RATES, s.REST_KNOX['TOKEN_TTL'])"
     result = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stderr
-    assert result.stdout.strip() == ("{'login': '7/hour', 'write': None, 'expensive_read': '120/minute'} 10:00:00")
+    assert result.stdout.strip() == (
+        "{'login': '7/hour', 'write': None, 'expensive_read': '120/minute', 'crowd_entry': '5/hour'} 10:00:00"
+    )
     env["API_TOKEN_TTL_HOURS"] = "0"
     refused = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
     assert refused.returncode != 0 and "API_TOKEN_TTL_HOURS must be a positive number" in refused.stderr

@@ -1,0 +1,272 @@
+"""People API: look users up by username, create and invite them (a one-time link to set a password),
+deactivate them; enrol usernames into a stage (all or nothing), mark replacements by username; and a stage's
+crowd entry link (settings, recruits by pseudonym, and the researcher-only platform ids).
+
+Researchers manage annotators and adjudicators; operators manage every role (`edufair_web.accounts.people`).
+Enrolment, replacements and crowd links are research: researchers only."""
+
+from django.contrib.auth.models import User
+from django.shortcuts import get_object_or_404
+from django.urls import reverse
+from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
+from rest_framework import serializers, status
+from rest_framework.exceptions import ValidationError
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from annotation.models import CrowdLink, CrowdRecruit, Enrollment, Stage
+from annotation.selectors.crowd import crowd_export_rows, crowd_link_of, crowd_recruits
+from annotation.services.crowd import crowd_link_configure
+from annotation.services.enrollment import annotator_by_username, enrollment_bulk_create, enrollment_mark_replacement
+from annotation.services.training import SetupError
+from edufair_web.accounts.people import (
+    PeopleError,
+    people_lookup,
+    person_create,
+    person_deactivate,
+    person_invite_path,
+    person_role,
+)
+from edufair_web.accounts.permissions import IsOperatorOrResearcher, IsResearcher
+from edufair_web.accounts.roles import ROLES
+
+from .serializers_projects import EnrollmentSerializer
+
+
+class PersonSerializer(serializers.ModelSerializer):
+    role = serializers.SerializerMethodField()
+
+    class Meta:
+        model = User
+        fields = ["id", "username", "email", "role", "is_active", "last_login"]
+
+    def get_role(self, user) -> str:
+        return person_role(user)
+
+
+class PersonCreateSerializer(serializers.Serializer):
+    username = serializers.CharField(max_length=150)
+    email = serializers.EmailField(required=False, allow_blank=True, default="")
+    role = serializers.ChoiceField(choices=ROLES)
+
+
+class InviteSerializer(serializers.Serializer):
+    invite_url = serializers.URLField()
+    expires_in_seconds = serializers.IntegerField()
+
+
+class PersonInvitedSerializer(PersonSerializer):
+    invite_url = serializers.CharField(read_only=True)
+
+    class Meta(PersonSerializer.Meta):
+        fields = [*PersonSerializer.Meta.fields, "invite_url"]
+
+
+class BulkEnrolSerializer(serializers.Serializer):
+    usernames = serializers.ListField(child=serializers.CharField(max_length=150), min_length=1, max_length=1000)
+    subject = serializers.CharField(required=False, allow_blank=True, max_length=100, default="")
+
+
+class ReplaceSerializer(serializers.Serializer):
+    replacement = serializers.CharField(required=False, allow_blank=True, max_length=150, default="")
+    note = serializers.CharField(required=False, allow_blank=True, max_length=500, default="")
+
+
+class CrowdLinkSerializer(serializers.ModelSerializer):
+    entry_url = serializers.SerializerMethodField()
+
+    class Meta:
+        model = CrowdLink
+        fields = [
+            "stage",
+            "entry_url",
+            "is_open",
+            "max_recruits",
+            "items_per_recruit",
+            "participant_param",
+            "study_param",
+            "session_param",
+            "completion_url",
+            "completion_code",
+            "screened_out_code",
+        ]
+        read_only_fields = fields
+
+    def get_entry_url(self, link) -> str:
+        return self.context["request"].build_absolute_uri(reverse("annotation:crowd-entry", args=[link.key]))
+
+
+class CrowdRecruitSerializer(serializers.ModelSerializer):
+    pseudonym = serializers.CharField(source="user.username")
+
+    class Meta:
+        model = CrowdRecruit
+        fields = ["pseudonym", "created_at", "last_seen_at", "outcome", "finished_at"]
+
+
+CROWD_EXPORT_ROWS = inline_serializer(
+    "CrowdExportRow",
+    {
+        "pseudonym": serializers.CharField(),
+        "participant_id": serializers.CharField(),
+        "study_id": serializers.CharField(),
+        "session_id": serializers.CharField(),
+        "visited_at": serializers.DateTimeField(),
+        "outcome": serializers.CharField(),
+    },
+    many=True,
+)
+
+
+def _invite(request, user) -> dict:
+    from django.conf import settings
+
+    path = person_invite_path(by=request.user, user=user)
+    return {"invite_url": request.build_absolute_uri(path), "expires_in_seconds": settings.PASSWORD_RESET_TIMEOUT}
+
+
+class PeopleAPIView(APIView):
+    permission_classes = [IsOperatorOrResearcher]
+
+    @extend_schema(
+        parameters=[OpenApiParameter("username", str, description="Part of a username (case-insensitive).")],
+        responses=PersonSerializer(many=True),
+    )
+    def get(self, request):
+        username = request.query_params.get("username", "")
+        if len(username) > 150:
+            raise ValidationError({"username": "At most 150 characters."})
+        return Response(PersonSerializer(people_lookup(by=request.user, username=username), many=True).data)
+
+    @extend_schema(request=PersonCreateSerializer, responses={201: PersonInvitedSerializer})
+    def post(self, request):
+        given = PersonCreateSerializer(data=request.data)
+        given.is_valid(raise_exception=True)
+        try:
+            user = person_create(by=request.user, **given.validated_data)
+        except PeopleError as exc:
+            raise ValidationError({"detail": str(exc)}) from exc
+        data = {**PersonSerializer(user).data, "invite_url": _invite(request, user)["invite_url"]}
+        return Response(data, status=status.HTTP_201_CREATED)
+
+
+class PersonInviteAPIView(APIView):
+    permission_classes = [IsOperatorOrResearcher]
+
+    @extend_schema(request=None, responses=InviteSerializer)
+    def post(self, request, user_pk):
+        user = get_object_or_404(User, pk=user_pk)
+        try:
+            return Response(_invite(request, user))
+        except PeopleError as exc:
+            raise ValidationError({"detail": str(exc)}) from exc
+
+
+class PersonDeactivateAPIView(APIView):
+    permission_classes = [IsOperatorOrResearcher]
+
+    @extend_schema(request=None, responses=PersonSerializer)
+    def post(self, request, user_pk):
+        user = get_object_or_404(User, pk=user_pk)
+        try:
+            return Response(PersonSerializer(person_deactivate(by=request.user, user=user)).data)
+        except PeopleError as exc:
+            raise ValidationError({"detail": str(exc)}) from exc
+
+
+class StageEnrolAPIView(APIView):
+    permission_classes = [IsResearcher]
+
+    @extend_schema(request=BulkEnrolSerializer, responses={201: EnrollmentSerializer(many=True)})
+    def post(self, request, stage_pk):
+        stage = get_object_or_404(Stage, pk=stage_pk)
+        given = BulkEnrolSerializer(data=request.data)
+        given.is_valid(raise_exception=True)
+        usernames = list(dict.fromkeys(name.strip() for name in given.validated_data["usernames"]))
+        try:
+            enrolled = enrollment_bulk_create(stage=stage, usernames=usernames, subject=given.validated_data["subject"])
+        except SetupError as exc:
+            raise ValidationError({"usernames": str(exc)}) from exc
+        return Response(EnrollmentSerializer(enrolled, many=True).data, status=status.HTTP_201_CREATED)
+
+
+class EnrollmentReplaceAPIView(APIView):
+    permission_classes = [IsResearcher]
+
+    @extend_schema(request=ReplaceSerializer, responses=EnrollmentSerializer)
+    def post(self, request, enrollment_pk):
+        enrollment = get_object_or_404(Enrollment, pk=enrollment_pk)
+        given = ReplaceSerializer(data=request.data)
+        given.is_valid(raise_exception=True)
+        try:
+            name = given.validated_data["replacement"].strip()
+            replacement = annotator_by_username(name) if name else None
+            replaced = enrollment_mark_replacement(
+                enrollment=enrollment, replacement_user=replacement, note=given.validated_data["note"], by=request.user
+            )
+        except SetupError as exc:
+            raise ValidationError({"detail": str(exc)}) from exc
+        return Response(EnrollmentSerializer(replaced).data)
+
+
+class CrowdLinkAPIView(APIView):
+    """GET the stage's crowd link (404 when none); PUT opens it or changes its settings (is_open: false closes)."""
+
+    permission_classes = [IsResearcher]
+
+    @extend_schema(responses=CrowdLinkSerializer)
+    def get(self, request, stage_pk):
+        stage = get_object_or_404(Stage, pk=stage_pk)
+        link = get_object_or_404(CrowdLink, stage=stage)
+        return Response(CrowdLinkSerializer(link, context={"request": request}).data)
+
+    @extend_schema(
+        request=inline_serializer(
+            "CrowdLinkSettings",
+            {
+                "is_open": serializers.BooleanField(required=False),
+                "max_recruits": serializers.IntegerField(required=False),
+                "items_per_recruit": serializers.IntegerField(required=False),
+                "participant_param": serializers.CharField(required=False),
+                "study_param": serializers.CharField(required=False),
+                "session_param": serializers.CharField(required=False),
+                "completion_url": serializers.URLField(required=False, allow_blank=True),
+                "completion_code": serializers.CharField(required=False),
+                "screened_out_code": serializers.CharField(required=False),
+            },
+        ),
+        responses=CrowdLinkSerializer,
+    )
+    def put(self, request, stage_pk):
+        stage = get_object_or_404(Stage, pk=stage_pk)
+        if not isinstance(request.data, dict):
+            raise ValidationError({"detail": "Send a JSON object of settings."})
+        try:
+            link = crowd_link_configure(stage=stage, values=dict(request.data))
+        except SetupError as exc:
+            raise ValidationError({"detail": str(exc)}) from exc
+        return Response(CrowdLinkSerializer(link, context={"request": request}).data)
+
+
+class CrowdRecruitsAPIView(APIView):
+    """The stage's crowd recruits by pseudonym."""
+
+    permission_classes = [IsResearcher]
+
+    @extend_schema(responses=CrowdRecruitSerializer(many=True))
+    def get(self, request, stage_pk):
+        stage = get_object_or_404(Stage, pk=stage_pk)
+        return Response(CrowdRecruitSerializer(crowd_recruits(stage), many=True).data)
+
+
+class CrowdExportAPIView(APIView):
+    """Every visit with the platform's raw ids (researchers only: they pay and message participants)."""
+
+    permission_classes = [IsResearcher]
+
+    @extend_schema(responses=CROWD_EXPORT_ROWS)
+    def get(self, request, stage_pk):
+        stage = get_object_or_404(Stage, pk=stage_pk)
+        if crowd_link_of(stage) is None:
+            return Response([])
+        return Response(crowd_export_rows(stage))

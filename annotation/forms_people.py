@@ -1,0 +1,51 @@
+"""Forms of the people and crowd pages: a new person, usernames to enrol, a replacement by username, and a
+stage's crowd link settings."""
+
+from django import forms
+
+from annotation.models import CrowdLink
+from edufair_web.accounts.roles import ROLES
+
+
+class PersonCreateForm(forms.Form):
+    username = forms.CharField(max_length=150)
+    email = forms.EmailField(required=False)
+    role = forms.ChoiceField(choices=[(role, role) for role in ROLES])
+
+    def __init__(self, *args, roles=ROLES, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["role"].choices = [(role, role) for role in ROLES if role in roles]
+
+
+class BulkEnrolForm(forms.Form):
+    usernames = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 4}),
+        max_length=20000,
+        help_text="One username per line (or separated by commas or spaces).",
+    )
+    subject = forms.CharField(required=False, max_length=100)
+
+
+class ReplaceByUsernameForm(forms.Form):
+    replacement = forms.CharField(required=False, max_length=150, help_text="Optional: the annotator who takes over.")
+    note = forms.CharField(required=False, max_length=500)
+
+
+class CrowdLinkForm(forms.ModelForm):
+    completion_url = forms.URLField(
+        required=False, max_length=500, assume_scheme="https", help_text="Where a finished recruit is sent (?cc=code)."
+    )
+
+    class Meta:
+        model = CrowdLink
+        fields = [
+            "is_open",
+            "max_recruits",
+            "items_per_recruit",
+            "participant_param",
+            "study_param",
+            "session_param",
+            "completion_url",
+            "completion_code",
+            "screened_out_code",
+        ]

@@ -1,0 +1,71 @@
+"""Crowd entry links: a stage's link for a recruiting platform (Prolific), the pseudonymous annotators it made,
+and each visit's raw platform ids (read only by the researcher-only export)."""
+
+from django.conf import settings
+from django.core.validators import MinValueValidator
+from django.db import models
+
+from .projects import Stage
+
+
+class CrowdLink(models.Model):
+    """A stage's entry link: which query parameters carry the platform's ids, how many recruits it takes, each
+    recruit's quota of main items, and where a finished recruit goes with which code."""
+
+    stage = models.OneToOneField(Stage, on_delete=models.CASCADE, related_name="crowd_link")
+    key = models.CharField(max_length=43, unique=True, help_text="The random part of the entry URL.")
+    is_open = models.BooleanField(default=True, help_text="A closed link takes no new recruits.")
+    max_recruits = models.PositiveIntegerField(default=30, validators=[MinValueValidator(1)])
+    items_per_recruit = models.PositiveIntegerField(
+        default=10, validators=[MinValueValidator(1)], help_text="Main items a recruit labels to complete."
+    )
+    participant_param = models.CharField(max_length=64, default="PROLIFIC_PID")
+    study_param = models.CharField(max_length=64, default="STUDY_ID")
+    session_param = models.CharField(max_length=64, default="SESSION_ID")
+    completion_url = models.URLField(
+        max_length=500, blank=True, help_text="Where a finished recruit is sent, with ?cc=<code> added."
+    )
+    completion_code = models.CharField(max_length=64, help_text="The code of a recruit who completed the quota.")
+    screened_out_code = models.CharField(max_length=64, help_text="The code of a recruit the gate screened out.")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"crowd link of {self.stage}"
+
+
+class CrowdRecruit(models.Model):
+    """The pseudonymous annotator one participant became: the participant id only as a keyed hash."""
+
+    class Outcome(models.TextChoices):
+        COMPLETED = "completed", "Completed"
+        SCREENED_OUT = "screened_out", "Screened out"
+
+    link = models.ForeignKey(CrowdLink, on_delete=models.CASCADE, related_name="recruits")
+    user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="crowd_recruit")
+    participant_hash = models.CharField(max_length=64)
+    created_at = models.DateTimeField(auto_now_add=True)
+    last_seen_at = models.DateTimeField(auto_now_add=True)
+    outcome = models.CharField(max_length=16, choices=Outcome.choices, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["link", "created_at", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["link", "participant_hash"], name="annotation_crowd_participant_unique")
+        ]
+
+    def __str__(self) -> str:
+        return self.user.username
+
+
+class CrowdVisit(models.Model):
+    """One arrival through the link, with the platform's raw ids (for the researcher-only export)."""
+
+    recruit = models.ForeignKey(CrowdRecruit, on_delete=models.CASCADE, related_name="visits")
+    participant_id = models.CharField(max_length=128)
+    study_id = models.CharField(max_length=128, blank=True)
+    session_id = models.CharField(max_length=128, blank=True)
+    at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["recruit", "at", "id"]

@@ -1,0 +1,213 @@
+"""People pages: researchers and operators create, look up, invite and deactivate users (each within the roles
+they manage); researchers enrol annotators into a stage by username, mark replacements and run the stage's crowd
+entry link. The invitee's page where a one-time link sets a password is Django's password-reset page."""
+
+from __future__ import annotations
+
+import csv
+import io
+
+from django.contrib import messages
+from django.contrib.auth import views as auth_views
+from django.contrib.auth.models import User
+from django.http import HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse, reverse_lazy
+from django.views import View
+
+from annotation.exports import neutralise_cell
+from annotation.forms_people import BulkEnrolForm, CrowdLinkForm, PersonCreateForm, ReplaceByUsernameForm
+from annotation.models import Enrollment, Stage
+from annotation.selectors.crowd import EXPORT_COLUMNS, crowd_export_rows, crowd_link_of, crowd_recruits
+from annotation.services.crowd import crowd_link_configure
+from annotation.services.enrollment import (
+    annotator_by_username,
+    enrollment_bulk_create,
+    enrollment_mark_replacement,
+    usernames_parse,
+)
+from annotation.services.training import SetupError
+from edufair_web.accounts.people import (
+    PeopleError,
+    manageable_roles,
+    may_manage,
+    people_lookup,
+    person_create,
+    person_deactivate,
+    person_invite_path,
+    person_role,
+)
+from edufair_web.accounts.permissions import OperatorOrResearcherRequiredMixin, ResearcherRequiredMixin
+from edufair_web.accounts.roles import RESEARCHER, has_role
+
+
+class PeopleView(OperatorOrResearcherRequiredMixin, View):
+    """Look people up by username and create new ones (the invitation link is shown once, to pass on)."""
+
+    def render_page(self, request, form, status=200, invite_url=""):
+        query = request.GET.get("q", "")[:150]
+        rows = [
+            {"user": user, "role": person_role(user), "manageable": may_manage(by=request.user, user=user)}
+            for user in people_lookup(by=request.user, username=query)
+        ]
+        stages = (
+            Stage.objects.select_related("project").order_by("project__name", "order")
+            if has_role(request.user, RESEARCHER)
+            else []
+        )
+        context = {"form": form, "rows": rows, "query": query, "stages": stages, "invite_url": invite_url}
+        return render(request, "annotation/people/people.html", context, status=status)
+
+    def get(self, request):
+        return self.render_page(request, PersonCreateForm(roles=manageable_roles(request.user)))
+
+    def post(self, request):
+        form = PersonCreateForm(request.POST, roles=manageable_roles(request.user))
+        if not form.is_valid():
+            return self.render_page(request, form, status=400)
+        try:
+            user = person_create(by=request.user, **form.cleaned_data)
+        except PeopleError as exc:
+            form.add_error(None, str(exc))
+            return self.render_page(request, form, status=400)
+        invite_url = request.build_absolute_uri(person_invite_path(by=request.user, user=user))
+        messages.success(request, f"{user.username} created. Send them the invitation link below.")
+        return self.render_page(request, PersonCreateForm(roles=manageable_roles(request.user)), invite_url=invite_url)
+
+
+class PersonInviteView(OperatorOrResearcherRequiredMixin, View):
+    def post(self, request, pk):
+        user = get_object_or_404(User, pk=pk)
+        try:
+            path = person_invite_path(by=request.user, user=user)
+        except PeopleError as exc:
+            messages.error(request, str(exc))
+            return redirect("annotation:people")
+        messages.success(request, f"Invitation link for {user.username}: {request.build_absolute_uri(path)}")
+        return redirect(f"{reverse('annotation:people')}?q={user.username}")
+
+
+class PersonDeactivateView(OperatorOrResearcherRequiredMixin, View):
+    def post(self, request, pk):
+        user = get_object_or_404(User, pk=pk)
+        try:
+            person_deactivate(by=request.user, user=user)
+            messages.success(request, f"{user.username} is deactivated.")
+        except PeopleError as exc:
+            messages.error(request, str(exc))
+        return redirect("annotation:people")
+
+
+class InviteAcceptView(auth_views.PasswordResetConfirmView):
+    """The invitee chooses a password (Django's validators) and is signed in; the link then stops working."""
+
+    template_name = "annotation/people/invite_accept.html"
+    post_reset_login = True
+    post_reset_login_backend = "django.contrib.auth.backends.ModelBackend"
+    success_url = reverse_lazy("home")
+
+    def get_user(self, uidb64):
+        user = super().get_user(uidb64)
+        return user if user is not None and user.is_active else None
+
+
+def _stage_people_context(stage: Stage, *, request, **forms) -> dict:
+    link = crowd_link_of(stage)
+    crowd_url = ""
+    if link is not None:
+        # Prolific's placeholders: the platform puts each participant's ids in their place.
+        entry = request.build_absolute_uri(reverse("annotation:crowd-entry", args=[link.key]))
+        crowd_url = (
+            f"{entry}?{link.participant_param}={{{{%PROLIFIC_PID%}}}}"
+            f"&{link.study_param}={{{{%STUDY_ID%}}}}&{link.session_param}={{{{%SESSION_ID%}}}}"
+        )
+    enrollments = Enrollment.objects.filter(stage=stage).select_related("user", "replaced_by__user")
+    return {
+        "stage": stage,
+        "project": stage.project,
+        "enrollments": enrollments,
+        "enrol_form": forms.get("enrol_form") or BulkEnrolForm(),
+        "replace_form": ReplaceByUsernameForm(),
+        "crowd_link": link,
+        "crowd_form": forms.get("crowd_form") or CrowdLinkForm(instance=link),
+        "recruits": crowd_recruits(stage),
+        "crowd_url": crowd_url,
+    }
+
+
+class StagePeopleView(ResearcherRequiredMixin, View):
+    """A stage's people: bulk enrolment by username (all or nothing), replacements, the crowd entry link."""
+
+    def get(self, request, stage_pk):
+        stage = get_object_or_404(Stage.objects.select_related("project"), pk=stage_pk)
+        context = _stage_people_context(stage, request=request)
+        return render(request, "annotation/people/stage_people.html", context)
+
+    def post(self, request, stage_pk):
+        stage = get_object_or_404(Stage.objects.select_related("project"), pk=stage_pk)
+        form = BulkEnrolForm(request.POST)
+        if form.is_valid():
+            try:
+                enrolled = enrollment_bulk_create(
+                    stage=stage,
+                    usernames=usernames_parse(form.cleaned_data["usernames"]),
+                    subject=form.cleaned_data["subject"],
+                )
+                messages.success(request, f"{len(enrolled)} enrolled: {', '.join(e.user.username for e in enrolled)}.")
+                return redirect("annotation:stage-people", stage.pk)
+            except SetupError as exc:
+                form.add_error("usernames", str(exc))
+        context = _stage_people_context(stage, request=request, enrol_form=form)
+        return render(request, "annotation/people/stage_people.html", context, status=400)
+
+
+class StageReplaceView(ResearcherRequiredMixin, View):
+    def post(self, request, pk):
+        enrollment = get_object_or_404(Enrollment.objects.select_related("user"), pk=pk)
+        form = ReplaceByUsernameForm(request.POST)
+        if not form.is_valid():
+            messages.error(request, "The replacement form was not valid.")
+            return redirect("annotation:stage-people", enrollment.stage_id)
+        try:
+            name = form.cleaned_data["replacement"].strip()
+            replacement = annotator_by_username(name) if name else None
+            enrollment_mark_replacement(
+                enrollment=enrollment, replacement_user=replacement, note=form.cleaned_data["note"], by=request.user
+            )
+            messages.success(request, f"{enrollment.user.username} marked as replaced.")
+        except SetupError as exc:
+            messages.error(request, str(exc))
+        return redirect("annotation:stage-people", enrollment.stage_id)
+
+
+class CrowdLinkConfigureView(ResearcherRequiredMixin, View):
+    """Open the stage's crowd entry link, change its settings, or close it (the is_open box)."""
+
+    def post(self, request, stage_pk):
+        stage = get_object_or_404(Stage.objects.select_related("project"), pk=stage_pk)
+        form = CrowdLinkForm(request.POST, instance=crowd_link_of(stage))
+        if form.is_valid():
+            values = dict(form.cleaned_data)
+            try:
+                crowd_link_configure(stage=stage, values=values)
+                messages.success(request, "Crowd entry link saved.")
+                return redirect("annotation:stage-people", stage.pk)
+            except SetupError as exc:
+                form.add_error(None, str(exc))
+        context = _stage_people_context(stage, request=request, crowd_form=form)
+        return render(request, "annotation/people/stage_people.html", context, status=400)
+
+
+class CrowdExportView(ResearcherRequiredMixin, View):
+    """The recruits' raw platform ids (researchers only), one row per visit, as CSV."""
+
+    def get(self, request, stage_pk):
+        stage = get_object_or_404(Stage, pk=stage_pk)
+        out = io.StringIO()
+        writer = csv.DictWriter(out, fieldnames=EXPORT_COLUMNS)
+        writer.writeheader()
+        for row in crowd_export_rows(stage):
+            writer.writerow({key: neutralise_cell(value) for key, value in row.items()})
+        response = HttpResponse(out.getvalue(), content_type="text/csv; charset=utf-8")
+        response["Content-Disposition"] = f'attachment; filename="stage-{stage.pk}-crowd.csv"'
+        return response

@@ -1,0 +1,97 @@
+"""People from the UI and the API: who may create, invite and deactivate whom, and the one-time invitation link.
+
+Researchers bring in annotators and adjudicators; operators manage every role (researchers and operators too).
+An invitation is Django's password-reset token for the user (`default_token_generator`): it expires after
+`PASSWORD_RESET_TIMEOUT` and stops working once the password is set (the token hashes the password).
+"""
+
+from __future__ import annotations
+
+import re
+
+from django.contrib.auth.models import User
+from django.contrib.auth.tokens import default_token_generator
+from django.db import transaction
+from django.db.models import QuerySet
+from django.urls import reverse
+from django.utils.encoding import force_bytes
+from django.utils.http import urlsafe_base64_encode
+
+from .roles import ADJUDICATOR, ANNOTATOR, OPERATOR, RESEARCHER, ROLES, has_role, user_roles, user_set_role
+
+# Which roles each managing role may create, invite and deactivate.
+MANAGES = {RESEARCHER: frozenset({ANNOTATOR, ADJUDICATOR}), OPERATOR: frozenset(ROLES)}
+USERNAME_RE = re.compile(r"^[\w.@+-]{1,150}$")
+LOOKUP_LIMIT = 50
+
+
+class PeopleError(ValueError):
+    """A people operation refused, with a message fit for the person who asked."""
+
+
+def manageable_roles(by: User) -> frozenset[str]:
+    roles = user_roles(by)
+    return frozenset().union(*(MANAGES.get(role, frozenset()) for role in roles))
+
+
+def may_manage(*, by: User, user: User) -> bool:
+    """`by` may invite or deactivate `user`: every role `user` holds is one `by` manages (never oneself)."""
+    if by.pk == user.pk or (user.is_superuser and not by.is_superuser):
+        return False
+    held = user_roles(user)
+    return bool(held) and held <= manageable_roles(by)
+
+
+@transaction.atomic
+def person_create(*, by: User, username: str, role: str, email: str = "") -> User:
+    """A new user with one role and no usable password (they set one through their invitation)."""
+    username = (username or "").strip()
+    if not USERNAME_RE.match(username):
+        raise PeopleError("A username is 1 to 150 letters, digits and @ . + - _ characters.")
+    if role not in ROLES:
+        raise PeopleError(f"Unknown role {role!r}; choose one of {', '.join(ROLES)}.")
+    if role not in manageable_roles(by):
+        raise PeopleError(f"Your role may not create a user with the {role} role.")
+    if User.objects.filter(username__iexact=username).exists():
+        raise PeopleError(f"The username {username} is taken.")
+    user = User(username=username, email=(email or "").strip())
+    user.set_unusable_password()
+    user.save()
+    user_set_role(user=user, role=role)
+    return user
+
+
+def person_invite_path(*, by: User, user: User) -> str:
+    """The path of a one-time link where `user` sets their password (the caller makes it absolute)."""
+    if not may_manage(by=by, user=user):
+        raise PeopleError(f"Your role may not invite {user.username}.")
+    if not user.is_active:
+        raise PeopleError(f"{user.username} is deactivated.")
+    uid = urlsafe_base64_encode(force_bytes(user.pk))
+    return reverse("annotation:invite-accept", args=[uid, default_token_generator.make_token(user)])
+
+
+@transaction.atomic
+def person_deactivate(*, by: User, user: User) -> User:
+    """Deactivate a user: their sessions and API tokens stop working; their labels stay."""
+    if not may_manage(by=by, user=user):
+        raise PeopleError(f"Your role may not deactivate {user.username}.")
+    user.is_active = False
+    user.save(update_fields=["is_active"])
+    return user
+
+
+def people_lookup(*, by: User, username: str = "") -> QuerySet[User]:
+    """Users whose username contains `username` (case-insensitive), with the roles `by` manages or sees."""
+    if not has_role(by, RESEARCHER, OPERATOR):
+        return User.objects.none()
+    visible = manageable_roles(by) | ({RESEARCHER} if has_role(by, RESEARCHER) else set())
+    found = User.objects.filter(groups__name__in=visible).distinct().order_by("username")
+    if username.strip():
+        found = found.filter(username__icontains=username.strip())
+    return found.prefetch_related("groups")[:LOOKUP_LIMIT]
+
+
+def person_role(user: User) -> str:
+    held = user_roles(user)
+    return next((role for role in ROLES if role in held), "")
