@@ -2,7 +2,9 @@
 
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
+from django.templatetags.static import static
 from django.urls import include, path
+from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularSwaggerSplitView
 from rest_framework.routers import DefaultRouter
 
@@ -26,6 +28,7 @@ router.registry.extend(annotation_router.registry)
 urlpatterns = [
     path("", HomeView.as_view(), name="home"),
     path("healthz", healthz, name="healthz"),
+    path("favicon.ico", RedirectView.as_view(url=static("favicon.svg")), name="favicon"),
     path("system/", SystemView.as_view(), name="system"),
     path("accounts/login/", LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),

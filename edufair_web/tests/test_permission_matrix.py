@@ -72,6 +72,7 @@ def expect(pattern: str, path: str, statuses: tuple[int, ...]) -> None:
 # --- project shell -------------------------------------------------------------------------------
 expect("", "/", PAGE_SIGNED_IN)
 expect("healthz", "/healthz", (200, 200, 200, 200, 200, 200))  # details for researchers and operators only
+expect("favicon.ico", "/favicon.ico", (302, 302, 302, 302, 302, 302))  # to the static icon, for anyone
 expect("system/", "/system/", PAGE_SYSTEM)
 expect("accounts/login/", "/accounts/login/", (200, L, L, L, L, L))  # signed-in users go home
 expect("accounts/logout/", "/accounts/logout/", (405, 405, 405, 405, 405, 405))  # log out is POST only
