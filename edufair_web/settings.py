@@ -78,6 +78,8 @@ MIDDLEWARE = [
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
+    # A crowd recruit who has finished is sent to their completion code from any page.
+    "annotation.crowd_middleware.CrowdFinishMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "csp.middleware.CSPMiddleware",
     # Last, as django-axes asks: it turns a locked-out login into the lockout response.
@@ -147,6 +149,8 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
 LOGIN_URL = "login"
+# An invitation link (a password-reset token) works once, for this long.
+PASSWORD_RESET_TIMEOUT = int(float(os.environ.get("INVITE_LINK_HOURS", "72")) * 3600)
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "login"
 
@@ -183,6 +187,7 @@ THROTTLE_RATES = {
     "login": throttle_rate("THROTTLE_LOGIN_RATE", "30/minute"),
     "write": throttle_rate("THROTTLE_WRITE_RATE", "600/minute"),
     "expensive_read": throttle_rate("THROTTLE_EXPENSIVE_READ_RATE", "120/minute"),
+    "crowd_entry": throttle_rate("THROTTLE_CROWD_ENTRY_RATE", "30/minute"),
 }
 
 # --- Cache --------------------------------------------------------------------------------------
@@ -400,9 +405,7 @@ LOGGING = {
     "disable_existing_loggers": False,
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
     "filters": {"one_line_refusals": {"()": "edufair_web.log_filters.OneLineRefusals"}},
-    "handlers": {
-        "console": {"class": "logging.StreamHandler", "formatter": "plain", "filters": ["one_line_refusals"]}
-    },
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain", "filters": ["one_line_refusals"]}},
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
     "loggers": {"django.db.backends": {"level": "WARNING"}},
 }
