@@ -27,6 +27,7 @@ from django.views.generic import TemplateView
 from audits import exports, heatmaps
 from audits.fairness import CONVERSATION_METRICS, STUDENT_METRICS, TURN_METRICS, AnalysisParameters, contrast_pairs
 from audits.models import Audit, Question
+from audits.results_filter import RowFilter, choices
 from audits.selectors.results import audit_analysis_inputs, audit_content_identities, contrast_side_dialogues
 from audits.selectors.runs import audit_progress
 from audits.services.analysis import (
@@ -78,6 +79,35 @@ class AnalysisParametersForm(forms.Form):
         if not self.is_valid():
             return AnalysisParameters()
         return AnalysisParameters(**{name: self.cleaned_data[name] for name in PARAMETER_FIELDS})
+
+
+class ResultsFilterForm(forms.Form):
+    """What the page lists (GET): rows of one tutor, domain, dimension or metric, or violations only. The
+    choices are the analysis's own values; the filter never changes what is computed or exported."""
+
+    tutor = forms.TypedChoiceField(required=False, coerce=int, empty_value=None)
+    domain = forms.ChoiceField(required=False)
+    dimension = forms.ChoiceField(required=False)
+    metric = forms.ChoiceField(required=False)
+    violations = forms.BooleanField(required=False, label="Violations only")
+
+    def __init__(self, query, *, rows: list[dict], tutor_choices: list[tuple[int, str]]):
+        super().__init__({name: query.get(name) for name in self.base_fields if query.get(name) not in (None, "")})
+        self.fields["tutor"].choices = [("", "all tutors"), *[(str(t), name) for t, name in tutor_choices]]
+        for name, everyone in (("domain", "all domains"), ("dimension", "all dimensions"), ("metric", "all metrics")):
+            self.fields[name].choices = [("", everyone), *[(value, value) for value in choices(rows, name)]]
+
+    def row_filter(self) -> RowFilter:
+        if not self.is_valid():
+            return RowFilter()
+        data = self.cleaned_data
+        return RowFilter(
+            tutor=data["tutor"],
+            domain=data["domain"],
+            dimension=data["dimension"],
+            metric=data["metric"],
+            violations_only=data["violations"],
+        )
 
 
 def parameters_query(parameters: AnalysisParameters) -> dict[str, str]:
@@ -230,15 +260,22 @@ class AuditResultsView(_ResultsMixin, TemplateView):
                 analysis, self.link, kind="opposite", family="opposite", failed_metrics=failed
             ),
         }
+        every_row = tables["contrasts"] + tables["conversation_contrasts"] + tables["student_contrasts"]
+        filter_form = ResultsFilterForm(self.request.GET, rows=every_row, tutor_choices=tutor_choices)
+        shown = filter_form.row_filter()
         context.update(
             {
                 "progress": audit_progress(audit=self.audit),
                 "counts": tables["cells_over_threshold"],
                 **{name: _safe_figures(found) for name, found in figures.items()},
-                "conversation_rows": self._rows_with_links(tables["conversation_contrasts"]),
-                "student_rows": tables["student_contrasts"],
-                "exclusion_rows": self._rows_with_links(exports.exclusion_rows(tables)),
-                "violations": self._rows_with_links([r for r in tables["contrasts"] if r["violation"]]),
+                "filter_form": filter_form,
+                "filter_active": shown.active,
+                "conversation_rows": self._rows_with_links(shown.apply(tables["conversation_contrasts"])),
+                "conversation_total": len(tables["conversation_contrasts"]),
+                "student_rows": shown.apply(tables["student_contrasts"]),
+                "student_total": len(tables["student_contrasts"]),
+                "exclusion_rows": self._rows_with_links(shown.apply(exports.exclusion_rows(tables))),
+                "violations": self._rows_with_links(shown.apply(r for r in tables["contrasts"] if r["violation"])),
                 "tutor_choices": tutor_choices,
                 "backbone": self._backbone(tutor_choices),
                 "tables": exports.TABLES,
