@@ -20,19 +20,25 @@ from annotation.selectors.agreement_report import agreement_cell, annotator_pseu
 ESCALATED = (MainItem.Status.SENIOR_REVIEW, MainItem.Status.REVIEWER_QUEUE)
 
 
-def stage_pre_labels(stage: Stage) -> dict[int, dict[int, dict[int, str]]]:
-    """question id → item id → annotator id → value (Unsure as `UNSURE`): the stage's submitted main labels
-    before discussion, in their current (final, after any revision) version."""
+def stage_pre_labels(stage: Stage) -> tuple[dict[int, dict[int, dict[int, str]]], dict[int, dict[int, float]]]:
+    """The stage's submitted main labels before discussion, in their current (final, after any revision)
+    version, read in one query: (question id → item id → annotator id → value, Unsure as `UNSURE`;
+    annotator id → assignment id → the item's active seconds)."""
     by_question: dict[int, dict[int, dict[int, str]]] = defaultdict(lambda: defaultdict(dict))
+    seconds: dict[int, dict[int, float]] = defaultdict(dict)
     rows = Label.objects.filter(
         assignment__stage=stage,
         phase=Phase.MAIN,
         round=Label.Round.PRE,
         assignment__submitted_at__isnull=False,
-    ).values_list("question_id", "assignment__item_id", "assignment__annotator_id", "value", "unsure")
-    for question_id, item_id, annotator_id, value, unsure in rows:
+    ).values_list(
+        "question_id", "assignment__item_id", "assignment__annotator_id", "assignment_id", "value", "unsure", "seconds"
+    )
+    for question_id, item_id, annotator_id, assignment_id, value, unsure, label_seconds in rows:
         by_question[question_id][item_id][annotator_id] = UNSURE if unsure else value
-    return by_question
+        # One time per labelled item, shared by its questions (as the report reads it).
+        seconds[annotator_id][assignment_id] = max(seconds[annotator_id].get(assignment_id, 0.0), label_seconds)
+    return by_question, seconds
 
 
 def stage_dashboard(stage: Stage) -> dict:
@@ -40,21 +46,22 @@ def stage_dashboard(stage: Stage) -> dict:
     now = timezone.now()
     statuses = Counter()
     in_progress = 0
-    for status, taken in MainItem.objects.filter(stage=stage).values_list("status", "slots_taken"):
+    complete_items: set[int] = set()
+    waiting_for_reviewer: set[int] = set()
+    for item_id, status, taken in MainItem.objects.filter(stage=stage).values_list("item_id", "status", "slots_taken"):
         statuses[status] += 1
-        if status == MainItem.Status.LABELLING and taken:
-            in_progress += 1
+        if status == MainItem.Status.LABELLING:
+            in_progress += bool(taken)
+        else:
+            complete_items.add(item_id)
+        if status in ESCALATED:
+            waiting_for_reviewer.add(item_id)
     total = sum(statuses.values())
     complete = total - statuses.get(MainItem.Status.LABELLING, 0)
 
     main = Assignment.objects.filter(stage=stage, phase=Phase.MAIN)
     reservations = main.filter(submitted_at__isnull=True, reserved_until__gt=now).count()
-    seconds: dict[int, dict[int, float]] = defaultdict(dict)  # annotator → assignment → active seconds
-    for annotator_id, assignment_id, label_seconds in Label.objects.filter(
-        assignment__stage=stage, phase=Phase.MAIN, round=Label.Round.PRE, assignment__submitted_at__isnull=False
-    ).values_list("assignment__annotator_id", "assignment_id", "seconds"):
-        known = seconds[annotator_id].get(assignment_id, 0.0)
-        seconds[annotator_id][assignment_id] = max(known, label_seconds)
+    labels, seconds = stage_pre_labels(stage)
     pseudonyms = annotator_pseudonyms(stage.project)
     annotators = sorted(
         (
@@ -68,7 +75,6 @@ def stage_dashboard(stage: Stage) -> dict:
         key=lambda row: row["annotator"],
     )
 
-    labels = stage_pre_labels(stage)
     agreement = []
     for question in stage.questions.all():
         by_item = labels.get(question.pk, {})
@@ -82,18 +88,15 @@ def stage_dashboard(stage: Stage) -> dict:
             }
         )
 
-    complete_items = set(
-        MainItem.objects.filter(stage=stage).exclude(status=MainItem.Status.LABELLING).values_list("item_id", flat=True)
-    )
     disagreed = {
         item_id
         for by_item in labels.values()
         for item_id, answers in by_item.items()
         if item_id in complete_items and len(set(answers.values())) > 1
     }
-    escalated = set(
+    escalated = waiting_for_reviewer | set(
         Adjudication.objects.filter(stage=stage, method=Adjudication.Method.SENIOR).values_list("item_id", flat=True)
-    ) | set(MainItem.objects.filter(stage=stage, status__in=ESCALATED).values_list("item_id", flat=True))
+    )
     revised = LabelRevision.objects.filter(label__assignment__stage=stage).values("label_id").distinct().count()
     return {
         "stage": stage.pk,

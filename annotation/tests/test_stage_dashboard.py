@@ -120,3 +120,20 @@ def test_dashboard_is_for_researchers(make_user, annotator_client):
     s = build_main_stage(items=1, overlap=2)
     assert annotator_client.get(reverse("annotation-main-dashboard", args=[s.stage.pk])).status_code == 403
     assert annotator_client.get(reverse("annotation:stage-dashboard", args=[s.stage.pk])).status_code == 403
+
+
+def test_rates_count_items_sent_to_a_reviewer_and_queries_do_not_grow(make_user, django_assert_max_num_queries):
+    s = build_main_stage(items=3, overlap=2, policy="majority_reviewer")
+    users = [make_user("annotator") for _ in range(2)]
+    for user in users:
+        pass_gate(s.stage, user)
+    for values in (("yes", "no"), ("yes", "yes")):  # the first item: no majority, to the reviewer
+        for user, value in zip(users, values, strict=True):
+            item = label_next(annotator=user, stage=s.stage).item
+            label_submit(annotator=user, stage=s.stage, item=item, answers=answers(s, value))
+    with django_assert_max_num_queries(9):  # the same for 3 items or 3,000
+        dash = stage_dashboard(s.stage)
+    assert dash["statuses"]["reviewer_queue"] == 1 and dash["in_queue"] == 1
+    assert dash["disagreement_rate"] == 1 / 2
+    assert dash["adjudication_rate"] == 1 / 2
+    assert dash["items"] == {"total": 3, "complete": 2, "in_progress": 0, "waiting": 1}
