@@ -17,6 +17,9 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument(
+            "--no-logins", action="store_true", help="Do not print the demo log-ins (rundemo prints them last)."
+        )
+        parser.add_argument(
             "--small",
             action="store_true",
             help="A smaller demo audit (2 questions per domain instead of all the sample questions), in a few "
@@ -28,6 +31,11 @@ class Command(BaseCommand):
         for app in APPS_WITH_DEMO_CONTENT:
             if find_spec(f"{app}.demo") is not None:
                 import_module(f"{app}.demo").demo_seed(stdout=self.stdout, small=options["small"])
-        self.stdout.write("\nDemo log-ins (log in at /accounts/login/):")
-        for username, role, password in users:
-            self.stdout.write(f"  {role:<12} user: {username:<12} password: {password}")
+        if not options["no_logins"]:
+            self.stdout.write(demo_logins_text(users))
+
+
+def demo_logins_text(users) -> str:
+    lines = ["Demo log-ins (log in at /accounts/login/):"]
+    lines += [f"  {role:<12} user: {username:<12} password: {password}" for username, role, password in users]
+    return "\n".join(lines)
