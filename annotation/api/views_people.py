@@ -46,7 +46,7 @@ class PersonSerializer(serializers.ModelSerializer):
 
 class PersonCreateSerializer(serializers.Serializer):
     username = serializers.CharField(max_length=150)
-    email = serializers.EmailField(required=False, allow_blank=True, default="")
+    email = serializers.EmailField(required=False, allow_blank=True)
     role = serializers.ChoiceField(choices=ROLES)
 
 
@@ -74,6 +74,9 @@ class ReplaceSerializer(serializers.Serializer):
 
 class CrowdLinkSerializer(serializers.ModelSerializer):
     entry_url = serializers.SerializerMethodField()
+    completion_url = serializers.CharField(
+        read_only=True, help_text="Where a finished recruit is sent, with ?cc=<code> added; empty: nowhere."
+    )
 
     class Meta:
         model = CrowdLink
@@ -230,7 +233,7 @@ class CrowdLinkAPIView(APIView):
                 "participant_param": serializers.CharField(required=False),
                 "study_param": serializers.CharField(required=False),
                 "session_param": serializers.CharField(required=False),
-                "completion_url": serializers.URLField(required=False, allow_blank=True),
+                "completion_url": serializers.CharField(required=False, allow_blank=True),
                 "completion_code": serializers.CharField(required=False),
                 "screened_out_code": serializers.CharField(required=False),
             },

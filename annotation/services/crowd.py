@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from django.contrib.auth.models import User
+from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.utils.crypto import salted_hmac
@@ -84,8 +85,10 @@ def crowd_link_clean(values: dict) -> dict:
             if not isinstance(value, str) or not CODE_RE.match(value):
                 raise SetupError(f"{field} is 1 to 64 letters, digits, _ and -.")
         elif field == "completion_url":
-            parts = urlsplit(value) if isinstance(value, str) else None
-            if value and (parts is None or parts.scheme not in ("http", "https") or not parts.netloc):
+            if not isinstance(value, str):
+                raise SetupError("completion_url is an http(s) address (or empty).")
+            parts = urlsplit(value)
+            if value and (parts.scheme not in ("http", "https") or not parts.netloc):
                 raise SetupError("completion_url is an http(s) address.")
             if len(value) > 500:
                 raise SetupError("completion_url is at most 500 characters.")
@@ -112,7 +115,12 @@ def crowd_link_configure(*, stage: Stage, values: dict) -> CrowdLink:
         setattr(link, field, value)
     if link.completion_code == link.screened_out_code:
         raise SetupError("The completed and screened-out codes must differ.")
-    link.full_clean(exclude=["stage", "key"])
+    try:
+        link.full_clean(exclude=["stage", "key"])
+    except ValidationError as exc:
+        raise SetupError(
+            "; ".join(f"{field}: {' '.join(errors)}" for field, errors in exc.message_dict.items())
+        ) from exc
     link.save()
     return link
 

@@ -82,6 +82,10 @@ def test_a_replacement_is_named_by_username_on_the_page_and_the_api(make_user, r
     assert leaving.status == Enrollment.Status.REPLACED and leaving.replaced_by.user == newcomer
     page = client.get(f"/annotation/people/stages/{s.stage.pk}/").content.decode()
     assert f"by {newcomer.username}" in page
+    assert (
+        f'href="/annotation/people/stages/{s.stage.pk}/" data-people-link'
+        in client.get(f"/annotation/stages/{s.stage.pk}/").content.decode()
+    )
 
     staying = Enrollment.objects.get(stage=s.stage, user=third)
     api = client.post(

@@ -85,6 +85,10 @@ def known_ids(path: str, world) -> dict[str, list]:
         ("/api/annotation/judge-validation/validations/", {"validation_pk": _ids("annotation", "JudgeValidation")}),
         ("/api/annotation/judge-validation/", {"project_pk": projects}),
         ("/api/annotation/stages/", {"id": stages, "stage_pk": stages}),
+        (
+            "/api/annotation/people/",
+            {"stage_pk": stages, "enrollment_pk": _pks(Enrollment), "user_pk": [world["users"][ANNOTATOR].pk]},
+        ),
         ("/api/annotation/main/", {"stage_pk": stages, "item_pk": items}),
         ("/api/annotation/adjudication/", {"stage_pk": stages, "item_pk": items}),
         ("/api/annotation/training/", {"stage_pk": stages, "example_pk": _pks(WorkedExample), "phase": ["pilot"]}),
