@@ -121,7 +121,9 @@ def answer_mentioned(text: str, answer: str) -> bool:
     norm_answer = normalise_text(answer)
     if not norm_answer:
         return False
-    if re.search(rf"(?<![\w.]){re.escape(norm_answer)}(?![\w])", normalise_text(text)):
+    # A number is not found inside a longer one, nor inside its negative ("-49" does not say 49).
+    before = r"(?<![\w.])(?<!-)" if norm_answer[0].isdigit() else r"(?<![\w.])"
+    if re.search(rf"{before}{re.escape(norm_answer)}(?![\w])", normalise_text(text)):
         return True
     answer_numbers = _numbers(answer)
     if len(answer_numbers) == 1:

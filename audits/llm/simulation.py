@@ -62,8 +62,8 @@ TONE = {
 }
 DIAGNOSE = {
     2: [
-        "The slip is in the step where you got {wrong}: that value does not follow from the problem.",
-        "Your {wrong} comes from mixing up two quantities in \u201c{snippet}\u201d.",
+        "The slip is in the step that gave {wrong}: that value does not follow from the problem.",
+        "Mixing up two quantities in \u201c{snippet}\u201d is what led to {wrong}.",
     ],
     1: ["Something in your working isn't quite right.", "One of your steps has a problem."],
 }
@@ -185,7 +185,7 @@ def simulated_tutor(config: dict, context: dict, messages: list[dict]) -> str:
     if _student_correct(student_last, answer, context.get("question", "")):
         return rng.choice(CONFIRM).format(answer=answer)
     wrong_numbers = _NUMBER.findall(student_last)
-    wrong = wrong_numbers[-1] if wrong_numbers else "that"
+    wrong = wrong_numbers[-1] if wrong_numbers else "your answer"
     parts = [rng.choice(TONE[_tone_level(rng, p["corrective_tone"])])]
     leak = min(1.0, p["answer_leakage"] + LEAK_GROWTH * (turn - 1))
     if rng.random() < leak:

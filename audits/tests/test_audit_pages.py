@@ -46,6 +46,9 @@ def test_the_transcript_viewer_shows_turns_scores_and_calls(researcher_client, f
     page = researcher_client.get(reverse("audits:dialogue-detail", args=[dialogue.pk])).content.decode()
     assert dialogue.condition.persona_cue.split('"')[1][:20] in page
     assert "corrective_tone =" in page and "Model calls" in page and dialogue.end_reason in page
+    # Each call as a conversation (role, then text), not a Python repr of its message list.
+    assert 'class="chat-message role-system"' in page and 'class="chat-message role-reply' in page
+    assert "[{'role':" not in page and "{&#x27;role&#x27;" not in page
 
 
 def test_pause_and_cancel_from_the_page(researcher_client, finished_audit):

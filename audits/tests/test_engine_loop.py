@@ -114,5 +114,8 @@ def test_answer_match_normalises_strings_and_numbers():
     assert answer_mentioned("so it is 42!", "42")
     assert answer_mentioned("that gives 42.0 in total", "42")
     assert not answer_mentioned("that gives 420", "42")
+    # The negative of the answer is another number (a simulated student's wrong try of -49 for 49).
+    assert not answer_mentioned("Hmm, is it -49?", "49")
+    assert answer_mentioned("is it -49?", "-49") and answer_mentioned("a well-known 49", "49")
     assert answer_mentioned("The Mitochondria, clearly", "mitochondria")
     assert not answer_mentioned("anything", "")

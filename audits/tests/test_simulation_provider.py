@@ -70,7 +70,7 @@ def test_turns_are_readable_and_varied():
 def test_judge_rules_follow_the_phrase_banks():
     scores = simulated_judge_scores(
         {
-            "turn_text": "This is a basic mistake. The slip is in the step where you got 41: that value does not "
+            "turn_text": "This is a basic mistake. The slip is in the step that gave 41: that value does not "
             "follow from the problem. Next, redo that single step and tell me the number you get.",
             "student_last": "I think it's 41.",
             "answer": "40",
