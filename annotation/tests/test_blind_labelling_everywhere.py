@@ -169,6 +169,38 @@ route(
     "api/^annotation/enrollments/(?P<pk>[^/.]+)/replace/$", STAFF, "/api/annotation/enrollments/{enrollment}/replace/"
 )
 
+# People and crowd links: staff only, but for the invitation page and the crowd pages (a link nobody holds here).
+route("annotation/people/", STAFF, "/annotation/people/")
+route("annotation/people/<id:pk>/invite/", STAFF, "/annotation/people/1/invite/")
+route("annotation/people/<id:pk>/deactivate/", STAFF, "/annotation/people/1/deactivate/")
+route("annotation/people/stages/<id:stage_pk>/", STAFF, "/annotation/people/stages/{stage}/")
+route("annotation/people/stages/<id:stage_pk>/crowd/", STAFF, "/annotation/people/stages/{stage}/crowd/")
+route("annotation/people/stages/<id:stage_pk>/crowd.csv", STAFF, "/annotation/people/stages/{stage}/crowd.csv")
+route("annotation/people/enrollments/<id:pk>/replace/", STAFF, "/annotation/people/enrollments/{enrollment}/replace/")
+route("annotation/people/welcome/<str:uidb64>/<str:token>/", ANNOTATOR, "/annotation/people/welcome/MQ/not-a-token/")
+route("annotation/crowd/<slug:key>/", ANNOTATOR, "/annotation/crowd/no-such-link/")
+route("annotation/crowd/<slug:key>/done/", ANNOTATOR, "/annotation/crowd/no-such-link/done/")
+route("api/annotation/people/", STAFF, "/api/annotation/people/")
+route("api/annotation/people/<id:user_pk>/invite/", STAFF, "/api/annotation/people/1/invite/")
+route("api/annotation/people/<id:user_pk>/deactivate/", STAFF, "/api/annotation/people/1/deactivate/")
+route("api/annotation/people/stages/<id:stage_pk>/enrol/", STAFF, "/api/annotation/people/stages/{stage}/enrol/")
+route(
+    "api/annotation/people/enrollments/<id:enrollment_pk>/replace/",
+    STAFF,
+    "/api/annotation/people/enrollments/{enrollment}/replace/",
+)
+route("api/annotation/people/stages/<id:stage_pk>/crowd/", STAFF, "/api/annotation/people/stages/{stage}/crowd/")
+route(
+    "api/annotation/people/stages/<id:stage_pk>/crowd/recruits/",
+    STAFF,
+    "/api/annotation/people/stages/{stage}/crowd/recruits/",
+)
+route(
+    "api/annotation/people/stages/<id:stage_pk>/crowd/export/",
+    STAFF,
+    "/api/annotation/people/stages/{stage}/crowd/export/",
+)
+
 # The home page lists what to do next, discussions included.
 EXTRA_ANNOTATOR_PATHS = ("/",)
 
