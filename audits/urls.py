@@ -53,6 +53,7 @@ runs_urls = [
     path("endpoints/<id:pk>/model-changed/", runs.EndpointModelChangedView.as_view(), name="endpoint-model-changed"),
     path("runs/", runs.AuditListView.as_view(), name="audits"),
     path("runs/new/", runs.AuditCreateView.as_view(), name="audit-new"),
+    path("runs/new/preview/", runs.AuditLaunchPreviewView.as_view(), name="audit-new-preview"),
     path("runs/<id:pk>/", runs.AuditDetailView.as_view(), name="audit-detail"),
     path("runs/<id:pk>/progress/", runs.AuditProgressView.as_view(), name="audit-progress"),
     path("runs/<id:pk>/clone/", runs.AuditCloneView.as_view(), name="audit-clone"),

@@ -88,6 +88,10 @@ class ModelEndpoint(models.Model):
     )
     description = models.TextField(blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
+    # The outcome of the last connection test (blank: never tested), so a launch can warn about it.
+    last_test_ok = models.BooleanField(null=True, blank=True, editable=False)
+    last_test_message = models.CharField(max_length=500, blank=True, editable=False)
+    last_tested_at = models.DateTimeField(null=True, blank=True, editable=False)
 
     class Meta:
         ordering = ["name"]

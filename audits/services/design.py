@@ -1,17 +1,23 @@
-"""Writes of the demographic design and the prompt templates: default seeding, template versions.
+"""Writes of the demographic design and the prompt templates (default seeding, template versions), and the
+one computation of a design preview that the preview page and the launch form share.
 
 Template versions are immutable once used: `prompt_template_mark_used` is the one door an audit calls when
 it starts using a version, and `prompt_template_revise` is the one door for editing — it always writes a
 new version, whatever the state of the old one.
 """
 
+from collections.abc import Sequence
+from dataclasses import dataclass
+
 from django.db import transaction
 from django.db.models import Max
 from django.utils import timezone
 
-from audits.conditions import DEFAULT_DIMENSIONS, DEFAULT_NAMES
+from audits.conditions import DEFAULT_DIMENSIONS, DEFAULT_NAMES, ConditionChoice, ConditionSpec
+from audits.design import CallBudget, DesignPreview, QuestionSelection, TutorPlan, preview_design
 from audits.models import DemographicDimension, DemographicLevel, NameCue, PromptTemplate
 from audits.prompt_templates import DEFAULT_TEMPLATES, template_placeholder_errors
+from audits.selectors.design import design_conditions, question_ids_by_domain
 
 
 class TemplateTextError(ValueError):
@@ -92,3 +98,21 @@ def prompt_template_mark_used(template: PromptTemplate) -> PromptTemplate:
     PromptTemplate.objects.filter(pk=template.pk, used_at__isnull=True).update(used_at=timezone.now())
     template.refresh_from_db(fields=["used_at"])
     return template
+
+
+@dataclass(frozen=True)
+class DesignComputed:
+    preview: DesignPreview
+    conditions: list[ConditionSpec]
+
+
+def design_preview_compute(
+    *, selection: QuestionSelection, tutors: Sequence[TutorPlan], choice: ConditionChoice, budget: CallBudget
+) -> DesignComputed:
+    """The preview of a design over the question bank and the design tables: the conditions
+    `audit_create_from_design` would create for this choice, and `audits.design.preview_design` over them.
+    Raises ValueError for a choice the conditions cannot be built from."""
+    conditions = design_conditions(choice=choice)
+    ids_by_domain = question_ids_by_domain(domains=list(selection.domains))
+    preview = preview_design(ids_by_domain, selection, tutors, conditions, budget=budget)
+    return DesignComputed(preview=preview, conditions=conditions)

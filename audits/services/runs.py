@@ -109,12 +109,18 @@ def condition_key(values: dict) -> str:
 
 
 def endpoint_connection_test(*, endpoint: ModelEndpoint) -> tuple[bool, str]:
-    """One small request to the endpoint (no ledger, no retries). Never reports the key."""
+    """One small request to the endpoint (no ledger, no retries), its outcome stored on the endpoint for the
+    launch form's warning. Never reports the key."""
     if endpoint.is_simulation:
-        return True, "simulation endpoint: answers offline, no connection needed"
-    from audits.llm.openai_compat import endpoint_connection_check
+        ok, message = True, "simulation endpoint: answers offline, no connection needed"
+    else:
+        from audits.llm.openai_compat import endpoint_connection_check
 
-    return asyncio.run(endpoint_connection_check(endpoint.to_config()))
+        ok, message = asyncio.run(endpoint_connection_check(endpoint.to_config()))
+    ModelEndpoint.objects.filter(pk=endpoint.pk).update(
+        last_test_ok=ok, last_test_message=message[:500], last_tested_at=timezone.now()
+    )
+    return ok, message
 
 
 # --- creating and steering audits -----------------------------------------------------------------

@@ -78,6 +78,8 @@ def test_the_create_form_makes_and_launches_an_audit(researcher_client, monkeypa
             "t_max": 10,
             "max_reasks": 2,
             "launch": "on",
+            # Two questions give two pairs per contrast: the form asks to confirm launching such a design.
+            "confirm": "on",
         },
     )
     audit = Audit.objects.get(name="from the form")

@@ -7,7 +7,6 @@ from django.shortcuts import get_object_or_404, redirect
 from django.urls import reverse, reverse_lazy
 from django.views.generic import CreateView, DeleteView, DetailView, FormView, TemplateView, UpdateView
 
-from audits.design import preview_design
 from audits.forms import (
     DemographicDimensionForm,
     DemographicLevelForm,
@@ -17,16 +16,9 @@ from audits.forms import (
     PromptTemplateReviseForm,
 )
 from audits.models import DemographicDimension, DemographicLevel, Domain, NameCue, PromptTemplate
-from audits.selectors.design import (
-    design_conditions,
-    design_dimensions,
-    dimensions_with_levels,
-    name_grid,
-    prompt_templates_latest,
-    question_ids_by_domain,
-)
+from audits.selectors.design import design_dimensions, dimensions_with_levels, name_grid, prompt_templates_latest
 from audits.selectors.questionbank import question_domains
-from audits.services.design import prompt_template_create, prompt_template_revise
+from audits.services.design import design_preview_compute, prompt_template_create, prompt_template_revise
 from edufair_web.accounts.permissions import ResearcherRequiredMixin
 
 DESIGN_URL = reverse_lazy("audits:design")
@@ -184,8 +176,9 @@ class PromptTemplateDeleteView(ResearcherRequiredMixin, DeleteView):
 class DesignPreviewView(ResearcherRequiredMixin, TemplateView):
     """GET form: the preview is computed from the query string, so a preview can be bookmarked and shared.
 
-    Conditions come from `design_conditions`, as for a launched audit, and contrasts from the analysis's
-    own `build_contrasts`, so the page lists what an audit of this design will report."""
+    The computation is `design_preview_compute`, the launch form's too: conditions as for a launched audit,
+    and contrasts from the analysis's own `build_contrasts`, so the page lists what an audit of this design
+    will report. "Launch this design" carries the same query string to the launch form."""
 
     template_name = "audits/design_preview.html"
 
@@ -199,16 +192,18 @@ class DesignPreviewView(ResearcherRequiredMixin, TemplateView):
         context["form"] = form
         if submitted and form.is_valid():
             try:
-                conditions = design_conditions(choice=form.condition_choice())
-                preview = preview_design(
-                    question_ids_by_domain(domains=list(form.cleaned_data["domains"])),
-                    form.selection(),
-                    form.tutor_plans(),
-                    conditions,
+                computed = design_preview_compute(
+                    selection=form.selection(),
+                    tutors=form.tutor_plans(),
+                    choice=form.condition_choice(),
                     budget=form.budget(),
                 )
             except ValueError as error:
                 form.add_error(None, str(error))
                 return context
-            context.update(preview=preview, conditions=conditions)
+            context.update(
+                preview=computed.preview,
+                conditions=computed.conditions,
+                launch_url=f"{reverse('audits:audit-new')}?{self.request.GET.urlencode()}",
+            )
         return context

@@ -12,11 +12,22 @@ from django.views import View
 from django.views.generic import CreateView, DetailView, ListView, TemplateView, UpdateView
 
 from audits.api.views_runs import clone_value
-from audits.design import selection_text
-from audits.models import Audit, Dialogue, ModelEndpoint, PromptTemplate, Question
+from audits.conditions import ConditionChoice
+from audits.design import (
+    CallBudget,
+    Price,
+    QuestionSelection,
+    TutorPlan,
+    cost_estimate,
+    launch_check,
+    selection_text,
+)
+from audits.forms import DesignPreviewForm
+from audits.models import Audit, Dialogue, Domain, ModelEndpoint, PromptTemplate, Question
 from audits.selectors.endpoints import audit_reported_models, endpoint_model_mismatches
 from audits.selectors.runs import audit_list, audit_progress, dialogue_transcript
 from audits.services import runs as run_services
+from audits.services.design import design_preview_compute
 from audits.services.endpoints import endpoint_revision_bump
 from audits.services.judging import audit_turns_rejudge
 from edufair_web.accounts.permissions import ResearcherRequiredMixin
@@ -73,27 +84,50 @@ class ModelEndpointForm(forms.ModelForm):
 
 
 class AuditForm(forms.Form):
+    """The launch form. Its design part (questions, conditions, dialogue length) is read into the same plain
+    values the design preview uses, so both pages show one computation (`design_preview_compute`)."""
+
+    TUTOR_HELP = "Tutors are the endpoints not used as the student or the judge of this audit."
+
     name = forms.CharField(max_length=200)
     description = forms.CharField(widget=forms.Textarea(attrs={"rows": 2}), required=False)
-    tutors = forms.ModelMultipleChoiceField(queryset=ModelEndpoint.objects.all(), widget=forms.CheckboxSelectMultiple)
     student_endpoint = forms.ModelChoiceField(queryset=ModelEndpoint.objects.all(), help_text="Run at temperature 0.")
     judge_endpoint = forms.ModelChoiceField(queryset=ModelEndpoint.objects.all())
     check_endpoint = forms.ModelChoiceField(
         queryset=ModelEndpoint.objects.all(), required=False, help_text="Reveal/confirm check; blank: the judge."
     )
-    domains = forms.MultipleChoiceField(choices=(), widget=forms.CheckboxSelectMultiple)
+    tutors = forms.ModelMultipleChoiceField(
+        queryset=ModelEndpoint.objects.all(),
+        widget=forms.CheckboxSelectMultiple,
+        required=False,
+        help_text=TUTOR_HELP,
+        error_messages={"invalid_choice": "Endpoint %(value)s is the student or the judge here, not a tutor."},
+    )
+    domains = forms.MultipleChoiceField(choices=(), widget=forms.CheckboxSelectMultiple, required=False)
     count = forms.IntegerField(required=False, min_value=1, help_text="At most this many questions per domain.")
     fraction = forms.FloatField(required=False, min_value=0.01, max_value=1, help_text="Or a stratified fraction.")
-    seed = forms.IntegerField(initial=0)
-    control = forms.BooleanField(required=False, initial=True)
-    explicit_dimensions = forms.MultipleChoiceField(choices=(), required=False, widget=forms.CheckboxSelectMultiple)
+    per_domain = forms.CharField(
+        required=False,
+        label="Per domain",
+        help_text="Overrides, e.g. “mathematics=0.3, physics=50”: a decimal is a fraction, a whole number a count.",
+    )
+    seed = forms.IntegerField(initial=0, min_value=0)
+    control = forms.BooleanField(required=False, initial=True, label="Control (no cue)")
+    explicit_dimensions = forms.MultipleChoiceField(
+        choices=(), required=False, widget=forms.CheckboxSelectMultiple, label="Explicit: dimensions"
+    )
+    intersectional_dimensions = forms.MultipleChoiceField(
+        choices=(), required=False, widget=forms.CheckboxSelectMultiple, label="Intersectional: cross these dimensions"
+    )
     implicit = forms.BooleanField(required=False, label="Implicit (names)")
     names_per_cell = forms.IntegerField(required=False, min_value=1, help_text="Names per gender × ethnicity.")
+    tell_tutor_name = forms.BooleanField(required=False, label="Also tell the tutor the name")
     opposite = forms.BooleanField(required=False, label="Opposite (2 × 2 gender)")
     t_max = forms.IntegerField(initial=10, min_value=1, max_value=50, label="T_max (tutor turns)")
     answer_precheck = forms.BooleanField(required=False, help_text="Skip the model check when no answer appears.")
     max_reasks = forms.IntegerField(initial=2, min_value=0, max_value=10, label="Judge re-asks")
     launch = forms.BooleanField(required=False, initial=True, label="Launch now")
+    confirm = forms.BooleanField(required=False, label="Launch anyway", help_text="Despite the warnings above.")
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -103,12 +137,109 @@ class AuditForm(forms.Form):
         self.fields["domains"].choices = [(d, d) for d in domains]
         # The dimensions the launch draws its levels from (the tables, or the defaults), as the preview offers.
         self.fields["explicit_dimensions"].choices = design_dimensions()
+        self.fields["intersectional_dimensions"].choices = design_dimensions()
+        # Role-appropriate lists: the endpoints chosen as student and judge are not offered as tutors.
+        taken = [self.data.get(self.add_prefix(role)) for role in ("student_endpoint", "judge_endpoint")]
+        taken = [int(pk) for pk in taken if isinstance(pk, str) and pk.isdigit()]
+        self.fields["tutors"].queryset = ModelEndpoint.objects.exclude(pk__in=taken)
+
+    def clean_per_domain(self) -> dict[str, float | int]:
+        overrides = {}
+        for part in filter(None, (p.strip() for p in self.cleaned_data["per_domain"].split(","))):
+            domain, sep, value = (x.strip() for x in part.partition("="))
+            if not sep or not domain:
+                raise forms.ValidationError(f"“{part}”: write domain=value, e.g. mathematics=0.3.")
+            try:
+                number = float(value) if "." in value else int(value)
+            except ValueError:
+                raise forms.ValidationError(f"“{part}”: the value must be a fraction or a whole number.") from None
+            if isinstance(number, float) and not 0 < number <= 1 or isinstance(number, int) and number < 0:
+                raise forms.ValidationError(f"“{part}”: a fraction lies in (0, 1], a count is at least 0.")
+            overrides[domain] = number
+        return overrides
 
     def clean(self):
         data = super().clean()
         if data.get("count") and data.get("fraction"):
             raise forms.ValidationError("Choose a count or a fraction per domain, not both.")
+        if len(data.get("intersectional_dimensions") or []) == 1:
+            self.add_error("intersectional_dimensions", "Cross at least two dimensions, or none.")
         return data
+
+    # The design part as the plain values `audits.design` and `audit_create_from_design` take.
+
+    def selection_values(self) -> dict:
+        data = self.cleaned_data
+        values = {"domains": list(data.get("domains") or []), "seed": data.get("seed") or 0}
+        for key in ("count", "fraction", "per_domain"):
+            if data.get(key):
+                values[key] = data[key]
+        return values
+
+    def selection(self) -> QuestionSelection:
+        values = self.selection_values()
+        return QuestionSelection(**{**values, "domains": tuple(values["domains"])})
+
+    def choice_values(self) -> dict:
+        data = self.cleaned_data
+        return {
+            "control": data.get("control", False),
+            "explicit_dimensions": list(data.get("explicit_dimensions") or []),
+            "intersectional_dimensions": list(data.get("intersectional_dimensions") or []),
+            "implicit": data.get("implicit", False),
+            "names_per_cell": data.get("names_per_cell"),
+            "tell_tutor_name": data.get("tell_tutor_name", False),
+            "opposite": data.get("opposite", False),
+            "seed": data.get("seed") or 0,
+        }
+
+    def condition_choice(self) -> ConditionChoice:
+        values = self.choice_values()
+        tuples = ("explicit_dimensions", "intersectional_dimensions")
+        return ConditionChoice(**{k: tuple(v) if k in tuples else v for k, v in values.items()})
+
+    def tutor_plans(self) -> list[TutorPlan]:
+        return [TutorPlan(str(endpoint)) for endpoint in self.cleaned_data.get("tutors") or []]
+
+    def budget(self) -> CallBudget:
+        data = self.cleaned_data
+        return CallBudget(t_max=data.get("t_max") or 10, judge_attempts=1 + (data.get("max_reasks") or 0))
+
+    @staticmethod
+    def initial_from_preview(query) -> dict:
+        """The launch form's initial values for a design carried over from the preview page's query string
+        (parsed by the preview's own form; nothing when it does not validate)."""
+        from audits.selectors.design import design_dimensions
+        from audits.selectors.questionbank import question_domains
+
+        if "domains" not in query:
+            return {}
+        domains = question_domains() or [choice for choice, _ in Domain.choices]
+        preview = DesignPreviewForm(query, domains=domains, dimensions=design_dimensions())
+        if not preview.is_valid():
+            return {}
+        data = preview.cleaned_data
+        initial = {
+            key: data[key]
+            for key in (
+                "domains",
+                "seed",
+                "control",
+                "explicit_dimensions",
+                "intersectional_dimensions",
+                "implicit",
+                "names_per_cell",
+                "tell_tutor_name",
+                "opposite",
+                "t_max",
+            )
+        }
+        initial["max_reasks"] = data["judge_attempts"] - 1
+        if data["mode"] == "fraction":
+            initial["fraction"] = data["fraction"]
+        elif data["mode"] == "count":
+            initial["count"] = data["count"]
+        return initial
 
 
 class CloneForm(forms.Form):
@@ -217,32 +348,72 @@ class AuditListView(ResearcherRequiredMixin, ListView):
         return audit_list(user=self.request.user)
 
 
+def _price(endpoint: ModelEndpoint | None) -> Price:
+    if endpoint is None:
+        return Price("—")
+    return Price(str(endpoint), float(endpoint.price_input_per_million), float(endpoint.price_output_per_million))
+
+
+def launch_preview(form: AuditForm) -> dict:
+    """The launch form's preview of a bound form: the design preview page's computation
+    (`design_preview_compute`), the cost at the endpoints' prices and the launch check. Empty (with the
+    form's errors to show) while the design part of the form does not validate."""
+    # The endpoints only price the design: a preview is shown before they are chosen.
+    not_design = {"name", "description", "launch", "confirm", "student_endpoint", "judge_endpoint", "check_endpoint"}
+    design_fields = set(AuditForm.base_fields) - not_design
+    form.is_valid()
+    if design_fields & set(form.errors) or form.non_field_errors():
+        return {}
+    try:
+        computed = design_preview_compute(
+            selection=form.selection(),
+            tutors=form.tutor_plans(),
+            choice=form.condition_choice(),
+            budget=form.budget(),
+        )
+    except ValueError as error:
+        return {"preview_error": str(error)}
+    data = form.cleaned_data
+    tutors = list(data.get("tutors") or [])
+    judge = data.get("judge_endpoint")
+    cost = cost_estimate(
+        computed.preview,
+        tutors={str(endpoint): _price(endpoint) for endpoint in tutors},
+        student=_price(data.get("student_endpoint")),
+        judge=_price(judge),
+        check=_price(data.get("check_endpoint") or judge),
+    )
+    chosen = [*tutors, data.get("student_endpoint"), judge, data.get("check_endpoint")]
+    failed = sorted({str(endpoint) for endpoint in chosen if endpoint is not None and endpoint.last_test_ok is False})
+    return {
+        "preview": computed.preview,
+        "conditions": computed.conditions,
+        "cost": cost,
+        "check": launch_check(computed.preview, failed_endpoints=failed),
+    }
+
+
 class AuditCreateView(ResearcherRequiredMixin, TemplateView):
+    """The launch form, with the design's preview beside it (refreshed by htmx as the form changes). A
+    design the launch check blocks is refused; one with warnings needs "launch anyway"."""
+
     template_name = "audits/runs/audit_form.html"
 
     def get_context_data(self, **kwargs):
         context = super().get_context_data(**kwargs)
-        context.setdefault("form", AuditForm())
+        context.setdefault("form", AuditForm(initial=AuditForm.initial_from_preview(self.request.GET)))
         return context
 
     def post(self, request):
         form = AuditForm(request.POST)
+        launch = launch_preview(form)
         if not form.is_valid():
-            return self.render_to_response(self.get_context_data(form=form))
+            return self.render_to_response(self.get_context_data(form=form, **launch))
+        refusal = launch["check"].refusal(confirmed=form.cleaned_data["confirm"]) if "check" in launch else None
+        if refusal or "preview_error" in launch:
+            form.add_error(None, refusal or launch["preview_error"])
+            return self.render_to_response(self.get_context_data(form=form, **launch))
         data = form.cleaned_data
-        selection = {"domains": data["domains"], "seed": data["seed"]}
-        if data.get("count"):
-            selection["count"] = data["count"]
-        if data.get("fraction"):
-            selection["fraction"] = data["fraction"]
-        choice = {
-            "control": data["control"],
-            "explicit_dimensions": data["explicit_dimensions"],
-            "implicit": data["implicit"],
-            "names_per_cell": data.get("names_per_cell"),
-            "opposite": data["opposite"],
-            "seed": data["seed"],
-        }
         try:
             with transaction.atomic():
                 audit = run_services.audit_create_from_design(
@@ -252,8 +423,8 @@ class AuditCreateView(ResearcherRequiredMixin, TemplateView):
                     student_endpoint=data["student_endpoint"],
                     judge_endpoint=data["judge_endpoint"],
                     check_endpoint=data.get("check_endpoint"),
-                    selection=selection,
-                    choice=choice,
+                    selection=form.selection_values(),
+                    choice=form.choice_values(),
                     seed=data["seed"],
                     t_max=data["t_max"],
                     answer_precheck=data["answer_precheck"],
@@ -264,8 +435,19 @@ class AuditCreateView(ResearcherRequiredMixin, TemplateView):
                     run_services.audit_launch(audit=audit)
         except ValueError as exc:
             form.add_error(None, str(exc))
-            return self.render_to_response(self.get_context_data(form=form))
+            return self.render_to_response(self.get_context_data(form=form, **launch))
         return HttpResponseRedirect(reverse("audits:audit-detail", args=[audit.pk]))
+
+
+class AuditLaunchPreviewView(ResearcherRequiredMixin, View):
+    """POST (htmx, on every change of the launch form): the preview panel, and the tutor list without the
+    endpoints now chosen as student or judge (swapped out of band)."""
+
+    def post(self, request):
+        form = AuditForm(request.POST)
+        return render(
+            request, "audits/partials/launch_preview.html", {"form": form, "oob": True, **launch_preview(form)}
+        )
 
 
 class AuditDetailView(ResearcherRequiredMixin, DetailView):
