@@ -42,5 +42,9 @@ def test_command_and_create_page_build_the_project(researcher_client):
     assert response.status_code == 302 and response["Location"].endswith(f"/judge-validation/{second.pk}/")
     page = researcher_client.get(response["Location"])
     assert page.status_code == 200 and "Human α before" in page.content.decode()
+    # A fresh project: no all-zero confusion matrices, and the title says its name once.
+    body = page.content.decode()
+    assert 'class="table confusion"' not in body and "No judge has been compared" in body
+    assert f"<h1>{second.name}</h1>" in body and "Judge validation: Judge validation" not in body
     status = researcher_client.get(reverse("annotation-jv-audit-status", args=[audit.pk])).json()
     assert status["validated"] is False and status["text"] == "not validated"

@@ -97,6 +97,8 @@ def report_tables(report: dict, links: dict[int, str]) -> dict:
                 }
             )
             confusion = section["confusion"]
+            if not section["n_compared"]:
+                continue  # nothing compared yet (a fresh project, or a judge not run): no all-zero matrix
             details.append(
                 {
                     "metric": row["metric"],
