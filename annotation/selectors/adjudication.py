@@ -5,7 +5,7 @@ comments side by side, cut to what that viewer may see."""
 from __future__ import annotations
 
 from django.contrib.auth import get_user_model
-from django.db.models import Q
+from django.db.models import Count, Q
 
 from annotation.models import Adjudication, Assignment, Comment, Item, Label, MainItem, Phase, Stage, Thread
 from annotation.workflow import blindness
@@ -90,6 +90,7 @@ def item_side_by_side(*, stage: Stage, item: Item, visibility: DiscussionVisibil
             question__in=questions,
         )
         .select_related("assignment__annotator")
+        .annotate(n_revisions=Count("revisions"))
         .order_by("assignment__submitted_at", "assignment_id")
     )
     cells: dict[tuple[int, int, str], Label] = {}
@@ -170,13 +171,13 @@ def _shown(question, label: Label | None, full: bool) -> dict | None:
     }
     if full:
         shown["seconds"] = label.seconds
+        shown["revisions"] = label.n_revisions  # earlier versions its annotator replaced (the audit trail)
     return shown
 
 
 def adjudication_threads(*, project=None, stage: Stage | None = None, is_open: bool | None = None) -> list[dict]:
     """The item discussions (adjudication threads) for adjudicators: id, item, reason, open or closed, the
     number of comments and the item's status, oldest first. Two queries."""
-    from django.db.models import Count
 
     threads = Thread.objects.filter(kind=Thread.Kind.ADJUDICATION).select_related("item", "stage")
     if project is not None:

@@ -14,6 +14,7 @@ from django.utils import timezone
 
 from annotation import reports
 from annotation.models import Adjudication, Assignment, Label, LabelRevision, MainItem
+from annotation.selectors.adjudication import discussion_visibility_for, item_side_by_side
 from annotation.selectors.revisions import label_history, recent_items
 from annotation.services.labelling import (
     RevisionRefused,
@@ -77,6 +78,13 @@ def test_revise_before_settling_keeps_history_the_resolution_reads_it_and_the_re
     assert pre["fleiss_kappa"]["undefined_reason"]  # both "yes": one category, undefined (not 1)
     assert "1 (3 earlier versions kept)" in reports.report_markdown(report)
     assert "1 (3 earlier versions kept)" in reports.report_html(report)
+
+    # The adjudicator's side-by-side view shows the revision count (annotators never see it of others).
+    moderator = make_user("adjudicator")
+    detail = item_side_by_side(
+        stage=s.stage, item=item, visibility=discussion_visibility_for(user=moderator, stage=s.stage, item=item)
+    )
+    assert sorted(a["pre"]["revisions"] for a in detail["questions"][0]["answers"]) == [0, 3]
 
     # Settled now: a change is refused, and nothing is stored.
     with pytest.raises(RevisionRefused) as refused:
