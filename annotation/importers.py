@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 from dataclasses import dataclass, field
 
 from django.db import transaction
@@ -237,6 +238,18 @@ def _parse(project: AnnotationProject, records, questions: dict) -> tuple[list[_
     return rows, errors, error_count
 
 
+def _format_mismatch(content: str, fmt: str) -> str:
+    """A file plainly in the other format (a CSV header row of column names sent as JSONL, JSON lines sent as
+    CSV), said in one message instead of an error per line."""
+    first = next((line.strip() for line in content.splitlines() if line.strip()), "")
+    header = [cell.strip().strip('"') for cell in first.split(",")]
+    if fmt == "jsonl" and len(header) > 1 and all(re.fullmatch(r"\w+", cell) for cell in header):
+        return f"this looks like CSV (first line: {_quoted(first)}), not JSON Lines: choose the CSV format"
+    if fmt == "csv" and first.startswith("{"):
+        return "this looks like JSON Lines (the first line is a JSON object), not CSV: choose the JSONL format"
+    return ""
+
+
 def items_import(*, project: AnnotationProject, content: str | bytes, fmt: str) -> ImportReport:
     """Check every row, then create or update the items and their gold labels in one transaction."""
     if isinstance(content, bytes):
@@ -247,6 +260,9 @@ def items_import(*, project: AnnotationProject, content: str | bytes, fmt: str) 
     readers = {"jsonl": _read_jsonl, "csv": _read_csv}
     if fmt not in readers:
         raise ImportFailed([(0, "format", f"{_quoted(fmt)} is not one of jsonl, csv")])
+    mismatch = _format_mismatch(content, fmt)
+    if mismatch:
+        raise ImportFailed([(1, "format", mismatch)])
     questions = {q.key: q for q in project.questions.all()}
     rows, errors, error_count = _parse(project, readers[fmt](content), questions)
     if error_count:

@@ -79,6 +79,17 @@ def test_csv_import(project):
     assert report.created == 1 and report.gold_labels == 1
 
 
+def test_a_file_in_the_other_format_is_named_once(project):
+    csv_text = "id,text,subject\nc1,Why is the sky blue?,physics\nc2,Why do we sleep?,biology\n"
+    with pytest.raises(ImportFailed) as failure:
+        items_import(project=project, content=csv_text, fmt="jsonl")
+    assert len(failure.value.errors) == 1 and "looks like CSV" in failure.value.errors[0][2]
+    with pytest.raises(ImportFailed) as failure:
+        items_import(project=project, content=GOOD, fmt="csv")
+    assert len(failure.value.errors) == 1 and "looks like JSON Lines" in failure.value.errors[0][2]
+    assert not Item.objects.filter(project=project).exists()
+
+
 def test_import_page_and_api_report_errors(researcher_client, project):
     from django.core.files.uploadedfile import SimpleUploadedFile
 
@@ -87,7 +98,11 @@ def test_import_page_and_api_report_errors(researcher_client, project):
         reverse("annotation:project-import", args=[project.pk]), {"file": upload, "format": "jsonl"}
     )
     assert page.status_code == 400
-    assert "line 1, subject" in page.content.decode()
+    body = page.content.decode()
+    assert "line 1, subject" in body
+    # Said at the top of the page too, not only at the upload form at its foot.
+    top = body.split('id="import-refused"', 1)[1].split("</div>", 1)[0]
+    assert body.index('id="import-refused"') < body.index("<h2>Stages</h2>") and "line 1, subject" in top
 
     response = researcher_client.post(
         f"/api/annotation/projects/{project.pk}/import-items/",
