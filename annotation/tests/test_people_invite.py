@@ -124,14 +124,27 @@ def test_operators_deactivate_researchers_from_the_page(make_user):
 
 
 def test_look_up_by_username_and_a_new_invitation(make_user, researcher):
-    annotator = make_user("annotator", username="maria-annot")
+    make_user("annotator", username="maria-annot")
     make_user("operator", username="maria-ops")
     client = client_for(researcher)
     found = client.get("/api/annotation/people/?username=MARIA").json()
     assert [p["username"] for p in found] == ["maria-annot"]  # researchers do not see operators
     assert "maria-annot" in client.get("/annotation/people/?q=maria").content.decode()
-    invite = client.post(f"/api/annotation/people/{annotator.pk}/invite/")
+    invited = person_create(by=researcher, username="maria-new", role="annotator")
+    invite = client.post(f"/api/annotation/people/{invited.pk}/invite/")
     assert invite.status_code == 200 and invite.json()["expires_in_seconds"] == 72 * 3600
+
+
+def test_only_operators_send_a_link_to_someone_who_has_a_password(make_user, researcher):
+    annotator = make_user("annotator")  # has a password
+    refused = client_for(researcher).post(f"/api/annotation/people/{annotator.pk}/invite/")
+    assert refused.status_code == 400 and "an operator can reset it" in refused.json()["detail"]
+    operator = client_for(make_user("operator"))
+    assert operator.post(f"/api/annotation/people/{annotator.pk}/invite/").status_code == 200
+    invite_form = f'action="/annotation/people/{annotator.pk}/invite/"'
+    assert invite_form not in client_for(researcher).get(f"/annotation/people/?q={annotator.username}").content.decode()
+    page = operator.get(f"/annotation/people/?q={annotator.username}").content.decode()
+    assert invite_form in page and "Password reset link" in page
 
 
 @pytest.mark.parametrize(

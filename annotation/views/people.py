@@ -30,6 +30,7 @@ from annotation.services.training import SetupError
 from edufair_web.accounts.people import (
     PeopleError,
     manageable_roles,
+    may_invite,
     may_manage,
     people_lookup,
     person_create,
@@ -47,7 +48,12 @@ class PeopleView(OperatorOrResearcherRequiredMixin, View):
     def render_page(self, request, form, status=200, invite_url=""):
         query = request.GET.get("q", "")[:150]
         rows = [
-            {"user": user, "role": person_role(user), "manageable": may_manage(by=request.user, user=user)}
+            {
+                "user": user,
+                "role": person_role(user),
+                "manageable": may_manage(by=request.user, user=user),
+                "invitable": may_invite(by=request.user, user=user),
+            }
             for user in people_lookup(by=request.user, username=query)
         ]
         stages = (

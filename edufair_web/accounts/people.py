@@ -42,6 +42,15 @@ def may_manage(*, by: User, user: User) -> bool:
     return bool(held) and held <= manageable_roles(by)
 
 
+def may_invite(*, by: User, user: User) -> bool:
+    """`person_invite_path` would give `by` a link for `user`."""
+    try:
+        _invite_check(by=by, user=user)
+    except PeopleError:
+        return False
+    return True
+
+
 @transaction.atomic
 def person_create(*, by: User, username: str, role: str, email: str = "") -> User:
     """A new user with one role and no usable password (they set one through their invitation)."""
@@ -62,13 +71,22 @@ def person_create(*, by: User, username: str, role: str, email: str = "") -> Use
 
 
 def person_invite_path(*, by: User, user: User) -> str:
-    """The path of a one-time link where `user` sets their password (the caller makes it absolute)."""
+    """The path of a one-time link where `user` sets their password (the caller makes it absolute). Researchers
+    invite people who have no password yet; operators may also send one to reset a password."""
+    _invite_check(by=by, user=user)
+    uid = urlsafe_base64_encode(force_bytes(user.pk))
+    return reverse("annotation:invite-accept", args=[uid, default_token_generator.make_token(user)])
+
+
+def _invite_check(*, by: User, user: User) -> None:
     if not may_manage(by=by, user=user):
         raise PeopleError(f"Your role may not invite {user.username}.")
     if not user.is_active:
         raise PeopleError(f"{user.username} is deactivated.")
-    uid = urlsafe_base64_encode(force_bytes(user.pk))
-    return reverse("annotation:invite-accept", args=[uid, default_token_generator.make_token(user)])
+    # A link for someone who has a password would reset it: that is an operator's act, not a researcher's
+    # (it would let a researcher sign in as an annotator).
+    if user.has_usable_password() and not has_role(by, OPERATOR):
+        raise PeopleError(f"{user.username} has set a password already; an operator can reset it.")
 
 
 @transaction.atomic
