@@ -2,9 +2,7 @@
 
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
-from django.templatetags.static import static
 from django.urls import include, path
-from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularSwaggerSplitView
 from rest_framework.routers import DefaultRouter
 
@@ -18,7 +16,7 @@ from edufair_web.accounts.api.views import (
     me,
 )
 from edufair_web.accounts.schema import CachedSchemaView
-from edufair_web.accounts.views import HomeView, LoginView, SystemView, healthz
+from edufair_web.accounts.views import FaviconView, HomeView, LoginView, SystemView, healthz
 
 router = DefaultRouter()
 router.register("workers", WorkerHeartbeatViewSet, basename="worker")
@@ -28,7 +26,7 @@ router.registry.extend(annotation_router.registry)
 urlpatterns = [
     path("", HomeView.as_view(), name="home"),
     path("healthz", healthz, name="healthz"),
-    path("favicon.ico", RedirectView.as_view(url=static("favicon.svg")), name="favicon"),
+    path("favicon.ico", FaviconView.as_view(), name="favicon"),
     path("system/", SystemView.as_view(), name="system"),
     path("accounts/login/", LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),

@@ -6,7 +6,8 @@ from django.contrib.auth import views as auth_views
 from django.contrib.auth.mixins import LoginRequiredMixin
 from django.http import JsonResponse
 from django.shortcuts import render
-from django.views.generic import TemplateView
+from django.templatetags.static import static
+from django.views.generic import RedirectView, TemplateView
 
 from .permissions import OperatorOrResearcherRequiredMixin
 from .roles import OPERATOR, RESEARCHER, has_role
@@ -39,6 +40,14 @@ class HomeView(LoginRequiredMixin, TemplateView):
         context = super().get_context_data(**kwargs)
         context["next_steps"] = next_steps(self.request.user)
         return context
+
+
+class FaviconView(RedirectView):
+    """/favicon.ico, which browsers ask for on their own, to the static icon (resolved per request: the
+    static files manifest exists only after collectstatic)."""
+
+    def get_redirect_url(self, *args, **kwargs):
+        return static("favicon.svg")
 
 
 def healthz(request):
