@@ -49,3 +49,14 @@ class CrowdLinkForm(forms.ModelForm):
             "completion_code",
             "screened_out_code",
         ]
+        labels = {
+            "is_open": "Open to new recruits",
+            "max_recruits": "Maximum recruits",
+            "items_per_recruit": "Quota (main items per recruit)",
+            "participant_param": "Participant id parameter",
+            "study_param": "Study id parameter",
+            "session_param": "Session id parameter",
+            "completion_url": "Completion URL",
+            "completion_code": "Completion code (completed)",
+            "screened_out_code": "Completion code (screened out)",
+        }
