@@ -264,11 +264,7 @@ def preview_design(
         warnings.append("the chosen conditions support no contrast (add a second level, or the control)")
     if contrast_rows and all(row.insufficient for row in contrast_rows):
         # Said first and on its own: the design can run, but its analysis can flag nothing.
-        warnings.insert(
-            0,
-            f"every contrast has fewer than {min_pairs} pairs: the analysis will report all of them as "
-            "insufficient and can flag no difference — select more questions",
-        )
+        warnings.insert(0, all_insufficient_warning(min_pairs))
     uncued = [spec.key for spec in conditions if analysis_condition(spec) is None]
     if uncued:
         warnings.append(
@@ -291,6 +287,13 @@ def preview_design(
         power=power_rows,
         warnings=warnings,
         question_ids=question_ids,
+    )
+
+
+def all_insufficient_warning(min_pairs: int) -> str:
+    return (
+        f"every contrast has fewer than {min_pairs} pairs: the analysis will report all of them as "
+        "insufficient and can flag no difference — select more questions"
     )
 
 
@@ -408,11 +411,7 @@ def launch_check(preview: DesignPreview, *, failed_endpoints: Sequence[str] = ()
             "level) — add a dimension, names or the opposite design"
         )
     if not blocking and preview.contrasts and all(row.insufficient for row in preview.contrasts):
-        fewest = max(row.pairs for row in preview.contrasts)
-        confirm.append(
-            f"every contrast has at most {fewest} pairs, fewer than the {preview.contrasts[0].min_pairs} the "
-            "analysis needs: it will report all of them as insufficient"
-        )
+        confirm.append(all_insufficient_warning(preview.contrasts[0].min_pairs))
     for name in failed_endpoints:
         confirm.append(f"{name} failed its last connection test")
     return LaunchCheck(tuple(blocking), tuple(confirm))

@@ -98,7 +98,7 @@ def test_a_control_only_design_is_blocked_and_a_small_one_needs_confirming():
     assert blocked.blocking and "nothing to compare" in blocked.blocking[0]
     assert "cannot be launched" in blocked.refusal(confirmed=True)
     small = launch_check(_preview([control_condition(), *explicit_conditions(default_levels(), ["gender"])], 5))
-    assert not small.blocking and "at most 5 pairs" in small.confirm[0]
+    assert not small.blocking and "fewer than 15 pairs" in small.confirm[0]
     assert "launch anyway" in small.refusal(confirmed=False) and small.refusal(confirmed=True) is None
     enough = launch_check(_preview([control_condition(), *explicit_conditions(default_levels(), ["gender"])], 15))
     assert enough == launch_check(_preview([control_condition(), *explicit_conditions(default_levels())], 15))
@@ -134,7 +134,8 @@ def test_five_pairs_per_contrast_asks_for_launch_anyway(researcher_client, endpo
     response = launch(researcher_client, form_data(endpoints, count=5, launch="on"))
     page = response.content.decode()
     assert response.status_code == 200 and not Audit.objects.exists()
-    assert "at most 5 pairs, fewer than the 15" in page and "launch anyway" in page
+    assert page.count("launch-confirm") == 1 and "every contrast has fewer than 15 pairs" in page
+    assert page.count("every contrast has fewer than 15 pairs") == 2  # the refusal above the form, the notice
     response = launch(researcher_client, form_data(endpoints, count=5, launch="on", confirm="on"))
     audit = Audit.objects.get()
     assert response.status_code == 302 and response["Location"].endswith(f"/runs/{audit.pk}/")

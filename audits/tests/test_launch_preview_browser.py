@@ -1,0 +1,48 @@
+"""In the browser: a researcher fills the launch form, watches its preview follow the form (the judge
+leaves the tutor list; ticking a dimension changes the counts), launches, and lands on the run page."""
+
+import pytest
+from playwright.sync_api import expect
+
+from audits.models import Audit
+from audits.tests.engine_factories import make_questions, simulation_endpoint
+from conftest import browser_login
+
+
+@pytest.mark.browser
+@pytest.mark.django_db(transaction=True)
+def test_launch_from_the_form_with_the_preview_visible(page, make_user, monkeypatch):
+    monkeypatch.setattr("audits.tasks.audit_run_batch_task.apply_async", lambda *a, **k: None)
+    make_user("researcher", username="ada")
+    make_questions(15)
+    for name in ("b-tutor", "b-student", "b-judge"):
+        simulation_endpoint(name)
+    browser_login(page, "ada")
+    page.goto("/audits/runs/new/")
+    page.fill("#id_name", "launched from the browser")
+    page.select_option("#id_student_endpoint", label="b-student (simulation)")
+    page.select_option("#id_judge_endpoint", label="b-judge (simulation)")
+    # The endpoints chosen as student and judge leave the tutor list.
+    tutor_list = page.locator("#tutor-choices")
+    expect(tutor_list).not_to_contain_text("b-judge")
+    expect(tutor_list).not_to_contain_text("b-student")
+    expect(tutor_list).to_contain_text("b-tutor")
+    tutor_list.get_by_label("b-tutor (simulation)").check()
+    page.get_by_label("mathematics", exact=True).check()
+    page.fill("#id_count", "15")
+    page.locator("#id_count").dispatch_event("change")
+    # Control only: 15 dialogues, and nothing to compare.
+    dialogues = page.locator("#preview-dialogues")
+    expect(dialogues).to_have_text("15")
+    assert "nothing to compare" in page.inner_text("#launch-check")
+    page.locator("#id_explicit_dimensions").get_by_label("Gender").check()
+    # Control + three gender levels on 15 questions; 15 pairs per contrast is enough: no warning.
+    expect(dialogues).to_have_text("60")
+    expect(page.locator("#preview-calls")).to_have_text(str(60 * 10 * (2 + 3 + 1)))
+    expect(page.locator("#launch-check")).to_have_text("")
+    assert "yes" in page.inner_text("#preview-power")
+    page.click("#audit-create")
+    page.wait_for_url("**/audits/runs/*/")
+    audit = Audit.objects.get(name="launched from the browser")
+    assert page.url.endswith(f"/audits/runs/{audit.pk}/")
+    assert audit.status == Audit.Status.RUNNING and audit.dialogues.count() == 60
