@@ -119,6 +119,7 @@ expect("audits/endpoints/<id:pk>/test/", "/audits/endpoints/{endpoint}/test/", P
 expect("audits/endpoints/<id:pk>/model-changed/", "/audits/endpoints/{endpoint}/model-changed/", PAGE_RESEARCHER_POST)
 expect("audits/runs/", "/audits/runs/", PAGE_RESEARCHER)
 expect("audits/runs/new/", "/audits/runs/new/", PAGE_RESEARCHER)
+expect("audits/runs/new/preview/", "/audits/runs/new/preview/", PAGE_RESEARCHER_POST)
 expect("audits/runs/<id:pk>/", "/audits/runs/{audit}/", PAGE_RESEARCHER)
 expect("audits/runs/<id:pk>/progress/", "/audits/runs/{audit}/progress/", PAGE_RESEARCHER)
 expect("audits/runs/<id:pk>/clone/", "/audits/runs/{audit}/clone/", PAGE_RESEARCHER_POST)
