@@ -36,8 +36,17 @@
   });
 
   function setActive(index) {
+    const moved = index !== active;
     active = Math.max(0, Math.min(index, questions.length - 1));
     questions.forEach(function (q, j) { q.classList.toggle("active", j === active); });
+    // Answering by keyboard walks down the questions: keep the active one in view (above the submit bar).
+    if (moved && questions[active]) questions[active].scrollIntoView({ block: "nearest" });
+  }
+  // The turn being rated in view inside the item pane (a long dialogue scrolls there, not the page).
+  const source = form.querySelector("[data-label-source]");
+  const rated = source ? source.querySelector(".turn.highlight") : null;
+  if (rated && source.scrollHeight > source.clientHeight) {
+    source.scrollTop = rated.offsetTop - source.offsetTop - source.clientHeight / 3;
   }
   function checkedValue(q) {
     const checked = q.querySelector("input[type=radio]:checked");
