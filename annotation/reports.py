@@ -19,6 +19,7 @@ from django.utils import timezone
 
 from annotation.models import AnnotationProject, Item
 from annotation.selectors.agreement_report import project_agreement_report
+from annotation.selectors.crowd import crowd_link_of, crowd_recruits
 from annotation.selectors.projects import pass_rate_table
 from annotation.selectors.training import stage_gate_rules
 from annotation.services.labelling import stage_item_rule_describe
@@ -84,6 +85,21 @@ def project_report(project: AnnotationProject) -> dict:
         }
         for conflict in project.conflicts.select_related("item", "earlier_stage", "later_stage").order_by("item_id")
     ]
+    crowd = [
+        {
+            "stage": stage.name,
+            "recruits": [
+                {
+                    "pseudonym": recruit.user.username,
+                    "outcome": recruit.get_outcome_display() or "in progress",
+                    "joined_at": recruit.created_at.isoformat(timespec="seconds"),
+                }
+                for recruit in crowd_recruits(stage)
+            ],
+        }
+        for stage in project.stages.order_by("order")
+        if crowd_link_of(stage) is not None
+    ]
     spend_total = sum((Decimal(s["time_and_cost"]["spend"]) for s in stages), Decimal("0"))
     hours_total = sum(s["time_and_cost"]["hours"] for s in stages)
     final_total = sum(s["time_and_cost"]["final_labels"] for s in stages)
@@ -94,6 +110,8 @@ def project_report(project: AnnotationProject) -> dict:
         "conventions": list(CONVENTIONS),
         "stages": stages,
         "gate": gate,
+        # Crowd recruits by pseudonym; their platform ids only in the researcher's crowd export.
+        "crowd": crowd,
         "conflicts": {
             "summary": counts.describe(),
             "conflicts": counts.conflicts,
@@ -193,6 +211,10 @@ def report_markdown(report: dict) -> str:
             for s in report["stages"]
         ],
     )
+    for link in report["crowd"]:
+        out += [f"Crowd recruits of {link['stage']} (by pseudonym; platform ids in the crowd export):", ""]
+        rows = [[r["pseudonym"], r["outcome"], r["joined_at"]] for r in link["recruits"]]
+        out += _table(["Pseudonym", "Outcome", "Joined"], rows)
     out += ["## Training and gate", ""]
     out += _table(
         [

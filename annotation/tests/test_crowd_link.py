@@ -162,6 +162,14 @@ def test_researchers_see_pseudonyms_and_only_the_export_has_platform_ids(crowd, 
     assert export[0]["participant_id"] == PID and export[0]["pseudonym"] == pseudonym
     csv_text = client.get(f"/annotation/people/stages/{crowd.stage.pk}/crowd.csv").content.decode()
     assert f"{pseudonym},{PID},study-1,sess-1" in csv_text
+    # The Appendix-D report lists the recruits by pseudonym, in every format, never their platform id.
+    from annotation.reports import project_report, render
+
+    report = project_report(crowd.stage.project)
+    assert [r["pseudonym"] for r in report["crowd"][0]["recruits"]] == [pseudonym]
+    for fmt in ("md", "html", "json"):
+        body = render(report, fmt)[0]
+        assert pseudonym in body and PID not in body, fmt
     annotator = Client()
     annotator.force_login(make_user("annotator"))
     assert annotator.get(f"/api/annotation/people/stages/{crowd.stage.pk}/crowd/export/").status_code == 403
