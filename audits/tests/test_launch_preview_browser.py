@@ -1,5 +1,6 @@
 """In the browser: a researcher fills the launch form, watches its preview follow the form (the judge
-leaves the tutor list; ticking a dimension changes the counts), launches, and lands on the run page."""
+leaves the tutor list; ticking a dimension changes the counts; too few questions ask for "launch anyway"),
+launches, and lands on the run page."""
 
 import pytest
 from playwright.sync_api import expect
@@ -40,9 +41,15 @@ def test_launch_from_the_form_with_the_preview_visible(page, make_user, monkeypa
     expect(dialogues).to_have_text("60")
     expect(page.locator("#preview-calls")).to_have_text(str(60 * 10 * (2 + 3 + 1)))
     expect(page.locator("#launch-check")).to_have_text("")
-    assert "yes" in page.inner_text("#preview-power")
+    assert "yes" in page.inner_text("#preview-power") and not page.locator("#id_confirm").count()
+    # Five questions: five pairs per contrast, so the form asks for "launch anyway".
+    page.fill("#id_count", "5")
+    page.locator("#id_count").dispatch_event("change")
+    expect(dialogues).to_have_text("20")
+    expect(page.locator("#launch-check")).to_contain_text("every contrast has fewer than 15 pairs")
+    page.get_by_label("Launch anyway").check()
     page.click("#audit-create")
     page.wait_for_url("**/audits/runs/*/")
     audit = Audit.objects.get(name="launched from the browser")
     assert page.url.endswith(f"/audits/runs/{audit.pk}/")
-    assert audit.status == Audit.Status.RUNNING and audit.dialogues.count() == 60
+    assert audit.status == Audit.Status.RUNNING and audit.dialogues.count() == 20

@@ -127,7 +127,7 @@ class AuditForm(forms.Form):
     answer_precheck = forms.BooleanField(required=False, help_text="Skip the model check when no answer appears.")
     max_reasks = forms.IntegerField(initial=2, min_value=0, max_value=10, label="Judge re-asks")
     launch = forms.BooleanField(required=False, initial=True, label="Launch now")
-    confirm = forms.BooleanField(required=False, label="Launch anyway", help_text="Despite the warnings above.")
+    confirm = forms.BooleanField(required=False, label="Launch anyway")
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
