@@ -117,9 +117,10 @@ def endpoint_connection_test(*, endpoint: ModelEndpoint) -> tuple[bool, str]:
         from audits.llm.openai_compat import endpoint_connection_check
 
         ok, message = asyncio.run(endpoint_connection_check(endpoint.to_config()))
-    ModelEndpoint.objects.filter(pk=endpoint.pk).update(
-        last_test_ok=ok, last_test_message=message[:500], last_tested_at=timezone.now()
-    )
+    outcome = {"last_test_ok": ok, "last_test_message": message[:500], "last_tested_at": timezone.now()}
+    ModelEndpoint.objects.filter(pk=endpoint.pk).update(**outcome)
+    for field, value in outcome.items():
+        setattr(endpoint, field, value)
     return ok, message
 
 

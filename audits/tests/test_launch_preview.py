@@ -3,6 +3,7 @@ design with nothing to compare and asks to confirm one whose every contrast is i
 endpoint failed its last connection test), and its tutor list leaves out the student and the judge."""
 
 import re
+import socket
 
 import pytest
 from django.urls import reverse
@@ -20,7 +21,7 @@ from audits.design import (
 )
 from audits.models import Audit, ModelEndpoint
 from audits.services.runs import endpoint_connection_test
-from audits.tests.engine_factories import make_questions, simulation_endpoint
+from audits.tests.engine_factories import make_questions, openai_endpoint, simulation_endpoint
 
 pytestmark = pytest.mark.django_db
 
@@ -153,11 +154,21 @@ def test_an_endpoint_that_failed_its_last_test_asks_for_confirmation(researcher_
     ok, _ = endpoint_connection_test(endpoint=endpoints["judge"])
     judge = ModelEndpoint.objects.get(pk=endpoints["judge"].pk)
     assert ok and judge.last_test_ok is True and judge.last_tested_at is not None
-    ModelEndpoint.objects.filter(pk=judge.pk).update(last_test_ok=False, last_test_message="connection refused")
-    response = launch(researcher_client, form_data(endpoints))
-    assert "lp-judge (simulation) failed its last connection test" in response.content.decode()
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    dead = openai_endpoint("lp-dead-check", f"http://127.0.0.1:{port}/v1")
+    ok, message = endpoint_connection_test(endpoint=dead)
+    dead.refresh_from_db()
+    assert not ok and dead.last_test_ok is False and dead.last_test_message == message[:500]
+    response = launch(researcher_client, form_data(endpoints, check_endpoint=dead.pk))
+    assert "lp-dead-check failed its last connection test" in response.content.decode()
     assert not Audit.objects.exists()
-    assert launch(researcher_client, form_data(endpoints, confirm="on")).status_code == 302
+    assert launch(researcher_client, form_data(endpoints, check_endpoint=dead.pk, confirm="on")).status_code == 302
+    # A later test that passes clears the warning.
+    ModelEndpoint.objects.filter(pk=dead.pk).update(last_test_ok=True)
+    response = researcher_client.post(reverse("audits:audit-new-preview"), form_data(endpoints, check_endpoint=dead.pk))
+    assert response.context["check"].confirm == ()
 
 
 # --- the same numbers as the preview page --------------------------------------------------------------
@@ -263,3 +274,26 @@ def test_tutors_are_the_endpoints_not_used_as_student_or_judge(researcher_client
     response = launch(researcher_client, form_data(endpoints, tutors=[endpoints["judge"].pk]))
     assert "is the student or the judge here, not a tutor" in response.content.decode()
     assert not Audit.objects.exists()
+
+
+@pytest.mark.parametrize(
+    "changes",
+    [
+        {"t_max": "many"},
+        {"count": "-3"},
+        {"count": 5, "fraction": 0.5},
+        {"intersectional_dimensions": ["gender"]},
+        {"student_endpoint": "999999", "tutors": ["x"]},
+        {"names_per_cell": "0", "implicit": "on"},
+    ],
+)
+def test_bad_input_to_the_preview_is_explained_not_a_500(researcher_client, endpoints, changes):
+    make_questions(3)
+    response = researcher_client.post(reverse("audits:audit-new-preview"), form_data(endpoints, **changes))
+    assert response.status_code == 200 and "launch-preview-pending" in response.content.decode()
+    assert not response.context.get("preview")
+
+
+def test_a_design_carried_from_a_broken_preview_query_opens_a_blank_form(researcher_client):
+    response = researcher_client.get(reverse("audits:audit-new"), {"domains": "nowhere", "t_max": "x"})
+    assert response.status_code == 200 and response.context["form"].initial == {}
