@@ -165,6 +165,8 @@ def test_an_endpoint_that_failed_its_last_test_asks_for_confirmation(researcher_
     assert "lp-dead-check failed its last connection test" in response.content.decode()
     assert not Audit.objects.exists()
     assert launch(researcher_client, form_data(endpoints, check_endpoint=dead.pk, confirm="on")).status_code == 302
+    endpoints_page = researcher_client.get(reverse("audits:endpoints")).content.decode()
+    assert f"Failed: {message}" in endpoints_page and "(last test," in endpoints_page
     # A later test that passes clears the warning.
     ModelEndpoint.objects.filter(pk=dead.pk).update(last_test_ok=True)
     response = researcher_client.post(reverse("audits:audit-new-preview"), form_data(endpoints, check_endpoint=dead.pk))
