@@ -20,6 +20,19 @@ def _nav_links() -> dict[str, list[dict]]:
     return links
 
 
+def _researcher_menus() -> list[dict]:
+    """The researcher's many links as one menu per app (the nav then fits one line at 1280 px)."""
+    menus = []
+    for app in APPS_WITH_STEPS:
+        if find_spec(f"{app}.home") is None:
+            continue
+        rows = [row for row in getattr(import_module(f"{app}.home"), "NAV_LINKS", ()) if row[0] == RESEARCHER]
+        if rows:
+            links = [{"title": title, "url": reverse(name)} for _, title, name in rows]
+            menus.append({"title": app.capitalize(), "links": links})
+    return menus
+
+
 def roles(request) -> dict:
     held = user_roles(request.user) if hasattr(request, "user") else set()
     return {
@@ -29,4 +42,5 @@ def roles(request) -> dict:
         "is_annotator": ANNOTATOR in held,
         "is_operator": OPERATOR in held,
         "nav_links": _nav_links() if held else {},
+        "nav_menus": _researcher_menus() if RESEARCHER in held else [],
     }

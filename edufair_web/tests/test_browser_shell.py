@@ -17,6 +17,13 @@ def test_each_demo_user_logs_in_and_sees_their_next_steps(page):
         assert page.locator("h1").inner_text() == f"Welcome, {username}"
         admin_link = page.locator('nav a[href="/admin/"]')
         assert admin_link.count() == (1 if role in ("researcher", "operator") else 0)
+        # The navigation fits one line at 1280 px (a researcher's many links sit in one menu per app).
+        page.set_viewport_size({"width": 1280, "height": 800})
+        assert page.locator(".topbar").bounding_box()["height"] < 50, role
+        if role == "researcher":
+            page.locator(".nav-menu summary", has_text="Annotation").click()
+            page.get_by_role("link", name="Judge validation").click()
+            page.wait_for_url("**/annotation/judge-validation/")
 
 
 def test_swagger_ui_renders_offline(page, researcher):
