@@ -1,6 +1,6 @@
-"""In the browser: a researcher fills the launch form, watches its preview follow the form (the judge
-leaves the tutor list; ticking a dimension changes the counts; too few questions ask for "launch anyway"),
-launches, and lands on the run page."""
+"""In the browser: a researcher carries a design from the preview page into the launch form, fills it,
+watches its preview follow the form (the judge leaves the tutor list; ticking a dimension changes the
+counts; too few questions ask for "launch anyway"), launches, and lands on the run page."""
 
 import pytest
 from playwright.sync_api import expect
@@ -19,7 +19,16 @@ def test_launch_from_the_form_with_the_preview_visible(page, make_user, monkeypa
     for name in ("b-tutor", "b-student", "b-judge"):
         simulation_endpoint(name)
     browser_login(page, "ada")
-    page.goto("/audits/runs/new/")
+    # A control-only design on the preview page, carried into the launch form.
+    page.goto(
+        "/audits/design/preview/?domains=mathematics&mode=count&count=15&seed=0&tutors=1&subsampled_tutors=0"
+        "&control=on&t_max=10&judge_attempts=3"
+    )
+    expect(page.locator("#preview-dialogues")).to_have_text("15")
+    page.click("#launch-this-design")
+    page.wait_for_url("**/audits/runs/new/?*")
+    expect(page.locator("#id_count")).to_have_value("15")
+    expect(page.get_by_label("mathematics", exact=True)).to_be_checked()
     page.fill("#id_name", "launched from the browser")
     page.select_option("#id_student_endpoint", label="b-student (simulation)")
     page.select_option("#id_judge_endpoint", label="b-judge (simulation)")
@@ -29,9 +38,6 @@ def test_launch_from_the_form_with_the_preview_visible(page, make_user, monkeypa
     expect(tutor_list).not_to_contain_text("b-student")
     expect(tutor_list).to_contain_text("b-tutor")
     tutor_list.get_by_label("b-tutor (simulation)").check()
-    page.get_by_label("mathematics", exact=True).check()
-    page.fill("#id_count", "15")
-    page.locator("#id_count").dispatch_event("change")
     # Control only: 15 dialogues, and nothing to compare.
     dialogues = page.locator("#preview-dialogues")
     expect(dialogues).to_have_text("15")
