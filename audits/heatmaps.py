@@ -9,6 +9,7 @@ with plain `HeatCell`s and get a string of SVG markup with every text escaped.
 from __future__ import annotations
 
 import math
+import textwrap
 from collections.abc import Collection, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from html import escape
@@ -76,7 +77,9 @@ def heatmap_svg(
     label_width = max([len(text) for text in row_text] + [4]) * 7 + 16
     cell_width = min(170, max(72, max([len(text) for text in column_text] + [4]) * 7 + 12))
     cell_height = 30
-    header_height = 28
+    # Column labels wrap to the column's width (at most HEADER_LINES lines; the full label as a tooltip).
+    header_lines = [_wrap_label(text, max(4, (cell_width - 8) // 7)) for text in column_text]
+    header_height = 14 * max([len(lines) for lines in header_lines] + [1]) + 14
     width = label_width + cell_width * len(columns) + 2
     height = header_height + cell_height * len(rows) + 2
     parts = [
@@ -84,11 +87,20 @@ def heatmap_svg(
         f'viewBox="0 0 {width} {height}" role="img" aria-label="{_attr(caption)}">',
         f"<title>{escape(caption)}</title>",
     ]
-    for j, text in enumerate(column_text):
+    for j, (text, lines) in enumerate(zip(column_text, header_lines, strict=True)):
         x = label_width + j * cell_width + cell_width / 2
+        first_y = header_height - 9 - 14 * (len(lines) - 1)
+        if len(lines) == 1:
+            body = escape(text)
+            position = f'x="{x:.1f}" y="{first_y}" '
+        else:
+            body = "".join(
+                f'<tspan x="{x:.1f}" y="{first_y + 14 * n}">{escape(line)}</tspan>' for n, line in enumerate(lines)
+            )
+            position = ""
         parts.append(
-            f'<text x="{x:.1f}" y="{header_height - 9}" text-anchor="middle" font-size="12" '
-            f'fill="#1d2330">{escape(text)}</text>'
+            f'<text {position}text-anchor="middle" font-size="12" fill="#1d2330"><title>{escape(text)}</title>'
+            f"{body}</text>"
         )
     for i, (row, text) in enumerate(zip(rows, row_text, strict=True)):
         y = header_height + i * cell_height
@@ -102,6 +114,19 @@ def heatmap_svg(
             parts.append(_cell_svg(cell, x, y, cell_width, cell_height))
     parts.append("</svg>")
     return "".join(parts)
+
+
+HEADER_LINES = 3
+
+
+def _wrap_label(text: str, width: int) -> list[str]:
+    """A column label in lines of at most `width` characters, at most HEADER_LINES of them (the last one
+    ending in … when the label is longer)."""
+    lines = textwrap.wrap(text, width=width, break_long_words=True) or [""]
+    if len(lines) > HEADER_LINES:
+        lines = lines[:HEADER_LINES]
+        lines[-1] = lines[-1][: max(1, width - 1)].rstrip() + "…"
+    return lines
 
 
 def _cell_svg(cell: HeatCell | None, x: float, y: float, width: float, height: float) -> str:

@@ -23,3 +23,15 @@ def test_a_question_selection_in_words():
         "25% of the questions per domain in every domain, drawn with seed 3 (science: 50%)"
     )
     assert selection_text({}) == "the questions chosen by hand"
+
+
+def test_long_heatmap_column_labels_wrap_and_keep_their_full_text():
+    from audits.heatmaps import HEADER_LINES, _wrap_label, heatmap_svg
+
+    label = "Simulated tutor B (planted bias)"
+    svg = heatmap_svg(rows=["m"], columns=[label, "short"], cells={}, caption="c")
+    assert f"<title>{label}</title>" in svg  # the whole label as the tooltip
+    spans = svg.split(f"<title>{label}</title>", 1)[1].split("</text>", 1)[0]
+    assert spans.count("<tspan") == 2 and "(planted bias)" in spans  # two lines, nothing cut
+    lines = _wrap_label("word " * 40, 10)
+    assert len(lines) == HEADER_LINES and lines[-1].endswith("…") and all(len(line) <= 10 for line in lines)
