@@ -140,6 +140,7 @@ def test_discussion_comments_render_safely(make_user):
         )
     item = s.items[0]
     discussion_comment(stage=s.stage, item=item, author=users[0], body=HOSTILE_TEXT)
+    discussion_comment(stage=s.stage, item=item, author=users[0], body="**Settled** by `rule 2`:\n\n- one\n- two")
 
     annotator, adjudicator = Client(), Client()
     annotator.force_login(users[1])
@@ -152,3 +153,7 @@ def test_discussion_comments_render_safely(make_user):
     for name, html in pages.items():
         assert script_in(html) == [], f"{name} page lets the text run script"
     assert "alert(1)" in pages["adjudication item"]  # shown, escaped
+    # Comments are Markdown: emphasis, code and lists render on every page that shows them.
+    for name in ("discussion (annotator)", "adjudication item"):
+        html = pages[name]
+        assert "<strong>Settled</strong>" in html and "<code>rule 2</code>" in html and "<li>one</li>" in html, name

@@ -1,13 +1,10 @@
-"""What several pages share: safe Markdown, the labelling form's context and parsing (reused by main
+"""What several pages share: the labelling form's context and parsing (reused by main
 labelling), and turning a refused training step into a 403 page."""
 
 from __future__ import annotations
 
-import markdown
-import nh3
 from django.core.exceptions import PermissionDenied
 from django.shortcuts import get_object_or_404, render
-from django.utils.safestring import SafeString, mark_safe
 
 from annotation.models import NOT_APPLICABLE, Enrollment, Item, Stage
 from annotation.services.labels import Answer
@@ -15,36 +12,6 @@ from annotation.workflow.choice_keys import choices_with_keys
 from annotation.workflow.training import StepRefused
 
 UNSURE_FIELD_VALUE = "__unsure__"
-ALLOWED_TAGS = {
-    "p",
-    "h1",
-    "h2",
-    "h3",
-    "h4",
-    "ul",
-    "ol",
-    "li",
-    "strong",
-    "em",
-    "code",
-    "pre",
-    "blockquote",
-    "a",
-    "hr",
-    "br",
-    "table",
-    "thead",
-    "tbody",
-    "tr",
-    "th",
-    "td",
-}  # noqa: E501
-
-
-def markdown_safe(text: str) -> SafeString:
-    """Markdown to HTML with anything outside a short list of tags removed (guidelines are user text)."""
-    html = markdown.markdown(text or "", extensions=["tables", "sane_lists"])
-    return mark_safe(nh3.clean(html, tags=ALLOWED_TAGS, attributes={"a": {"href", "title"}}))  # noqa: S308
 
 
 def label_form_questions(stage: Stage) -> list[dict]:

@@ -26,6 +26,7 @@ from annotation.forms import (
     WorkedExampleForm,
 )
 from annotation.importers import ImportFailed, items_import
+from annotation.markdown_text import markdown_safe
 from annotation.models import AnnotationProject, Enrollment, Item, MainItem, Stage, TrainingItem
 from annotation.selectors.projects import pass_rate_table, projects_list, stage_enrollments, stages_of
 from annotation.selectors.training import stage_gate_rules
@@ -40,8 +41,6 @@ from annotation.services.projects import project_create
 from annotation.services.training import SetupError, guideline_publish, training_set_choose, worked_example_add
 from annotation.workflow.assignment import labelling_settings, main_labelling_started
 from edufair_web.accounts.permissions import ResearcherRequiredMixin
-
-from .common import markdown_safe
 
 PASS_RATE_COLUMNS = (
     "stage_order",

@@ -9,6 +9,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views import View
 
+from annotation.markdown_text import markdown_safe
 from annotation.models import Phase, TrainingItem
 from annotation.selectors.training import (
     enrollments_of_user,
@@ -28,7 +29,7 @@ from annotation.workflow.training import STEP_TITLES, TRAINING_STEPS, Action, St
 from annotation.workflow.training import waiting_reason as step_waiting_reason
 from edufair_web.accounts.permissions import AnnotatorRequiredMixin
 
-from .common import answers_from_post, enrollment_or_403, label_form_context, markdown_safe, refused_response
+from .common import answers_from_post, enrollment_or_403, label_form_context, refused_response
 
 STEP_URLS = {
     Step.GUIDELINE: "annotation:training-guideline",
