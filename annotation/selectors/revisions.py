@@ -34,9 +34,7 @@ def revision_state(*, stage: Stage, assignment: Assignment, main_item: MainItem 
 
 
 def _submitted_labels(stage: Stage, item_id: int) -> int:
-    return Assignment.objects.filter(
-        stage=stage, item_id=item_id, phase=Phase.MAIN, submitted_at__isnull=False
-    ).count()
+    return Assignment.objects.filter(stage=stage, item_id=item_id, phase=Phase.MAIN, submitted_at__isnull=False).count()
 
 
 def recent_items(*, annotator, stage: Stage) -> list[dict]:
