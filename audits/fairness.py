@@ -2041,6 +2041,9 @@ class SummaryCell:
     n_insufficient: int
     n_violations: int
     over_threshold: bool
+    # An upper bound on the standard error of `value`: the mean of the usable rows' bootstrap standard
+    # errors ((CI width) / (2 z)), as if the rows' errors were perfectly correlated (they share questions).
+    se_bound: float = math.nan
 
 
 def _summarise(
@@ -2055,9 +2058,13 @@ def _summarise(
         group = row.metric if by_metric else row.dimension
         groups.setdefault((row.tutor, row.domain, row.kind, row.family, group), []).append(row)
     cells = []
+    z = float(stats.norm.ppf(0.5 + table.parameters.confidence / 2))
     for (tutor, domain, cell_kind, cell_family, group), rows in groups.items():
-        usable = [abs(row.r) for row in rows if not row.insufficient and not math.isnan(row.r)]
+        usable_rows = [row for row in rows if not row.insufficient and not math.isnan(row.r)]
+        usable = [abs(row.r) for row in usable_rows]
         value = float(np.mean(usable)) if usable else math.nan
+        widths = [row.ci_high - row.ci_low for row in usable_rows if math.isfinite(row.ci_high - row.ci_low)]
+        se_bound = float(np.mean(widths)) / (2 * z) if widths else math.nan
         cells.append(
             SummaryCell(
                 tutor=tutor,
@@ -2070,6 +2077,7 @@ def _summarise(
                 n_insufficient=sum(row.insufficient for row in rows),
                 n_violations=sum(row.violation for row in rows),
                 over_threshold=bool(usable) and value >= table.parameters.threshold,
+                se_bound=se_bound,
             )
         )
     return cells
@@ -2129,11 +2137,33 @@ class BackboneChange:
     backbone_value: float
     tutor_value: float
     change: float  # tutor − backbone
+    # An approximate, conservative CI of the change: normal, with each side's se_bound, the two sides taken
+    # as independent (for two tutors on the same questions a positive correlation only narrows the truth).
+    change_ci_low: float = math.nan
+    change_ci_high: float = math.nan
 
 
-def tutor_vs_backbone(cells: Sequence[SummaryCell], *, tutor: Hashable, backbone: Hashable) -> list[BackboneChange]:
+CHANGE_CI_METHOD = (
+    "approximate CI of the change: normal, each side's standard error bounded by the mean of its rows' "
+    "bootstrap standard errors (rows treated as fully correlated), the two sides treated as independent; "
+    "both choices widen it"
+)
+
+
+def change_ci(base: SummaryCell, other: SummaryCell, confidence: float = 0.95) -> tuple[float, float]:
+    """(low, high) of `other.value − base.value` by CHANGE_CI_METHOD; NaN when either side has no bound."""
+    change = other.value - base.value
+    if not (math.isfinite(change) and math.isfinite(base.se_bound) and math.isfinite(other.se_bound)):
+        return math.nan, math.nan
+    half = float(stats.norm.ppf(0.5 + confidence / 2)) * math.hypot(base.se_bound, other.se_bound)
+    return change - half, change + half
+
+
+def tutor_vs_backbone(
+    cells: Sequence[SummaryCell], *, tutor: Hashable, backbone: Hashable, confidence: float = 0.95
+) -> list[BackboneChange]:
     """Per summary cell present for both, the backbone's and the tutor's value and the change (the paper's
-    TutorRL-7B vs Qwen2.5-7B comparison: e.g. corrective_tone 0.159 → 0.104)."""
+    TutorRL-7B vs Qwen2.5-7B comparison: e.g. corrective_tone 0.159 → 0.104), with `change_ci`."""
     index = {(c.tutor, c.domain, c.kind, c.family, c.group): c for c in cells}
     changes = []
     for (cell_tutor, domain, kind, family, group), base in index.items():
@@ -2142,5 +2172,8 @@ def tutor_vs_backbone(cells: Sequence[SummaryCell], *, tutor: Hashable, backbone
         other = index.get((tutor, domain, kind, family, group))
         if other is None:
             continue
-        changes.append(BackboneChange(domain, kind, family, group, base.value, other.value, other.value - base.value))
+        low, high = change_ci(base, other, confidence)
+        changes.append(
+            BackboneChange(domain, kind, family, group, base.value, other.value, other.value - base.value, low, high)
+        )
     return changes

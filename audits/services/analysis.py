@@ -163,7 +163,9 @@ class AuditAnalysis:
         return self.dimension_cells() + self.implicit_rows() + self.opposite_decomposition()
 
     def tutor_vs_backbone(self, *, tutor: int, backbone: int) -> list[fairness.BackboneChange]:
-        return fairness.tutor_vs_backbone(self.summary_cells(), tutor=tutor, backbone=backbone)
+        return fairness.tutor_vs_backbone(
+            self.summary_cells(), tutor=tutor, backbone=backbone, confidence=self.parameters.confidence
+        )
 
     def summary_rows(self, *, tutor: Hashable, domain: Hashable, kind: str, family: str, group: Hashable):
         """The contrast rows a summary cell averages (dimension/row/component cells, or metric cells)."""

@@ -15,7 +15,7 @@ pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("
 def _changes(page: str) -> dict[str, tuple[str, str, str]]:
     rows = re.findall(
         r"<tr><td>mathematics</td><td>explicit</td><td>(\w+)</td><td class=\"num\">([-\d.]+)</td>"
-        r"<td class=\"num\">([-\d.]+)</td><td class=\"num[^\"]*\">([-\d.]+)</td></tr>",
+        r"<td class=\"num\">([-\d.]+)</td><td class=\"num[^\"]*\">([-\d.]+)</td>(?:<td class=\"num\">[^<]*</td>)?</tr>",
         page,
     )
     return {group: (left, right, change) for group, left, right, change in rows}
@@ -52,6 +52,11 @@ def test_compare_page_two_tutors_and_two_audits(researcher_client):
     assert "SIMULATION" in page
     left, right, change = _changes(page)["first_language"]
     assert float(change) == pytest.approx(float(right) - float(left), abs=2e-3) and float(change) > 0
+    # Each change with its approximate CI, and the dot-and-whisker plot of them.
+    ci = re.search(r"<td>first_language</td>.*?\[([-\d.]+), ([-\d.]+)\]</td></tr>", page)
+    assert ci and float(ci.group(1)) < float(change) < float(ci.group(2))
+    plot = page.split('id="change-plot"', 1)[1].split("</figure>", 1)[0]
+    assert plot.count('class="dot"') == len(_changes(page)) and 'class="whisker"' in plot
 
     # The same (fair, seed 0) simulated tutor in two audits gives the same transcripts: no change.
     same = researcher_client.get(

@@ -25,7 +25,15 @@ from django.views import View
 from django.views.generic import TemplateView
 
 from audits import exports, heatmaps
-from audits.fairness import CONVERSATION_METRICS, STUDENT_METRICS, TURN_METRICS, AnalysisParameters, contrast_pairs
+from audits.change_plot import PlotRow, change_plot_svg
+from audits.fairness import (
+    CHANGE_CI_METHOD,
+    CONVERSATION_METRICS,
+    STUDENT_METRICS,
+    TURN_METRICS,
+    AnalysisParameters,
+    contrast_pairs,
+)
 from audits.models import Audit, Question
 from audits.results_filter import RowFilter, choices
 from audits.selectors.results import audit_analysis_inputs, audit_content_identities, contrast_side_dialogues
@@ -278,6 +286,7 @@ class AuditResultsView(_ResultsMixin, TemplateView):
                 "violations": self._rows_with_links(shown.apply(r for r in tables["contrasts"] if r["violation"])),
                 "tutor_choices": tutor_choices,
                 "backbone": self._backbone(tutor_choices),
+                "change_ci_method": CHANGE_CI_METHOD,
                 "tables": exports.TABLES,
             }
         )
@@ -493,6 +502,12 @@ def export_response(analysis: AuditAnalysis, fmt: str, table: str = "contrasts")
     return response
 
 
+def _change_plot(changes) -> str:
+    rows = [PlotRow(f"{c.domain} · {c.kind} · {c.group}", c.change, c.change_ci_low, c.change_ci_high) for c in changes]
+    svg = change_plot_svg(rows, caption="Change (right − left) per summary cell with its approximate 95% CI")
+    return mark_safe(svg)  # noqa: S308 - built by audits.change_plot, every text escaped
+
+
 class CompareView(ResearcherRequiredMixin, TemplateView):
     """Two (audit, tutor) pairs side by side: every summary cell's value in each, and the change."""
 
@@ -529,7 +544,7 @@ class CompareView(ResearcherRequiredMixin, TemplateView):
             right_methods = exports.analysis_methods(right_analysis)
             # A change rests on both audits' judges: a metric that failed on either side is marked.
             failed = list(dict.fromkeys(left_methods["judge_failed_metrics"] + right_methods["judge_failed_metrics"]))
-            changes = tutor_vs_backbone(cells, tutor="right", backbone="left")
+            changes = tutor_vs_backbone(cells, tutor="right", backbone="left", confidence=parameters.confidence)
             metrics = list(dict.fromkeys([*left_analysis.pedagogical.metrics, *right_analysis.pedagogical.metrics]))
             context.update(
                 {
@@ -538,6 +553,8 @@ class CompareView(ResearcherRequiredMixin, TemplateView):
                     "left_name": f"#{left_analysis.audit.pk} {left_analysis.tutor_name(left_tutor)}",
                     "right_name": f"#{right_analysis.audit.pk} {right_analysis.tutor_name(right_tutor)}",
                     "changes": marked_changes(changes, failed, metrics),
+                    "change_plot": _change_plot(changes),
+                    "change_ci_method": CHANGE_CI_METHOD,
                     "judge_failed_metrics": failed,
                     "judge_failed_legend": exports.judge_failed_legend(failed),
                     "simulation": left_analysis.audit.uses_simulation or right_analysis.audit.uses_simulation,
