@@ -1,6 +1,6 @@
 """Browser (Chromium): the run page follows an audit to its end without a reload and offers its results;
-the results filtered to violations only; an audit against a dead endpoint ends `failed`, in red, with its
-errors grouped by cause and host."""
+the results filtered to violations only; the compare page's plot; an audit against a dead endpoint ends
+`failed`, in red, with its errors grouped by cause and host."""
 
 import threading
 
@@ -60,6 +60,13 @@ def test_the_run_page_follows_the_audit_to_its_results_and_a_dead_endpoint_reads
     rows = conversation.locator("tbody tr[class]")
     for index in range(rows.count()):
         assert "violation" in (rows.nth(index).get_attribute("class") or "")
+
+    # The compare page: the two tutors' changes with their CIs, as a dot-and-whisker plot.
+    fair, biased = sorted(audit.tutors.values_list("pk", flat=True))
+    page.goto(f"/audits/results/compare/?left={audit.pk}:{fair}&right={audit.pk}:{biased}")
+    plot = page.locator("#change-plot svg")
+    expect(plot).to_be_visible()
+    assert plot.locator("circle.dot").count() > 0 and plot.locator("line.whisker").count() > 0
 
     # An audit whose tutor endpoint is down: failed, in red, the error grouped with its host.
     settings.AUDIT_RETRY_POLICY = {"max_attempts": 1, "backoff_base": 0.0, "backoff_cap": 0.0, "max_retry_after": 1}
