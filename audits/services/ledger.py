@@ -2,22 +2,22 @@
 
 Every model call reads the ledger before it is sent and writes it after it is answered. Done one call
 at a time, the database thread's per-statement cost and a commit per answer were the engine's largest
-cost per call after the HTTP client itself (benchmarks/RESULTS.md, engine throughput). Here each call
-queues its read or write and waits; whenever the database thread is free, everything queued since its
-last round goes in one round: the writes in one transaction (one `bulk_create` for new rows), then
-the marks of unusable answers, then the reads in one `IN (…)` query. Nothing waits for a timer: a
-queue that finds the thread idle goes at once, so a lone call pays no extra latency, and under load
-the rounds simply grow.
+cost per call after the HTTP client itself (benchmarks/RESULTS.md, engine throughput). Here an operation
+joins the round that is waiting for the database thread, or sends a new round when none is waiting: so a
+lone call goes at once, an operation never waits behind a round that started after it was asked for, and
+everything asked while the thread is busy goes in one round: the writes in one transaction (one
+`bulk_create` for new rows), then the marks of unusable answers, then the reads in one `IN (…)` query.
 
-Order within a round keeps what one call sees exactly as before: a write or mark queued before a
-read of the same key is applied before that read. A round whose grouped write fails (another process
-inserted one of its keys in the same instant) is redone row by row, as the ungrouped ledger did.
+Order within a round keeps what one call sees exactly as before: a write or mark is applied before a
+read in the same round. A round whose grouped write fails (another process inserted one of its keys in
+the same instant) is redone row by row, as the ungrouped ledger did.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import threading
 from dataclasses import dataclass, field
 
 from django.db import IntegrityError, transaction
@@ -30,6 +30,10 @@ from audits.models import LLMCall
 logger = logging.getLogger(__name__)
 
 LOOKUP_CHUNK = 500  # keys per IN (…) query
+# Rounds queued on the database thread from which new operations join the waiting round instead of queueing
+# one more (benchmarks/RESULTS.md: grouping always cost 7 % at 64 calls in flight, 200 ms; it nearly doubles
+# the calls per second at 256 in flight, 50 ms).
+GROUP_FROM_PENDING = 4
 _READ = ("pk", "request_hash", "status", "response_text", "prompt_tokens", "completion_tokens", "reported_model")
 
 
@@ -38,9 +42,9 @@ class _Round:
     records: list[tuple[CallRequest, str, CallResult, list[dict], asyncio.Future]] = field(default_factory=list)
     rejects: list[tuple[int, str, asyncio.Future]] = field(default_factory=list)
     lookups: dict[str, list[asyncio.Future]] = field(default_factory=dict)
-
-    def __bool__(self) -> bool:
-        return bool(self.records or self.rejects or self.lookups)
+    # Set by the database thread when it starts the round; from then on nothing joins it.
+    started: bool = False
+    lock: threading.Lock = field(default_factory=threading.Lock)
 
 
 class DatabaseLedger:
@@ -48,57 +52,70 @@ class DatabaseLedger:
 
     def __init__(self, runtime: LoopRuntime) -> None:
         self.runtime = runtime
-        self._queued = _Round()
-        self._flusher: asyncio.Task | None = None
+        self._waiting: _Round | None = None  # the round sent to the database thread and not started yet
+        self._pending = 0  # rounds sent and not finished
         self.rounds = 0  # rounds sent to the database (for tests and benchmarks)
 
     async def lookup(self, request_hash: str) -> CallResult | None:
         future = self._future()
-        self._queued.lookups.setdefault(request_hash, []).append(future)
-        self._wake()
+        self._join(lambda batch: batch.lookups.setdefault(request_hash, []).append(future))
         return await future
 
     async def record(self, request: CallRequest, request_hash: str, result: CallResult, attempt_log: list[dict]) -> int:
         future = self._future()
-        self._queued.records.append((request, request_hash, result, attempt_log, future))
-        self._wake()
+        self._join(lambda batch: batch.records.append((request, request_hash, result, attempt_log, future)))
         return await future
 
     async def reject(self, call_id: int, problem: str) -> None:
         future = self._future()
-        self._queued.rejects.append((call_id, problem, future))
-        self._wake()
+        self._join(lambda batch: batch.rejects.append((call_id, problem, future)))
         await future
 
     @staticmethod
     def _future() -> asyncio.Future:
         return asyncio.get_running_loop().create_future()
 
-    def _wake(self) -> None:
-        if self._flusher is None or self._flusher.done():
-            self._flusher = asyncio.get_running_loop().create_task(self._flush())
+    def _join(self, add) -> None:
+        """Add to the round waiting for the database thread, or send a new one: an operation never waits for
+        a round that started after it was asked for, and operations asked while the thread is busy share one."""
+        waiting = self._waiting
+        # Light load: every operation its own round, answered as soon as it is done. Once rounds queue up
+        # (the thread is the bottleneck), operations share the waiting round.
+        if waiting is not None and self._pending >= GROUP_FROM_PENDING:
+            with waiting.lock:
+                if not waiting.started:
+                    add(waiting)
+                    return
+        batch = _Round()
+        add(batch)
+        self._waiting = batch
+        self.rounds += 1
+        self._pending += 1
+        done = asyncio.get_running_loop().run_in_executor(self.runtime.blocking, _start_round, batch)
+        done.add_done_callback(lambda finished: self._finished(batch, finished))
 
-    async def _flush(self) -> None:
-        while self._queued:
-            batch, self._queued = self._queued, _Round()
-            self.rounds += 1
-            try:
-                outcome = await self.runtime.run_blocking(_apply_round, batch)
-            except BaseException as exc:  # noqa: BLE001 - every waiter hears of it; none hangs
-                for future in _futures(batch):
-                    if not future.done():
-                        future.set_exception(exc)
-                if not isinstance(exc, Exception):
-                    raise
-                continue
-            record_ids, found = outcome
-            for (_, _, _, _, future), row_id in zip(batch.records, record_ids, strict=True):
-                _settle(future, row_id)
-            for _, _, future in batch.rejects:
-                _settle(future, None)
-            for key, futures in batch.lookups.items():
-                for future in futures:
-                    _settle(future, found.get(key))
+    def _finished(self, batch: _Round, finished: asyncio.Future) -> None:
+        self._pending -= 1
+        _settle_round(batch, finished)
+
+
+def _settle_round(batch: _Round, finished: asyncio.Future) -> None:
+    """On the loop, once the database thread is done with the round: every waiter gets its answer (or the
+    round's exception: none hangs)."""
+    if finished.cancelled() or finished.exception() is not None:
+        error = asyncio.CancelledError() if finished.cancelled() else finished.exception()
+        for future in _futures(batch):
+            if not future.done():
+                future.set_exception(error)
+        return
+    record_ids, found = finished.result()
+    for (_, _, _, _, future), row_id in zip(batch.records, record_ids, strict=True):
+        _settle(future, row_id)
+    for _, _, future in batch.rejects:
+        _settle(future, None)
+    for key, futures in batch.lookups.items():
+        for future in futures:
+            _settle(future, found.get(key))
 
 
 def _settle(future: asyncio.Future, value) -> None:
@@ -122,6 +139,12 @@ class _Found(CallResult):
 
 
 # --- on the database thread ----------------------------------------------------------------------
+
+
+def _start_round(batch: _Round) -> tuple[list[int], dict[str, CallResult]]:
+    with batch.lock:
+        batch.started = True  # what joined until now is the round
+    return _apply_round(batch)
 
 
 def _apply_round(batch: _Round) -> tuple[list[int], dict[str, CallResult]]:
