@@ -11,6 +11,7 @@ from conftest import browser_login
 def test_researcher_uploads_a_file_and_sees_its_funnel(page, make_user):
     make_user("researcher", username="ada")
     browser_login(page, "ada")
+    page.locator(".nav-menu summary", has_text="Audits").click()  # the researcher's menus in the nav
     page.click("text=Question bank")
     page.wait_for_url("**/audits/questionbank/")
     assert "The bank is empty" in page.inner_text("#domain-counts")
