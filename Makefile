@@ -8,6 +8,7 @@ PORT ?= 8000
 .PHONY: demo test lint format venv dev-venv clean
 
 $(VENV)/.runtime: requirements.txt
+	@echo "Installing the requirements into $(VENV) (once; with an empty pip cache this downloads every package)…"
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -r requirements.txt

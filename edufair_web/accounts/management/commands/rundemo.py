@@ -58,7 +58,7 @@ class Command(BaseCommand):
             started = self.step(
                 2,
                 "Demo data: users, sample questions, and the simulated demo audit run to the end (the first "
-                "start takes a minute or two; later starts skip what exists)…",
+                "start takes a few seconds to a minute; later starts skip what exists)…",
             )
             call_command("seed_demo", "--no-logins", stdout=self.stdout)
             self.done(started)
