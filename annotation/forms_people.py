@@ -4,6 +4,7 @@ stage's crowd link settings."""
 from django import forms
 
 from annotation.models import CrowdLink
+from annotation.services.crowd import CONFIG_FIELDS
 from edufair_web.accounts.roles import ROLES
 
 
@@ -38,17 +39,7 @@ class CrowdLinkForm(forms.ModelForm):
 
     class Meta:
         model = CrowdLink
-        fields = [
-            "is_open",
-            "max_recruits",
-            "items_per_recruit",
-            "participant_param",
-            "study_param",
-            "session_param",
-            "completion_url",
-            "completion_code",
-            "screened_out_code",
-        ]
+        fields = list(CONFIG_FIELDS)
         labels = {
             "is_open": "Open to new recruits",
             "max_recruits": "Maximum recruits",

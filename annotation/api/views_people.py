@@ -16,7 +16,7 @@ from rest_framework.views import APIView
 
 from annotation.models import CrowdLink, CrowdRecruit, Enrollment, Stage
 from annotation.selectors.crowd import crowd_export_rows, crowd_link_of, crowd_recruits
-from annotation.services.crowd import crowd_link_configure
+from annotation.services.crowd import CONFIG_FIELDS, crowd_link_configure
 from annotation.services.enrollment import annotator_by_username, enrollment_bulk_create, enrollment_mark_replacement
 from annotation.services.training import SetupError
 from edufair_web.accounts.people import (
@@ -80,19 +80,7 @@ class CrowdLinkSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = CrowdLink
-        fields = [
-            "stage",
-            "entry_url",
-            "is_open",
-            "max_recruits",
-            "items_per_recruit",
-            "participant_param",
-            "study_param",
-            "session_param",
-            "completion_url",
-            "completion_code",
-            "screened_out_code",
-        ]
+        fields = ["stage", "entry_url", *CONFIG_FIELDS]
         read_only_fields = fields
 
     def get_entry_url(self, link) -> str:
