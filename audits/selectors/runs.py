@@ -16,9 +16,20 @@ from audits.run_outcome import LABELS, TONES, group_failures, host_of, run_outco
 from audits.selectors.endpoints import endpoint_limit_statuses
 
 
+def _dialogues_by_status(audit: Audit) -> dict[str, int]:
+    return dict(audit.dialogues.values_list("status").annotate(n=Count("pk")).values_list("status", "n"))
+
+
+def audit_run_outcome(*, audit: Audit) -> str:
+    """The run's outcome (audits.run_outcome) from one count query, for pages that need only that."""
+    by_status = _dialogues_by_status(audit)
+    done, failed = by_status.get(Dialogue.Status.DONE, 0), by_status.get(Dialogue.Status.FAILED, 0)
+    return run_outcome(audit.status, done=done, failed=failed)
+
+
 def audit_progress(*, audit: Audit) -> dict:
     """Everything the audit page's live panel shows, computed from rows (never from the broker)."""
-    by_status = dict(audit.dialogues.values_list("status").annotate(n=Count("pk")).values_list("status", "n"))
+    by_status = _dialogues_by_status(audit)
     total = sum(by_status.values())
     done = by_status.get(Dialogue.Status.DONE, 0)
     failed = by_status.get(Dialogue.Status.FAILED, 0)

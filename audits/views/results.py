@@ -36,8 +36,9 @@ from audits.fairness import (
 )
 from audits.models import Audit, Question
 from audits.results_filter import RowFilter, choices
+from audits.run_outcome import FAILED
 from audits.selectors.results import audit_analysis_inputs, audit_content_identities, contrast_side_dialogues
-from audits.selectors.runs import audit_progress
+from audits.selectors.runs import audit_progress, audit_run_outcome
 from audits.services.analysis import (
     AnalysisState,
     AuditAnalysis,
@@ -204,8 +205,8 @@ class _ResultsMixin(ResearcherRequiredMixin):
         self.audit = get_object_or_404(
             Audit.objects.select_related("judge_endpoint", "judge_template"), pk=kwargs["pk"]
         )
-        progress = audit_progress(audit=self.audit)
-        if progress["outcome"] == "failed":  # no dialogue to analyse: say why instead of computing nothing
+        if audit_run_outcome(audit=self.audit) == FAILED:  # no dialogue to analyse: say why, compute nothing
+            progress = audit_progress(audit=self.audit)
             context = {"audit": self.audit, "simulation": self.audit.uses_simulation, "progress": progress}
             context["simulation_label"] = exports.SIMULATION_LABEL
             return render(request, "audits/results/pending.html", context)
