@@ -16,6 +16,7 @@ the same instant) is redone row by row, as the ungrouped ledger did.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import threading
 from dataclasses import dataclass, field
@@ -121,7 +122,8 @@ def _settle_round(batch: _Round, finished: asyncio.Future) -> None:
 def _settle(future: asyncio.Future, value) -> None:
     if future.done():  # its caller was cancelled meanwhile
         return
-    future.set_result(value.copy() if isinstance(value, _Found) else value)
+    # A row read once may answer several waiters: each gets its own CallResult.
+    future.set_result(dataclasses.replace(value) if isinstance(value, CallResult) else value)
 
 
 def _futures(batch: _Round):
@@ -129,13 +131,6 @@ def _futures(batch: _Round):
     yield from (item[-1] for item in batch.rejects)
     for futures in batch.lookups.values():
         yield from futures
-
-
-class _Found(CallResult):
-    """A row read once for several waiters; each gets its own copy."""
-
-    def copy(self) -> CallResult:
-        return CallResult(**self.__dict__)
 
 
 # --- on the database thread ----------------------------------------------------------------------
@@ -164,7 +159,7 @@ def _lookup_many(keys: list[str]) -> dict[str, CallResult]:
             request_hash__in=keys[start : start + LOOKUP_CHUNK], status__in=[STATUS_OK, STATUS_UNPARSABLE]
         ).values(*_READ)
         for row in rows:
-            found[row["request_hash"]] = _Found(
+            found[row["request_hash"]] = CallResult(
                 ok=row["status"] == STATUS_OK,
                 text=row["response_text"],
                 call_id=row["pk"],
