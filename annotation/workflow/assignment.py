@@ -169,12 +169,15 @@ def next_assignment(*, stage: Stage, annotator, now=None) -> Assignment | None:
             return held
         reclaim_expired(stage=stage, now=now)
         assignment = _claim(stage=stage, annotator=annotator, until=until)
+        if assignment is not None:
+            return assignment
         # Nothing open: items may have joined the rule since the list was made (imported, or settled by the
         # stage this one takes its items from). One statement says whether; only then is the list rebuilt.
-        if assignment is None and main_queries.rule_item_missing(stage=stage, settings=labelling_settings(stage)):
-            if main_items_sync(stage).added:
-                assignment = _claim(stage=stage, annotator=annotator, until=until)
-        return assignment
+        # Either way the rows are looked at once more: another annotator's request may have made them between
+        # the first look and that statement (the first requests of a stage all find its list empty).
+        if main_queries.rule_item_missing(stage=stage, settings=labelling_settings(stage)):
+            main_items_sync(stage)
+        return _claim(stage=stage, annotator=annotator, until=until)
 
 
 def _preferred(stage: Stage, annotator, settings: StageLabelling, lost: set[int]) -> list[tuple[int, int]]:
