@@ -20,6 +20,7 @@ from annotation.label_studio.export import FORMATS as LABEL_STUDIO_FORMATS
 from annotation.label_studio.export import label_studio_export
 from annotation.models import Adjudication, AnnotationProject, GoldLabel, Label
 from annotation.selectors.agreement_report import annotator_pseudonyms
+from edufair_web.csv_cells import neutralise_cell
 
 FORMATS = ("csv", "jsonl", *LABEL_STUDIO_FORMATS)
 FIELDS = (
@@ -48,13 +49,6 @@ FIELDS = (
 # What a row is: an annotator's label, a gold label (training items), a label imported from a published
 # file (the consensus of an imported project), or a settled consensus (adjudication) of an item.
 RECORD_LABEL, RECORD_GOLD, RECORD_IMPORTED, RECORD_CONSENSUS = "label", "gold", "imported", "consensus"
-FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
-
-
-def neutralise_cell(value) -> str:
-    """A cell that cannot run as a spreadsheet formula."""
-    text = "" if value is None else str(value)
-    return "'" + text if text.startswith(FORMULA_STARTS) else text
 
 
 def label_records(project: AnnotationProject) -> Iterator[dict]:

@@ -35,6 +35,7 @@ from audits.selectors.results import (
     raw_score_rows,
 )
 from audits.violation_rules import bh_text, rule_text
+from edufair_web.csv_cells import neutralise_text
 
 SIMULATION_LABEL = (
     "SIMULATION: this audit used simulated models (seeded, offline, with planted bias where configured); "
@@ -103,7 +104,6 @@ TABLES = (
     "opposite_decomposition",
     "raw_scores",
 )
-FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
 
 
 def is_simulation(audit) -> bool:
@@ -269,10 +269,7 @@ def csv_cell(value: Any) -> Any:
         return str(value)
     if isinstance(value, list | tuple):
         return csv_cell(";".join(str(item) for item in value))
-    text = str(value)
-    if text.startswith(FORMULA_PREFIXES):
-        return "'" + text
-    return text
+    return neutralise_text(str(value))
 
 
 def rows_to_csv(rows: Sequence[Mapping[str, Any]], *, columns: Sequence[str] | None = None) -> str:

@@ -15,7 +15,6 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse, reverse_lazy
 from django.views import View
 
-from annotation.exports import neutralise_cell
 from annotation.forms_people import BulkEnrolForm, CrowdLinkForm, PersonCreateForm, ReplaceByUsernameForm
 from annotation.models import Enrollment, Stage
 from annotation.selectors.crowd import EXPORT_COLUMNS, crowd_export_rows, crowd_link_of, crowd_recruits
@@ -40,6 +39,7 @@ from edufair_web.accounts.people import (
 )
 from edufair_web.accounts.permissions import OperatorOrResearcherRequiredMixin, ResearcherRequiredMixin
 from edufair_web.accounts.roles import RESEARCHER, has_role
+from edufair_web.csv_cells import neutralise_cell
 
 
 class PeopleView(OperatorOrResearcherRequiredMixin, View):

@@ -13,7 +13,6 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views import View
 
 from annotation import exports
-from annotation.exports import neutralise_cell
 from annotation.forms import (
     EnrollForm,
     GuidelineForm,
@@ -41,6 +40,7 @@ from annotation.services.projects import project_create
 from annotation.services.training import SetupError, guideline_publish, training_set_choose, worked_example_add
 from annotation.workflow.assignment import labelling_settings, main_labelling_started
 from edufair_web.accounts.permissions import ResearcherRequiredMixin
+from edufair_web.csv_cells import neutralise_cell
 
 PASS_RATE_COLUMNS = (
     "stage_order",
