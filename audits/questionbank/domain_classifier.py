@@ -227,10 +227,6 @@ def _stem_pattern(stem: str) -> str:
     return re.escape(stem) + (r"s?\b" if len(stem) <= 3 else "")
 
 
-def keyword_hits(text: str, keywords: Mapping[str, Sequence[str]] = DEFAULT_SEED_KEYWORDS) -> dict[str, int]:
-    return {domain: len(pattern.findall(text)) for domain, pattern in _keyword_patterns(keywords).items()}
-
-
 def seed_label(hits: Mapping[str, int], params: ClassifierParams) -> str | None:
     ranked = sorted(hits.items(), key=lambda item: item[1], reverse=True)
     best_domain, best = ranked[0]

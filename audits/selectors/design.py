@@ -85,10 +85,6 @@ def prompt_templates_latest() -> list[PromptTemplate]:
     return [t for t in PromptTemplate.objects.all() if (t.kind, t.name, t.version) in wanted]
 
 
-def prompt_template_latest(*, kind: str, name: str) -> PromptTemplate | None:
-    return PromptTemplate.objects.filter(kind=kind, name=name).order_by("-version").first()
-
-
 def question_ids_by_domain(
     *, domains: list[str] | None = None, sources: list[str] | None = None
 ) -> dict[str, list[int]]:

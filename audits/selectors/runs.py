@@ -282,22 +282,6 @@ def audit_scores_frame(audit: Audit, *, include_conversation_metrics: bool = Tru
     return frame
 
 
-def audit_score_frame_for_fairness(audit: Audit):
-    """The turn-level metrics of `audit_scores_frame` as an `audits.fairness.ScoreFrame`, keyed by
-    condition id (see `audit_condition_design` for the matching design mapping)."""
-    from audits.fairness import ScoreFrame
-
-    frame = audit_scores_frame(audit, include_conversation_metrics=False)
-    return ScoreFrame(
-        tutor=frame["tutor"],
-        domain=frame["domain"],
-        question=frame["question"],
-        condition=frame["condition"],
-        metric=frame["metric"],
-        value=frame["value"],
-    )
-
-
 def audit_condition_design(audit: Audit) -> dict:
     """{condition id: audits.fairness.ConditionSpec} for the audit's conditions (the design mapping), in
     creation order — converted as the design preview converts them (`audits.conditions.analysis_design`),
