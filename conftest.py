@@ -263,3 +263,30 @@ def pytest_runtest_makereport(item, call):
     if report.when == "call":
         item.rep_call = report
     return report
+
+
+# A test that reaches none of these (directly or through its fixtures) and carries none of the markers below runs
+# without a database, a server or a browser: it is marked `pure`, and `make test-fast` runs those alone.
+IMPURE_FIXTURES = frozenset(
+    {
+        "db",
+        "transactional_db",
+        "django_db_reset_sequences",
+        "django_db_serialized_rollback",
+        "live_server",
+        "client",
+        "admin_client",
+        "async_client",
+        "chromium_browser",
+        "celery_worker_process",
+    }
+)
+IMPURE_MARKERS = ("django_db", "browser", "services")
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if any(item.get_closest_marker(name) for name in IMPURE_MARKERS):
+            continue
+        if IMPURE_FIXTURES.isdisjoint(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.pure)

@@ -6,7 +6,12 @@ judge (in memory, no database). A planted corrective-tone bias against non-Engli
 |r| = 0.3 must be flagged; a fair tutor's cells must not be flagged much more often than the nominal 5%.
 """
 
+import pytest
+
 from benchmarks.calibration import binomial_bound, null_run, power_run
+
+# Whole audits through the engine loop: the full suite runs them, `make test-fast` does not.
+pytestmark = pytest.mark.slow
 
 
 def test_a_planted_effect_of_about_r_0_3_is_flagged_in_every_seed():

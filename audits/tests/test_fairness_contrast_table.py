@@ -110,6 +110,7 @@ def test_every_row_equals_paired_effect_on_its_pairs(frame, table):
             assert got == want or (isinstance(want, float) and math.isnan(want) and math.isnan(got)), name
 
 
+@pytest.mark.slow
 def test_bootstrap_equals_plain_loop_over_the_same_index_matrix(frame, table):
     checked = 0
     for row in table.where(tutor="qwen", domain="maths"):

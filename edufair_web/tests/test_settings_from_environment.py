@@ -15,6 +15,9 @@ PRODUCTION = {
     "CSRF_TRUSTED_ORIGINS": "https://edufair.example.org",
 }
 
+# Each test starts a fresh Python process to read the settings: the full suite runs them, `make test-fast` does not.
+pytestmark = pytest.mark.slow
+
 
 def run_python(code: str, **env) -> subprocess.CompletedProcess:
     ignored = {
