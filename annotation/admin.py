@@ -23,7 +23,7 @@ from .models import (
     TrainingItem,
     WorkedExample,
 )
-from .workflow.assignment import main_labelling_started
+from .services.assignment import main_labelling_started
 
 
 @admin.register(AnnotationProject)
@@ -55,7 +55,7 @@ class StageAdmin(ResearcherModelAdmin):
     def get_readonly_fields(self, request, obj=None):
         fields = super().get_readonly_fields(request, obj)
         if obj is not None and main_labelling_started(obj):
-            return (*fields, "overlap")  # fixed once items hold labels (see workflow.assignment)
+            return (*fields, "overlap")  # fixed once items hold labels (see services.assignment)
         return fields
 
 

@@ -13,7 +13,7 @@ modality, turns`` (``turns`` as JSON), ``highlight``, and ``gold_<question key>`
 ``rationale_<question key>`` pairs.
 
 Items imported while a stage's main labelling is open join it at once when its item rule takes them
-(`workflow.assignment.project_main_items_sync`), and are handed out like the first ones.
+(`services.assignment.project_main_items_sync`), and are handed out like the first ones.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from django.db import transaction
 
 from annotation.models import AnnotationProject, GoldLabel, Item
-from annotation.workflow.assignment import project_main_items_sync
+from annotation.services.assignment import project_main_items_sync
 from edufair_web.json_input import JSONInputError, loads
 from edufair_web.storable_text import unstorable_in
 

@@ -22,9 +22,9 @@ from annotation.selectors.agreement_report import project_agreement_report
 from annotation.selectors.crowd import crowd_link_of, crowd_recruits
 from annotation.selectors.projects import pass_rate_table
 from annotation.selectors.training import stage_gate_rules
+from annotation.services import conflicts as conflict_workflow
+from annotation.services.assignment import labelling_settings
 from annotation.services.labelling import stage_item_rule_describe
-from annotation.workflow import conflicts as conflict_workflow
-from annotation.workflow.assignment import labelling_settings
 
 FORMATS = ("html", "md", "json")
 CONVENTIONS = (

@@ -1,5 +1,5 @@
 """CPU per statement of the labelling hot path: the same reads built through the ORM and written as SQL
-(`annotation/workflow/main_queries.py`, `edufair_web/accounts/authentication.py`), against PostgreSQL on
+(`annotation/services/main_sql.py`, `edufair_web/accounts/authentication.py`), against PostgreSQL on
 loopback. It seeds the same database as `labelling_load.py` (dropped and made anew), then times each form
 in a loop and prints the median of several rounds, in CPU milliseconds per statement of this process.
 
@@ -54,7 +54,7 @@ def main() -> None:
     from knox.settings import CONSTANTS
 
     from annotation.models import Assignment, Enrollment, Phase
-    from annotation.workflow import main_queries
+    from annotation.services import main_sql
     from edufair_web.accounts.authentication import RoleTokenAuthentication
     from edufair_web.accounts.roles import ROLES
 
@@ -74,7 +74,7 @@ def main() -> None:
                 .filter(stage_id=stage_id, user_id=user_id)
                 .first()
             ),
-            lambda: main_queries.labelling_access(stage_id=stage_id, annotator_id=user_id),
+            lambda: main_sql.labelling_access(stage_id=stage_id, annotator_id=user_id),
         ),
         "open reservation": (
             lambda: (
@@ -84,7 +84,7 @@ def main() -> None:
                 .order_by("id")
                 .first()
             ),
-            lambda: main_queries.open_reservation(stage_id=stage_id, annotator_id=user_id),
+            lambda: main_sql.open_reservation(stage_id=stage_id, annotator_id=user_id),
         ),
     }
     print(f"machine: nproc={os.cpu_count()} load={os.getloadavg()}; CPU ms per statement, median of {args.rounds}")

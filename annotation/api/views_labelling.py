@@ -28,6 +28,8 @@ from annotation.selectors.adjudication import (
 from annotation.selectors.revisions import recent_items
 from annotation.selectors.stage_dashboard import stage_dashboard
 from annotation.services import adjudication as adjudication_services
+from annotation.services import main_sql
+from annotation.services.assignment import AssignmentBusy, labelling_settings
 from annotation.services.labelling import (
     ReservationExpired,
     RevisionRefused,
@@ -38,11 +40,9 @@ from annotation.services.labelling import (
     stage_labelling_configure,
 )
 from annotation.services.labels import Answer, LabelInvalid, NoAssignment
+from annotation.services.main_sql import LabellingAccess
+from annotation.services.resolution import ResolutionRefused
 from annotation.views.common import label_form_questions
-from annotation.workflow import main_queries
-from annotation.workflow.assignment import AssignmentBusy, labelling_settings
-from annotation.workflow.main_queries import LabellingAccess
-from annotation.workflow.resolution import ResolutionRefused
 from annotation.workflow.training import StepRefused
 from edufair_web.accounts.permissions import IsAdjudicator, IsAnnotator, IsResearcher
 from edufair_web.converters import query_id
@@ -112,13 +112,13 @@ class MainNextAPIView(APIView):
             )
         if assignment is None:
             return Response(status=status.HTTP_204_NO_CONTENT)
-        main_queries.stage_questions(stage)  # one SQL read for the form below
+        main_sql.stage_questions(stage)  # one SQL read for the form below
         return Response(
             {
                 "assignment": assignment.pk,
                 "reserved_until": assignment.reserved_until,
                 "item": AnnotatorItemSerializer(assignment.item).data,
-                "questions": label_form_questions(stage),  # from `main_queries.stage_questions`
+                "questions": label_form_questions(stage),  # from `main_sql.stage_questions`
                 "progress": {"mine": checked.main_submitted},
             }
         )

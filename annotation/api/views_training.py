@@ -24,6 +24,7 @@ from annotation.selectors.training import (
 )
 from annotation.services.adjudication import discussion_comment
 from annotation.services.labels import Answer, LabelInvalid, NoAssignment, labels_submit
+from annotation.services.resolution import ResolutionRefused
 from annotation.services.training import (
     SetupError,
     comment_pin,
@@ -33,7 +34,6 @@ from annotation.services.training import (
     norming_acknowledge,
 )
 from annotation.views.common import label_form_questions
-from annotation.workflow.resolution import ResolutionRefused
 from annotation.workflow.training import STEP_TITLES, Action, StepRefused, check_action, next_step
 from edufair_web.accounts.permissions import IsAdjudicator, IsAnnotator
 

@@ -16,11 +16,11 @@ from django.contrib.auth.models import User
 
 from annotation.judge_validation.services import sampled_items, validation_project_create, validation_record
 from annotation.models import AnnotationProject, Enrollment, MainItem, Thread
+from annotation.services import resolution
 from annotation.services.enrollment import enrollment_create
 from annotation.services.labelling import label_next, label_submit
 from annotation.services.labels import Answer
 from annotation.services.training import guideline_confirm
-from annotation.workflow import resolution
 from edufair_web.accounts.roles import ANNOTATOR
 from edufair_web.accounts.services import user_create_with_role
 

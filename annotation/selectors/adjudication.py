@@ -8,9 +8,9 @@ from django.contrib.auth import get_user_model
 from django.db.models import Count, Q
 
 from annotation.models import Adjudication, Assignment, Comment, Item, Label, MainItem, Phase, Stage, Thread
+from annotation.services.resolution import disputed_questions
 from annotation.workflow import blindness
 from annotation.workflow.blindness import DiscussionVisibility, ItemFacts
-from annotation.workflow.resolution import disputed_questions
 from edufair_web.accounts.roles import ADJUDICATOR, RESEARCHER, has_role
 
 QUEUE_STATUSES = (MainItem.Status.DISCUSSION, MainItem.Status.SENIOR_REVIEW, MainItem.Status.REVIEWER_QUEUE)

@@ -37,7 +37,7 @@ from annotation.models import (
     Stage,
     Thread,
 )
-from annotation.workflow import conflicts as conflict_workflow
+from annotation.services import conflicts as conflict_workflow
 
 
 @dataclass(frozen=True)

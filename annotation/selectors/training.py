@@ -30,10 +30,6 @@ def guideline_current(stage: Stage) -> Guideline | None:
     return stage.guidelines.order_by("-version").first()
 
 
-def enrollment_for(*, user, stage: Stage) -> Enrollment | None:
-    return Enrollment.objects.filter(stage=stage, user=user).select_related("stage", "stage__project").first()
-
-
 def enrollments_of_user(user):
     return (
         Enrollment.objects.filter(user=user)

@@ -1,15 +1,15 @@
 """Writes for adjudication: comments in an item's discussion, annotators' post-discussion answers,
 closing a discussion, a reviewer's decisions, and the researcher's dispositions of cross-stage conflicts.
-Thin doors over `workflow.resolution` and `workflow.conflicts`, shared by pages, API and tests. Who may take
+Thin doors over `services.resolution` and `services.conflicts`, shared by pages, API and tests. Who may take
 part in a discussion is the blindness rule's to say (`workflow.blindness`), as for who may read it."""
 
 from __future__ import annotations
 
 from annotation.models import Comment, CrossStageConflict, Item, Stage, Thread
 from annotation.selectors.adjudication import discussion_visibility_for
+from annotation.services import conflicts, resolution
 from annotation.services.labels import Answer
-from annotation.workflow import conflicts, resolution
-from annotation.workflow.resolution import ResolutionRefused
+from annotation.services.resolution import ResolutionRefused
 
 
 def _discussion_thread(stage: Stage, item: Item) -> Thread:

@@ -28,6 +28,9 @@ from annotation.models import (
 )
 from annotation.selectors.revisions import revision_state, revision_window
 from annotation.selectors.stage_items import stage_item_rule
+from annotation.services import main_sql
+from annotation.services.assignment import MainItemsSync, main_items_sync, next_assignment
+from annotation.services.conflicts import stage_polarity_question
 from annotation.services.labels import (
     MAX_SECONDS_PER_ITEM,
     Answer,
@@ -36,11 +39,9 @@ from annotation.services.labels import (
     active_seconds,
     answers_validate,
 )
-from annotation.workflow import item_rules, main_queries
-from annotation.workflow.assignment import MainItemsSync, main_items_sync, next_assignment
-from annotation.workflow.conflicts import stage_polarity_question
-from annotation.workflow.main_queries import LabellingAccess
-from annotation.workflow.resolution import item_resolve_if_complete
+from annotation.services.main_sql import LabellingAccess
+from annotation.services.resolution import item_resolve_if_complete
+from annotation.workflow import item_rules
 from annotation.workflow.revision_rules import revision_refusal
 from annotation.workflow.training import Action, StepRefused, TrainingProgress, check_action
 
@@ -73,12 +74,12 @@ def main_labelling_check(*, annotator, stage_id: int) -> LabellingAccess:
     """The stage and the annotator's standing in it, if they may label its main items now (passed, current
     guideline confirmed). Raises Stage.DoesNotExist (no such stage) or StepRefused.
 
-    One statement (`workflow.main_queries.labelling_access`), because main labelling is the hot path; it
+    One statement (`services.main_sql.labelling_access`), because main labelling is the hot path; it
     also brings the stage's assignment settings and the annotator's count of submitted items. The rule is
     the training step machine's (`check_action(…, LABEL_MAIN)`), which here only needs the gate, the
     replacement and the guideline.
     """
-    access = main_queries.labelling_access(stage_id=stage_id, annotator_id=annotator.pk)
+    access = main_sql.labelling_access(stage_id=stage_id, annotator_id=annotator.pk)
     if access is None:
         raise Stage.DoesNotExist(f"No stage {stage_id}.")
     if not access.enrolled:
@@ -128,12 +129,12 @@ def label_submit(
     """
     if checked is None:
         main_labelling_check(annotator=annotator, stage_id=stage.pk)
-    question_ids = {q.key: q.pk for q in main_queries.stage_questions(stage)}  # validation and resolution reuse them
+    question_ids = {q.key: q.pk for q in main_sql.stage_questions(stage)}  # validation and resolution reuse them
     answers_validate(stage, answers)
     item_id = item if isinstance(item, int) else item.pk
     seconds = active_seconds(seconds)
     with transaction.atomic():
-        assignment = main_queries.lock_assignment(stage_id=stage.pk, item_id=item_id, annotator_id=annotator.pk)
+        assignment = main_sql.lock_assignment(stage_id=stage.pk, item_id=item_id, annotator_id=annotator.pk)
         if assignment is None:
             raise ReservationExpired(
                 "This item is no longer reserved for you (the reservation expired and it went to someone else)."
@@ -141,9 +142,9 @@ def label_submit(
         if assignment.submitted_at is not None:
             return SubmitResult(assignment=assignment, created=False)
         # Serialises the last labels of one item, so exactly one submit sees N and resolves it.
-        main_item = main_queries.lock_main_item(stage_id=stage.pk, item_id=item_id)
+        main_item = main_sql.lock_main_item(stage_id=stage.pk, item_id=item_id)
         now = timezone.now()
-        main_queries.insert_main_labels(
+        main_sql.insert_main_labels(
             assignment_id=assignment.pk,
             labels=[
                 (
@@ -157,7 +158,7 @@ def label_submit(
             seconds=seconds,
             now=now,
         )
-        main_queries.mark_submitted(assignment_id=assignment.pk, now=now)
+        main_sql.mark_submitted(assignment_id=assignment.pk, now=now)
         assignment.submitted_at = now
         item_resolve_if_complete(stage=stage, item_id=item_id, main_item=main_item)
         return SubmitResult(assignment=assignment, created=True)
@@ -200,15 +201,15 @@ def label_revise(
     if checked is None:
         checked = main_labelling_check(annotator=annotator, stage_id=stage.pk)
     window = revision_window(checked.stage)  # read with the check, as stored now
-    main_queries.stage_questions(stage)
+    main_sql.stage_questions(stage)
     answers_validate(stage, answers)
     item_id = item if isinstance(item, int) else item.pk
     seconds = active_seconds(seconds)
     with transaction.atomic():
-        assignment = main_queries.lock_assignment(stage_id=stage.pk, item_id=item_id, annotator_id=annotator.pk)
+        assignment = main_sql.lock_assignment(stage_id=stage.pk, item_id=item_id, annotator_id=annotator.pk)
         if assignment is None or assignment.submitted_at is None:
             raise NoAssignment("You have not submitted this item in this stage.")
-        main_item = main_queries.lock_main_item(stage_id=stage.pk, item_id=item_id)
+        main_item = main_sql.lock_main_item(stage_id=stage.pk, item_id=item_id)
         labels = {
             label.question.key: label
             for label in Label.objects.filter(assignment_id=assignment.pk, round=Label.Round.PRE).select_related(

@@ -37,7 +37,7 @@ from annotation.selectors.training import (
     training_progress,
     training_secrets,
 )
-from annotation.workflow.assignment import project_main_items_sync
+from annotation.services.assignment import project_main_items_sync
 from annotation.workflow.gate import gate_decide, gold_score
 from annotation.workflow.gold_isolation import text_leaks
 from annotation.workflow.pilot import PilotSample, PoolItem, sample_pilot

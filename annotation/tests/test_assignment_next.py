@@ -8,9 +8,9 @@ import pytest
 from django.utils import timezone
 
 from annotation.models import Assignment, Item, Label, MainItem
+from annotation.services.assignment import next_assignment
 from annotation.services.enrollment import enrollment_create
 from annotation.services.labelling import ReservationExpired, label_next, label_submit, stage_labelling_configure
-from annotation.workflow.assignment import next_assignment
 from annotation.workflow.training import StepRefused
 
 from .main_setup import answers, build_main_stage, pass_gate
@@ -184,18 +184,18 @@ def test_items_another_request_listed_between_the_first_look_and_the_check_are_h
     """The first requests of a stage all find its main-item list empty. One of them makes the list; another
     whose first look came before that commit and whose "anything missing?" statement came after must still
     get an item, not "nothing left" (seen in CI: 29 of 30 annotators went home, one labelled everything)."""
-    from annotation.workflow import assignment, main_queries
+    from annotation.services import assignment, main_sql
 
     s = build_main_stage(items=3, overlap=2)
     user = make_user("annotator")
     pass_gate(s.stage, user)
-    asked = main_queries.rule_item_missing
+    asked = main_sql.rule_item_missing
 
     def list_made_meanwhile(*, stage, settings):
         assignment.main_items_sync(stage)  # the other request's sync, committed just before this statement
         return asked(stage=stage, settings=settings)
 
-    monkeypatch.setattr(main_queries, "rule_item_missing", list_made_meanwhile)
+    monkeypatch.setattr(main_sql, "rule_item_missing", list_made_meanwhile)
     assert not MainItem.objects.filter(stage=s.stage).exists()
     handed = next_assignment(stage=s.stage, annotator=user)
     assert handed is not None and handed.item_id == s.items[0].pk

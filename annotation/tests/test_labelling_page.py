@@ -212,7 +212,7 @@ def test_queries_per_labelling_request_do_not_grow_with_items_and_labels(
 
 def test_the_api_says_503_with_retry_after_when_every_open_item_is_being_handed_out(client, make_user, monkeypatch):
     from annotation.api import views_labelling
-    from annotation.workflow.assignment import AssignmentBusy
+    from annotation.services.assignment import AssignmentBusy
 
     def busy(**kwargs):
         raise AssignmentBusy("Every open item is being handed out to someone else right now; try again.")

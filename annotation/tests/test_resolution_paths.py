@@ -7,7 +7,7 @@ import pytest
 from annotation.models import Adjudication, Label, MainItem, Thread
 from annotation.services.adjudication import adjudication_decide, discussion_answers_submit, discussion_close
 from annotation.services.labelling import label_next, label_submit
-from annotation.workflow.resolution import ResolutionRefused
+from annotation.services.resolution import ResolutionRefused
 
 from .main_setup import answers, build_main_stage, pass_gate
 

@@ -8,11 +8,11 @@ import pytest
 
 from annotation import reports
 from annotation.models import Adjudication, GoldLabel, Item, MainItem, StageLabelling, TrainingItem
+from annotation.services import main_sql
 from annotation.services.adjudication import conflict_dispose, conflicts_detect
+from annotation.services.assignment import main_items_sync
 from annotation.services.labelling import stage_item_rule_set, stage_main_open
 from annotation.services.projects import project_create, question_create, stage_create
-from annotation.workflow import main_queries
-from annotation.workflow.assignment import main_items_sync
 
 pytestmark = pytest.mark.django_db
 
@@ -108,8 +108,8 @@ def test_items_stage_1_settles_later_join_stage_2_when_its_annotators_run_out(fl
     stage_item_rule_set(stage=s2, rule="settled", source_stage=s1, source_values=["valid"])
     assert stage_main_open(stage=s2) == 3
     settings = StageLabelling.objects.get(stage=s2)
-    assert not main_queries.rule_item_missing(stage=s2, settings=settings)
+    assert not main_sql.rule_item_missing(stage=s2, settings=settings)
     _settle(s1, valid, {items[3]: "valid", items[4]: "invalid"})
-    assert main_queries.rule_item_missing(stage=s2, settings=settings)  # what next_assignment asks when empty
+    assert main_sql.rule_item_missing(stage=s2, settings=settings)  # what next_assignment asks when empty
     assert main_items_sync(s2).added == 1
-    assert not main_queries.rule_item_missing(stage=s2, settings=settings)
+    assert not main_sql.rule_item_missing(stage=s2, settings=settings)

@@ -6,8 +6,8 @@ import pytest
 from django.urls import reverse
 
 from annotation.models import StageLabelling
+from annotation.services.assignment import labelling_settings
 from annotation.services.projects import project_create
-from annotation.workflow.assignment import labelling_settings
 
 from .main_setup import build_main_stage
 

@@ -18,8 +18,8 @@ from annotation.selectors.adjudication import (
     item_side_by_side,
 )
 from annotation.services import adjudication as adjudication_services
+from annotation.services.resolution import ResolutionRefused, disputed_questions
 from annotation.views.common import label_form_questions
-from annotation.workflow.resolution import ResolutionRefused, disputed_questions
 from edufair_web.accounts.permissions import AdjudicatorRequiredMixin
 from edufair_web.converters import parse_id
 

@@ -20,6 +20,7 @@ from annotation.models import Assignment, Enrollment, Item, MainItem, Phase, Sta
 from annotation.selectors.adjudication import discussion_visibility_for, item_side_by_side
 from annotation.selectors.revisions import assignment_to_revise, recent_items
 from annotation.services import adjudication as adjudication_services
+from annotation.services.assignment import AssignmentBusy
 from annotation.services.labelling import (
     ReservationExpired,
     RevisionRefused,
@@ -29,8 +30,7 @@ from annotation.services.labelling import (
     labelling_progress,
 )
 from annotation.services.labels import LabelInvalid, NoAssignment
-from annotation.workflow.assignment import AssignmentBusy
-from annotation.workflow.resolution import ResolutionRefused, disputed_questions
+from annotation.services.resolution import ResolutionRefused, disputed_questions
 from annotation.workflow.training import StepRefused
 from edufair_web.accounts.permissions import AnnotatorRequiredMixin
 

@@ -29,6 +29,7 @@ from annotation.markdown_text import markdown_safe
 from annotation.models import AnnotationProject, Enrollment, Item, MainItem, Stage, TrainingItem
 from annotation.selectors.projects import pass_rate_table, projects_list, stage_enrollments, stages_of
 from annotation.selectors.training import stage_gate_rules
+from annotation.services.assignment import labelling_settings, main_labelling_started
 from annotation.services.enrollment import enrollment_create, enrollment_mark_replacement
 from annotation.services.labelling import (
     ItemRuleInvalid,
@@ -38,7 +39,6 @@ from annotation.services.labelling import (
 )
 from annotation.services.projects import project_create
 from annotation.services.training import SetupError, guideline_publish, training_set_choose, worked_example_add
-from annotation.workflow.assignment import labelling_settings, main_labelling_started
 from edufair_web.accounts.permissions import ResearcherRequiredMixin
 from edufair_web.csv_cells import neutralise_cell
 

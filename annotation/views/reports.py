@@ -11,7 +11,7 @@ from django.views import View
 from annotation import exports, reports
 from annotation.models import AnnotationProject, CrossStageConflict
 from annotation.services import adjudication as adjudication_services
-from annotation.workflow.conflicts import ConflictRefused, disposition_counts
+from annotation.services.conflicts import ConflictRefused, disposition_counts
 from edufair_web.accounts.permissions import ResearcherRequiredMixin
 
 

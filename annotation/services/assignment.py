@@ -32,13 +32,13 @@ import time
 from dataclasses import dataclass
 from datetime import timedelta
 
-from django.db import connection, transaction
+from django.db import transaction
 from django.db.models import Case, Exists, IntegerField, OuterRef, Value, When
 from django.utils import timezone
 
 from annotation.models import Assignment, MainItem, Phase, Stage, StageLabelling
 from annotation.selectors import stage_items
-from annotation.workflow import main_queries
+from annotation.services import main_sql
 from annotation.workflow.strategies import BALANCED, IN_ORDER, CandidateItem, order_items
 
 DEFAULT_RESERVATION_MINUTES = 30
@@ -133,7 +133,7 @@ def _reservation_time(stage: Stage) -> timedelta:
 
 def current_reservation(*, stage: Stage, annotator) -> Assignment | None:
     """The annotator's main assignment in the stage that is handed out but not submitted, if any."""
-    return main_queries.open_reservation(stage_id=stage.pk, annotator_id=annotator.pk)
+    return main_sql.open_reservation(stage_id=stage.pk, annotator_id=annotator.pk)
 
 
 def reclaim_expired(*, stage: Stage, now) -> int:
@@ -142,12 +142,12 @@ def reclaim_expired(*, stage: Stage, now) -> int:
     The rows are locked first (skipping any a submit is holding), so a reservation is never deleted under
     a submit that is storing its labels; the submit then finds it gone and says the reservation expired.
     """
-    expired = main_queries.lock_expired_reservations(stage_id=stage.pk, now=now, limit=RECLAIM_BATCH)
+    expired = main_sql.lock_expired_reservations(stage_id=stage.pk, now=now, limit=RECLAIM_BATCH)
     if not expired:
         return 0
     Assignment.objects.filter(pk__in=[pk for pk, _ in expired]).delete()
     for _, item_id in expired:  # in item order, so two reclaimers never wait on each other in a cycle
-        main_queries.release_slot(stage_id=stage.pk, item_id=item_id)
+        main_sql.release_slot(stage_id=stage.pk, item_id=item_id)
     return len(expired)
 
 
@@ -175,7 +175,7 @@ def next_assignment(*, stage: Stage, annotator, now=None) -> Assignment | None:
         # stage this one takes its items from). One statement says whether; only then is the list rebuilt.
         # Either way the rows are looked at once more: another annotator's request may have made them between
         # the first look and that statement (the first requests of a stage all find its list empty).
-        if main_queries.rule_item_missing(stage=stage, settings=labelling_settings(stage)):
+        if main_sql.rule_item_missing(stage=stage, settings=labelling_settings(stage)):
             main_items_sync(stage)
         return _claim(stage=stage, annotator=annotator, until=until)
 
@@ -216,10 +216,10 @@ def _lock_one(stage: Stage, annotator, settings: StageLabelling, lost: set[int])
     if settings.strategy == IN_ORDER:
         # The database orders, filters and locks in one statement.
         rows = {"stage_id": stage.pk, "annotator_id": annotator.pk, "overlap": stage.overlap, "skip": lost}
-        item = main_queries.lock_first_open_item(**rows)
+        item = main_sql.lock_first_open_item(**rows)
         if item is not None:
             return MainItem(pk=item.main_item_pk, stage=stage, item=item)
-        return False if main_queries.open_item_exists(**rows) else None
+        return False if main_sql.open_item_exists(**rows) else None
     preferred = _preferred(stage, annotator, settings, lost)
     if not preferred:
         return None
@@ -262,15 +262,15 @@ def _claim(*, stage: Stage, annotator, until) -> Assignment | None:
 def _take_slot(*, stage: Stage, main_item: MainItem, annotator, until) -> Assignment | None:
     """Take a slot on the locked row and record the reservation; None when the row is full after all or
     the annotator already has the item (two of their own requests raced: the slot is given back)."""
-    if not main_queries.take_slot(main_item_pk=main_item.pk, overlap=stage.overlap):
+    if not main_sql.take_slot(main_item_pk=main_item.pk, overlap=stage.overlap):
         return None
     now = timezone.now()
     item = main_item.item
-    assignment_id = main_queries.insert_reservation(
+    assignment_id = main_sql.insert_reservation(
         stage_id=stage.pk, item_id=item.pk, annotator_id=annotator.pk, now=now, until=until
     )
     if assignment_id is None:
-        main_queries.release_slot(stage_id=stage.pk, item_id=item.pk)
+        main_sql.release_slot(stage_id=stage.pk, item_id=item.pk)
         return None
     return Assignment(
         pk=assignment_id,
@@ -281,8 +281,3 @@ def _take_slot(*, stage: Stage, main_item: MainItem, annotator, until) -> Assign
         created_at=now,
         reserved_until=until,
     )
-
-
-def uses_row_locks() -> bool:
-    """Whether candidate rows are really locked (PostgreSQL) or the write lock serialises claims (SQLite)."""
-    return connection.features.has_select_for_update_skip_locked

@@ -17,7 +17,7 @@ from django.utils import timezone
 
 from annotation.agreement import UNSURE
 from annotation.models import Adjudication, Assignment, Item, Label, MainItem, Phase, Stage, Thread
-from annotation.workflow import main_queries
+from annotation.services import main_sql
 from annotation.workflow import resolution_rules as rules
 
 POLICY_OF_STAGE = {
@@ -55,7 +55,7 @@ def item_labels(stage: Stage, item: Item) -> tuple[dict[str, dict[int, str]], di
     ).values_list("question__key", "assignment__annotator_id", "round", "value", "unsure")
     for key, annotator_id, round_, value, unsure in rows:
         (post if round_ == Label.Round.POST else pre)[key][annotator_id] = _label_value(value, unsure)
-    questions = [q.key for q in main_queries.stage_questions(stage)]  # read once per stage object
+    questions = [q.key for q in main_sql.stage_questions(stage)]  # read once per stage object
     return {key: dict(pre.get(key, {})) for key in questions}, {key: dict(post.get(key, {})) for key in questions}
 
 
@@ -84,7 +84,7 @@ def item_resolve(*, stage: Stage, item: Item, main_item: MainItem | None = None)
             required=stage.overlap,
             after_discussion_by_question=post if discussion_over else None,
         )
-        questions = {q.key: q for q in main_queries.stage_questions(stage)}
+        questions = {q.key: q for q in main_sql.stage_questions(stage)}
         settled = set(Adjudication.objects.filter(stage=stage, item=item).values_list("question__key", flat=True))
         newly_settled = [
             Adjudication(
@@ -120,38 +120,11 @@ def item_resolve(*, stage: Stage, item: Item, main_item: MainItem | None = None)
 def item_resolve_if_complete(*, stage: Stage, item_id: int, main_item: MainItem | None) -> bool:
     """Resolve when the item has its N submitted labels (called by the submit, under ``main_item``'s lock;
     None when the assignment was made outside `next_assignment`, as the generic label door's tests do)."""
-    if main_queries.submitted_count(stage_id=stage.pk, item_id=item_id) < stage.overlap:
+    if main_sql.submitted_count(stage_id=stage.pk, item_id=item_id) < stage.overlap:
         return False
     item = main_item.item if main_item is not None else Item.objects.get(pk=item_id)
     item_resolve(stage=stage, item=item, main_item=main_item)
     return True
-
-
-def stage_resolve_pending(stage: Stage) -> int:
-    """Resolve every item that has its labels but no status yet (e.g. labels that came in by the API's
-    generic label door). Returns how many items were looked at."""
-    from django.db.models import Count, Q
-
-    ready = (
-        MainItem.objects.filter(stage=stage, status=MainItem.Status.LABELLING)
-        .annotate(
-            done=Count(
-                "item__assignments",
-                filter=Q(
-                    item__assignments__stage=stage,
-                    item__assignments__phase=Phase.MAIN,
-                    item__assignments__submitted_at__isnull=False,
-                ),
-            )
-        )
-        .filter(done__gte=stage.overlap)
-        .select_related("item")
-    )
-    count = 0
-    for main_item in ready:
-        item_resolve(stage=stage, item=main_item.item)
-        count += 1
-    return count
 
 
 # --- Discussion -------------------------------------------------------------------------------------

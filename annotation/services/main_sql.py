@@ -10,7 +10,7 @@ Row locks (``FOR UPDATE … SKIP LOCKED``) are added only where the database has
 transaction already holds the write lock (``BEGIN IMMEDIATE``, see settings).
 
 What the statements are for — the slot counting, the reservations, the resolution — is documented where
-they are used (`workflow.assignment`, `services.labelling`, `workflow.resolution`).
+they are used (`services.assignment`, `services.labelling`, `services.resolution`).
 """
 
 from __future__ import annotations
@@ -58,7 +58,7 @@ def _json(model, name: str, value):
 class LabellingAccess:
     """What deciding "may this annotator label the stage's main items now?" needs, read in one statement."""
 
-    stage: Stage  # with its assignment settings cached (`workflow.assignment.labelling_settings`)
+    stage: Stage  # with its assignment settings cached (`services.assignment.labelling_settings`)
     enrolled: bool
     gate_passed: bool | None
     replaced: bool

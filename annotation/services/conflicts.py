@@ -18,8 +18,8 @@ from django.db.models import Q
 from django.utils import timezone
 
 from annotation.models import Adjudication, AnnotationProject, CrossStageConflict, LabelQuestion, Stage
+from annotation.services.assignment import project_main_items_sync
 from annotation.workflow import conflict_rules
-from annotation.workflow.assignment import project_main_items_sync
 
 DISPOSITION_OF_RULE = {
     conflict_rules.REMOVED: CrossStageConflict.Disposition.REMOVED,
@@ -117,10 +117,4 @@ def disposition_counts(project: AnnotationProject) -> conflict_rules.Disposition
 def removed_item_ids(project: AnnotationProject) -> set[int]:
     return set(
         project.conflicts.filter(disposition=CrossStageConflict.Disposition.REMOVED).values_list("item_id", flat=True)
-    )
-
-
-def flagged_item_ids(project: AnnotationProject) -> set[int]:
-    return set(
-        project.conflicts.filter(disposition=CrossStageConflict.Disposition.RETAINED).values_list("item_id", flat=True)
     )
