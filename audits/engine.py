@@ -11,13 +11,13 @@ happened.
 
 from __future__ import annotations
 
-import json
 import re
 import unicodedata
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
-from .judge import _FENCE, default_template_text, transcript_text
+from .judge import default_template_text, transcript_text
+from .llm.json_reply import EMPTY, INVALID, ReplyJSONError, reply_object
 from .prompt_templates import REVEAL_CHECK, render_prompt
 
 END_REVEALED = "revealed"
@@ -135,20 +135,21 @@ def answer_mentioned(text: str, answer: str) -> bool:
 # --- the model check ---------------------------------------------------------------------------------
 
 
+def _check_problem(error: ReplyJSONError) -> str:
+    """The check's own wording of an unreadable reply (shorter than the judge's), as its re-ask has always said it."""
+    if error.kind == EMPTY:
+        return "the reply was empty"
+    if error.kind == INVALID:
+        return f"the reply is not valid JSON ({error.json_msg})"
+    return "the reply is not a JSON object"
+
+
 def parse_check_output(text: str | None) -> tuple[bool, bool]:
     """(revealed, confirmed) from the check's JSON; ValueError naming the problem otherwise."""
-    if text is None or not text.strip():
-        raise ValueError("the reply was empty")
-    body = text.strip()
-    fenced = _FENCE.match(body)
-    if fenced:
-        body = fenced.group(1)
     try:
-        data = json.loads(body)
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"the reply is not valid JSON ({exc.msg})") from None
-    if not isinstance(data, dict):
-        raise ValueError("the reply is not a JSON object")
+        data = reply_object(text)
+    except ReplyJSONError as exc:
+        raise ValueError(_check_problem(exc)) from None
     values = []
     for key in ("revealed", "confirmed"):
         if not isinstance(data.get(key), bool):

@@ -15,6 +15,7 @@ import re
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 
+from .llm.json_reply import ReplyJSONError, reply_object
 from .prompt_templates import DEFAULT_TEMPLATES, JUDGE_METRICS, JUDGE_RUBRIC, render_prompt
 
 
@@ -72,9 +73,6 @@ def judge_messages(
     return [{"role": "user", "content": prompt}]
 
 
-_FENCE = re.compile(r"^\s*```(?:json)?\s*(.*?)\s*```\s*$", re.DOTALL | re.IGNORECASE)
-
-
 def parse_judge_output(text: str | None, allowed: dict[str, frozenset[int]] | None = None) -> dict[str, int]:
     """Return the five scores, or raise JudgeOutputError naming the first problem.
 
@@ -83,18 +81,10 @@ def parse_judge_output(text: str | None, allowed: dict[str, frozenset[int]] | No
     prose, truncated JSON, missing metrics, strings, floats, booleans, values off the scale.
     """
     allowed = allowed or DEFAULT_ALLOWED_VALUES
-    if text is None or not text.strip():
-        raise JudgeOutputError("the reply was empty")
-    body = text.strip()
-    fenced = _FENCE.match(body)
-    if fenced:
-        body = fenced.group(1)
     try:
-        data = json.loads(body)
-    except json.JSONDecodeError as exc:
-        raise JudgeOutputError(f"the reply is not valid JSON ({exc.msg} at character {exc.pos})") from None
-    if not isinstance(data, dict):
-        raise JudgeOutputError(f"the reply is JSON but a {type(data).__name__}, not an object")
+        data = reply_object(text)
+    except ReplyJSONError as exc:
+        raise JudgeOutputError(str(exc)) from None
     scores: dict[str, int] = {}
     for metric, values in allowed.items():
         if metric not in data:

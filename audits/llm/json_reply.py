@@ -1,0 +1,59 @@
+"""A model reply read as one JSON object: surrounding whitespace and an optional ```json fence removed.
+
+Pure (no Django). The judge's scores and the dialogue's reveal check both ask a model for a JSON object and
+read its reply here; each caller then checks the object's keys and words its own re-ask.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+# The whole reply is one fence (```json … ``` or ``` … ```, any case); text outside a fence is not accepted.
+FENCE = re.compile(r"^\s*```(?:json)?\s*(.*?)\s*```\s*$", re.DOTALL | re.IGNORECASE)
+
+EMPTY = "empty"
+INVALID = "invalid"
+NOT_OBJECT = "not_object"
+
+
+class ReplyJSONError(ValueError):
+    """The reply is not one JSON object; `kind` says why (EMPTY, INVALID or NOT_OBJECT).
+
+    For INVALID, `json_msg` and `json_pos` are the decoder's message and character offset; for NOT_OBJECT,
+    `type_name` is the Python type the JSON decoded to. The message says the same in words.
+    """
+
+    def __init__(self, kind: str, *, json_msg: str = "", json_pos: int = 0, type_name: str = "") -> None:
+        self.kind = kind
+        self.json_msg = json_msg
+        self.json_pos = json_pos
+        self.type_name = type_name
+        if kind == EMPTY:
+            message = "the reply was empty"
+        elif kind == INVALID:
+            message = f"the reply is not valid JSON ({json_msg} at character {json_pos})"
+        else:
+            message = f"the reply is JSON but a {type_name}, not an object"
+        super().__init__(message)
+
+
+def unfenced(text: str) -> str:
+    """The reply without surrounding whitespace and, when the whole reply is one code fence, without the fence."""
+    body = text.strip()
+    fenced = FENCE.match(body)
+    return fenced.group(1) if fenced else body
+
+
+def reply_object(text: str | None) -> dict[str, Any]:
+    """The JSON object a reply holds (optionally inside a ```json fence); ReplyJSONError otherwise."""
+    if text is None or not text.strip():
+        raise ReplyJSONError(EMPTY)
+    try:
+        data = json.loads(unfenced(text))
+    except json.JSONDecodeError as exc:
+        raise ReplyJSONError(INVALID, json_msg=exc.msg, json_pos=exc.pos) from None
+    if not isinstance(data, dict):
+        raise ReplyJSONError(NOT_OBJECT, type_name=type(data).__name__)
+    return data
