@@ -26,8 +26,9 @@ from django.conf import settings
 from django.template.loader import render_to_string
 from django.utils import timezone
 
-from audits import heatmaps
+from audits import heatmap_figures
 from audits.exclusions import EXCLUSION_COLUMNS
+from audits.judge_failed_marks import JUDGE_FAILED_MARK, JUDGE_FAILED_TEXT, judge_failed_among, summary_cell_metrics
 from audits.selectors.results import (
     audit_analysis_inputs,
     judge_failed_metrics,
@@ -114,7 +115,7 @@ def failed_judge_metrics(analysis) -> tuple[str, ...]:
     """The metrics whose judge failed the recorded validation, in the tables' metric order (then any the
     tables do not hold); empty when the judge was never validated."""
     failed = judge_failed_metrics(analysis.audit)
-    known = heatmaps.judge_failed_among([*analysis.pedagogical.metrics, *analysis.conversation.metrics], failed)
+    known = judge_failed_among([*analysis.pedagogical.metrics, *analysis.conversation.metrics], failed)
     return known + tuple(sorted(failed - set(known)))
 
 
@@ -123,7 +124,7 @@ def judge_failed_legend(failed: Sequence[str]) -> str:
     if not failed:
         return ""
     return (
-        f"{heatmaps.JUDGE_FAILED_MARK} {heatmaps.JUDGE_FAILED_TEXT}: {', '.join(failed)}. The judge's scores of "
+        f"{JUDGE_FAILED_MARK} {JUDGE_FAILED_TEXT}: {', '.join(failed)}. The judge's scores of "
         f"{'this metric' if len(failed) == 1 else 'these metrics'} did not pass validation against human labels "
         "(verdict fail or undecided); numbers marked with it rest wholly or partly on them."
     )
@@ -196,7 +197,7 @@ def _summary_rows(analysis, cells, failed: Collection[str]) -> list[dict[str, An
     metrics = analysis.pedagogical.metrics
     rows = []
     for cell in cells:
-        cell_failed = list(heatmaps.judge_failed_among(heatmaps.summary_cell_metrics(cell, metrics), failed))
+        cell_failed = list(judge_failed_among(summary_cell_metrics(cell, metrics), failed))
         rows.append(
             {
                 "tutor": cell.tutor,
@@ -224,7 +225,7 @@ def export_tables(
     ``failed``: the metrics whose judge failed validation (default: asked of the audit's validation)."""
     failed = failed_judge_metrics(analysis) if failed is None else failed
     # The counts are of dimension cells, which average every turn-level metric.
-    counts_failed = list(heatmaps.judge_failed_among(analysis.pedagogical.metrics, failed))
+    counts_failed = list(judge_failed_among(analysis.pedagogical.metrics, failed))
     tables = {
         "contrasts": _contrast_rows(analysis, analysis.pedagogical, failed),
         "conversation_contrasts": _contrast_rows(analysis, analysis.conversation, failed),
@@ -410,14 +411,16 @@ def _inline_css() -> str:
     return "\n".join(css)
 
 
-def report_figures(analysis, link=None, failed: Collection[str] = frozenset()) -> dict[str, list[heatmaps.Figure]]:
+def report_figures(
+    analysis, link=None, failed: Collection[str] = frozenset()
+) -> dict[str, list[heatmap_figures.Figure]]:
     link = link or (lambda page, **values: "")
     return {
-        "dimensions": heatmaps.dimension_figures(analysis, link, failed_metrics=failed),
-        "metrics": heatmaps.metric_figures(analysis, link, failed_metrics=failed),
-        "implicit": heatmaps.implicit_figures(analysis, link, failed_metrics=failed),
-        "opposite": heatmaps.opposite_figures(analysis, link, failed_metrics=failed),
-        "contrasts": heatmaps.contrast_figures(analysis, link, failed_metrics=failed),
+        "dimensions": heatmap_figures.dimension_figures(analysis, link, failed_metrics=failed),
+        "metrics": heatmap_figures.metric_figures(analysis, link, failed_metrics=failed),
+        "implicit": heatmap_figures.implicit_figures(analysis, link, failed_metrics=failed),
+        "opposite": heatmap_figures.opposite_figures(analysis, link, failed_metrics=failed),
+        "contrasts": heatmap_figures.contrast_figures(analysis, link, failed_metrics=failed),
     }
 
 

@@ -16,12 +16,13 @@ from django.urls import reverse
 
 from annotation.judge_validation.services import validation_project_create, validation_record, validation_stage
 from annotation.selectors.judge_validation import judge_validation_status
-from annotation.services.labelling import label_next, label_submit
-from annotation.services.labels import Answer
+from annotation.services.labelling import label_next, main_label_submit
 from annotation.tests.judge_validation_setup import passed_annotators
-from audits import exports, heatmaps
+from annotation.workflow.answers import Answer
+from audits import exports, heatmap_figures
 from audits.fairness import TURN_METRICS
 from audits.judge import METRICS
+from audits.judge_failed_marks import JUDGE_FAILED_MARK
 from audits.models import Audit, TurnScore
 from audits.selectors.results import judge_failed_metrics
 from audits.services.analysis import audit_analysis
@@ -30,7 +31,7 @@ from audits.tests.test_results_pages import results_audit
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("analysis_inline")]
 
 FAILED = "corrective_tone"  # the metric of the planted bias, so it is also in the violations table
-MARK = heatmaps.JUDGE_FAILED_MARK
+MARK = JUDGE_FAILED_MARK
 # An answer the judge did not give, for every value it can give.
 OTHER_VALUE = {"n/a": "1", "0": "2", "1": "2", "2": "0"}
 
@@ -55,7 +56,7 @@ def validate_judge(audit: Audit, researcher, make_user) -> tuple[list[str], list
             for metric in METRICS:
                 judge = _judge_value(scores[metric])
                 answers[metric] = Answer(value=OTHER_VALUE[judge] if metric == FAILED else judge)
-            label_submit(annotator=user, stage=stage, item=assignment.item, answers=answers)
+            main_label_submit(annotator=user, stage=stage, item=assignment.item, answers=answers)
     [validation] = project.judge_validations.all()
     validation_record(validation=validation, by=researcher)
     status = judge_validation_status(audit)
@@ -157,23 +158,23 @@ def test_heatmaps_mark_the_failed_metric_and_not_a_passing_one(make_user, resear
     assert exports.failed_judge_metrics(analysis) == tuple(failed)
     link = lambda page, **values: ""  # noqa: E731
 
-    svg = "".join(figure.svg for figure in heatmaps.contrast_figures(analysis, link, failed_metrics=failed))
+    svg = "".join(figure.svg for figure in heatmap_figures.contrast_figures(analysis, link, failed_metrics=failed))
     failed_cells = _cell_tags(svg, FAILED)
     assert failed_cells and all(_is_marked(tag) for tag in failed_cells)
     assert re.search(rf"<text [^>]*>[^<]* {MARK}</text>", svg)  # the cell's number carries the mark
     for metric in passed:
         assert not any(_is_marked(tag) for tag in _cell_tags(svg, metric))
 
-    metric_svg = heatmaps.metric_figures(analysis, link, failed_metrics=failed)[0].svg
+    metric_svg = heatmap_figures.metric_figures(analysis, link, failed_metrics=failed)[0].svg
     assert f">{FAILED} {MARK}</text>" in metric_svg
     assert all(f">{metric}</text>" in metric_svg for metric in passed)
     # Domain × dimension cells average every turn-level metric, the failed one included.
-    dimension = heatmaps.dimension_figures(analysis, link, failed_metrics=failed)[0]
+    dimension = heatmap_figures.dimension_figures(analysis, link, failed_metrics=failed)[0]
     assert 'class="cell' in dimension.svg and f'data-judge-failed="{" ".join(failed)}"' in dimension.svg
     assert f"rests on {', '.join(failed)}" in dimension.note
 
     # The same figures without failed metrics carry no mark at all.
-    for figure in heatmaps.contrast_figures(analysis, link) + heatmaps.dimension_figures(analysis, link):
+    for figure in heatmap_figures.contrast_figures(analysis, link) + heatmap_figures.dimension_figures(analysis, link):
         assert MARK not in figure.svg and "judge-failed" not in figure.svg
 
 

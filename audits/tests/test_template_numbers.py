@@ -26,7 +26,7 @@ def test_a_question_selection_in_words():
 
 
 def test_long_heatmap_column_labels_wrap_and_keep_their_full_text():
-    from audits.heatmaps import HEADER_LINES, _wrap_label, heatmap_svg
+    from audits.svg_heatmap import HEADER_LINES, _wrap_label, heatmap_svg
 
     label = "Simulated tutor B (planted bias)"
     svg = heatmap_svg(rows=["m"], columns=[label, "short"], cells={}, caption="c")

@@ -24,7 +24,7 @@ from django.utils.safestring import mark_safe
 from django.views import View
 from django.views.generic import TemplateView
 
-from audits import exports, heatmaps
+from audits import exports, heatmap_figures
 from audits.change_plot import PlotRow, change_plot_svg
 from audits.fairness import (
     CHANGE_CI_METHOD,
@@ -34,6 +34,7 @@ from audits.fairness import (
     AnalysisParameters,
     contrast_pairs,
 )
+from audits.judge_failed_marks import judge_failed_among, summary_cell_metrics
 from audits.models import Audit, Question
 from audits.results_filter import RowFilter, choices
 from audits.run_outcome import FAILED
@@ -175,8 +176,8 @@ def link_maker(audit: Audit, parameters: AnalysisParameters):
     return link
 
 
-def _safe_figures(figures: list[heatmaps.Figure]) -> list[dict]:
-    # The SVG is built by audits.heatmaps with every text escaped.
+def _safe_figures(figures: list[heatmap_figures.Figure]) -> list[dict]:
+    # The SVG is built by audits.svg_heatmap with every text escaped.
     return [{"key": f.key, "title": f.title, "note": f.note, "svg": mark_safe(f.svg)} for f in figures]  # noqa: S308
 
 
@@ -185,7 +186,7 @@ def marked_changes(changes: Sequence, failed: Collection[str], metrics: Sequence
     return [
         {
             **asdict(change),
-            "judge_failed": heatmaps.judge_failed_among(heatmaps.summary_cell_metrics(change, metrics), failed),
+            "judge_failed": judge_failed_among(summary_cell_metrics(change, metrics), failed),
         }
         for change in changes
     ]
@@ -254,18 +255,18 @@ class AuditResultsView(_ResultsMixin, TemplateView):
         tables = exports.export_tables(analysis, include_raw=False, failed=failed)
         tutor_choices = [(t, analysis.tutor_name(t)) for t in analysis.tutors]
         figures = {
-            "dimension_figures": heatmaps.dimension_figures(analysis, self.link, failed_metrics=failed),
-            "metric_figures": heatmaps.metric_figures(analysis, self.link, failed_metrics=failed),
-            "implicit_figures": heatmaps.implicit_figures(analysis, self.link, failed_metrics=failed),
-            "opposite_figures": heatmaps.opposite_figures(analysis, self.link, failed_metrics=failed),
-            "within_figures": heatmaps.contrast_figures(analysis, self.link, failed_metrics=failed),
-            "control_figures": heatmaps.contrast_figures(
+            "dimension_figures": heatmap_figures.dimension_figures(analysis, self.link, failed_metrics=failed),
+            "metric_figures": heatmap_figures.metric_figures(analysis, self.link, failed_metrics=failed),
+            "implicit_figures": heatmap_figures.implicit_figures(analysis, self.link, failed_metrics=failed),
+            "opposite_figures": heatmap_figures.opposite_figures(analysis, self.link, failed_metrics=failed),
+            "within_figures": heatmap_figures.contrast_figures(analysis, self.link, failed_metrics=failed),
+            "control_figures": heatmap_figures.contrast_figures(
                 analysis, self.link, family="vs_control", failed_metrics=failed
             ),
-            "implicit_contrast_figures": heatmaps.contrast_figures(
+            "implicit_contrast_figures": heatmap_figures.contrast_figures(
                 analysis, self.link, kind="implicit", family="names", failed_metrics=failed
             ),
-            "opposite_contrast_figures": heatmaps.contrast_figures(
+            "opposite_contrast_figures": heatmap_figures.contrast_figures(
                 analysis, self.link, kind="opposite", family="opposite", failed_metrics=failed
             ),
         }
@@ -420,7 +421,7 @@ class ContrastPairsView(_ResultsMixin, TemplateView):
         context.update(
             {
                 "row": row,
-                "title": heatmaps.row_title(row),
+                "title": heatmap_figures.row_title(row),
                 "tutor_name": self.analysis.tutor_name(tutor),
                 "cell": cell,
                 "pairs": pairs,

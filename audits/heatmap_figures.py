@@ -1,205 +1,39 @@
-"""Server-rendered SVG heatmaps of fairness tables: colour by |r|, a mark on violations, insufficient
-cells greyed, a "†" on numbers that rest on a metric whose judge failed validation, a hover <title> with
-the numbers, and each cell a link.
+"""The results page's heatmap figures (and the HTML report's), built from an audit's analysis: per tutor the
+domain × dimension cells, metric × tutor, the implicit names, the opposite decomposition, and per
+(tutor, domain) every contrast row.
 
-Pure (no Django): the results pages, the self-contained HTML report and the tests call `heatmap_svg`
-with plain `HeatCell`s and get a string of SVG markup with every text escaped.
+Pure (no Django): the analysis (`audits.services.analysis.AuditAnalysis`) is duck-typed and `link` builds each
+cell's address; the SVG comes from `audits.svg_heatmap`.
 """
 
 from __future__ import annotations
 
 import math
-import textwrap
-from collections.abc import Collection, Hashable, Mapping, Sequence
-from dataclasses import dataclass, field
-from html import escape
+from collections.abc import Collection
+from dataclasses import dataclass
 
-from audits.fairness import TURN_METRICS
-
-# |r| at which the colour is darkest; the paper's effects are mostly below 0.3.
-COLOUR_CEILING = 0.5
-INSUFFICIENT_FILL = "#d5d9e0"
-MISSING_FILL = "#f4f5f7"
-VIOLATION_STROKE = "#111827"
-# The mark on a metric whose judge failed validation (its labels, and every number resting on it): one
-# character, the same on the pages, in the HTML report and in the SVG, explained by a legend line.
-JUDGE_FAILED_MARK = "†"
-JUDGE_FAILED_TEXT = "judge failed validation"
-
-
-@dataclass(frozen=True)
-class HeatCell:
-    """One cell. ``value`` is the |r| that sets the colour (NaN/None: no usable value)."""
-
-    value: float | None
-    text: str  # shown in the cell
-    title: str  # hover text: r, CI, n, p, adjusted p
-    href: str = ""
-    violation: bool = False
-    insufficient: bool = False
-    data: Mapping[str, str] = field(default_factory=dict)  # data-* attributes (tests, scripts)
-    judge_failed: tuple[str, ...] = ()  # metrics the value rests on whose judge failed validation
-
-
-def colour_for(value: float | None) -> str:
-    """White (|r| = 0) to deep red (|r| >= COLOUR_CEILING), linear in |r|."""
-    if value is None or math.isnan(value):
-        return MISSING_FILL
-    share = min(1.0, abs(value) / COLOUR_CEILING)
-    start, end = (255, 255, 255), (179, 24, 24)
-    red, green, blue = (round(a + (b - a) * share) for a, b in zip(start, end, strict=True))
-    return f"#{red:02x}{green:02x}{blue:02x}"
-
-
-def _text_colour(value: float | None) -> str:
-    return "#ffffff" if value is not None and not math.isnan(value) and abs(value) / COLOUR_CEILING > 0.6 else "#1d2330"
-
-
-def _attr(value: object) -> str:
-    return escape(str(value), quote=True)
-
-
-def heatmap_svg(
-    *,
-    rows: Sequence[str],
-    columns: Sequence[str],
-    cells: Mapping[tuple[str, str], HeatCell],
-    caption: str,
-    row_labels: Mapping[str, str] | None = None,
-    column_labels: Mapping[str, str] | None = None,
-    css_class: str = "heatmap",
-) -> str:
-    """An SVG grid: rows × columns, each (row, column) drawn from ``cells`` (absent = empty square)."""
-    row_labels = row_labels or {}
-    column_labels = column_labels or {}
-    row_text = [row_labels.get(row, row) for row in rows]
-    column_text = [column_labels.get(column, column) for column in columns]
-    label_width = max([len(text) for text in row_text] + [4]) * 7 + 16
-    cell_width = min(170, max(72, max([len(text) for text in column_text] + [4]) * 7 + 12))
-    cell_height = 30
-    # Column labels wrap to the column's width (at most HEADER_LINES lines; the full label as a tooltip).
-    header_lines = [_wrap_label(text, max(4, (cell_width - 8) // 7)) for text in column_text]
-    header_height = 14 * max([len(lines) for lines in header_lines] + [1]) + 14
-    width = label_width + cell_width * len(columns) + 2
-    height = header_height + cell_height * len(rows) + 2
-    parts = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" class="{_attr(css_class)}" width="{width}" height="{height}" '
-        f'viewBox="0 0 {width} {height}" role="img" aria-label="{_attr(caption)}">',
-        f"<title>{escape(caption)}</title>",
-    ]
-    for j, (text, lines) in enumerate(zip(column_text, header_lines, strict=True)):
-        x = label_width + j * cell_width + cell_width / 2
-        first_y = header_height - 9 - 14 * (len(lines) - 1)
-        if len(lines) == 1:
-            body = escape(text)
-            position = f'x="{x:.1f}" y="{first_y}" '
-        else:
-            body = "".join(
-                f'<tspan x="{x:.1f}" y="{first_y + 14 * n}">{escape(line)}</tspan>' for n, line in enumerate(lines)
-            )
-            position = ""
-        parts.append(
-            f'<text {position}text-anchor="middle" font-size="12" fill="#1d2330"><title>{escape(text)}</title>'
-            f"{body}</text>"
-        )
-    for i, (row, text) in enumerate(zip(rows, row_text, strict=True)):
-        y = header_height + i * cell_height
-        parts.append(
-            f'<text x="{label_width - 8}" y="{y + cell_height / 2 + 4:.1f}" text-anchor="end" font-size="12" '
-            f'fill="#1d2330">{escape(text)}</text>'
-        )
-        for j, column in enumerate(columns):
-            x = label_width + j * cell_width
-            cell = cells.get((row, column))
-            parts.append(_cell_svg(cell, x, y, cell_width, cell_height))
-    parts.append("</svg>")
-    return "".join(parts)
-
-
-HEADER_LINES = 3
-
-
-def _wrap_label(text: str, width: int) -> list[str]:
-    """A column label in lines of at most `width` characters, at most HEADER_LINES of them (the last one
-    ending in … when the label is longer)."""
-    lines = textwrap.wrap(text, width=width, break_long_words=True) or [""]
-    if len(lines) > HEADER_LINES:
-        lines = lines[:HEADER_LINES]
-        lines[-1] = lines[-1][: max(1, width - 1)].rstrip() + "…"
-    return lines
-
-
-def _cell_svg(cell: HeatCell | None, x: float, y: float, width: float, height: float) -> str:
-    if cell is None:
-        return (
-            f'<rect x="{x + 1}" y="{y + 1}" width="{width - 2}" height="{height - 2}" fill="{MISSING_FILL}" '
-            f'stroke="#e3e6eb"/>'
-        )
-    classes = ["cell"]
-    if cell.violation:
-        classes.append("violation")
-    if cell.insufficient:
-        classes.append("insufficient")
-    text, hover, data = cell.text, cell.title, dict(cell.data)
-    if cell.judge_failed:
-        classes.append("judge-failed")
-        text = f"{text} {JUDGE_FAILED_MARK}"
-        hover = f"{hover} · {JUDGE_FAILED_MARK} {JUDGE_FAILED_TEXT}: {', '.join(cell.judge_failed)}"
-        data["judge-failed"] = " ".join(cell.judge_failed)
-    fill = INSUFFICIENT_FILL if cell.insufficient else colour_for(cell.value)
-    text_fill = "#5b6475" if cell.insufficient else _text_colour(cell.value)
-    stroke = f'stroke="{VIOLATION_STROKE}" stroke-width="3"' if cell.violation else 'stroke="#ffffff" stroke-width="1"'
-    data_attributes = "".join(f' data-{_attr(key)}="{_attr(value)}"' for key, value in data.items())
-    inner = [
-        f'<rect x="{x + 1.5}" y="{y + 1.5}" width="{width - 3}" height="{height - 3}" rx="3" fill="{fill}" {stroke}/>',
-        f'<text x="{x + width / 2:.1f}" y="{y + height / 2 + 4:.1f}" text-anchor="middle" font-size="12" '
-        f'fill="{text_fill}">{escape(text)}</text>',
-    ]
-    if cell.violation:
-        # A filled dot in the corner, so a violation is visible without colour vision.
-        inner.append(f'<circle cx="{x + width - 8}" cy="{y + 8}" r="4" fill="{VIOLATION_STROKE}"/>')
-    title = f"<title>{escape(hover)}</title>"
-    body = title + "".join(inner)
-    label = f' aria-label="{_attr(hover)}"'
-    if cell.href:
-        return f'<a href="{_attr(cell.href)}" class="{" ".join(classes)}"{label}{data_attributes}>{body}</a>'
-    return f'<g class="{" ".join(classes)}"{label}{data_attributes}>{body}</g>'
-
-
-def judge_failed_among(metrics: Sequence[Hashable], failed: Collection[str]) -> tuple[str, ...]:
-    """Those of ``metrics`` whose judge failed validation, in the given order."""
-    return tuple(str(metric) for metric in metrics if str(metric) in failed)
-
-
-def summary_cell_metrics(cell, metrics: Sequence[Hashable] = TURN_METRICS) -> tuple[Hashable, ...]:
-    """The metrics a summary cell's value rests on (a `SummaryCell` or `BackboneChange`): its own metric
-    for a metric × tutor cell, else every turn-level metric of ``metrics`` — pedagogical |r| averages them.
-    The same rule `AuditAnalysis.summary_rows` uses to find a cell's rows."""
-    if cell.kind == "explicit" and cell.group in TURN_METRICS:
-        return (cell.group,)
-    return tuple(metric for metric in metrics if metric in TURN_METRICS)
-
-
-def metric_label(metric: Hashable, failed: Collection[str]) -> str:
-    """A metric's name as a heading, with the mark when its judge failed validation."""
-    return f"{metric} {JUDGE_FAILED_MARK}" if str(metric) in failed else str(metric)
+from audits.judge_failed_marks import (
+    JUDGE_FAILED_MARK,
+    JUDGE_FAILED_TEXT,
+    judge_failed_among,
+    metric_label,
+    summary_cell_metrics,
+)
+from audits.svg_heatmap import HeatCell, heatmap_svg
 
 
 def format_number(value: float | None, digits: int = 3) -> str:
+    """A number as the hover texts show it, an em dash when there is none."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "—"
     return f"{value:.{digits}f}"
 
 
 def format_p(value: float | None) -> str:
+    """A p-value as the hover texts show it: scientific below 0.001."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "—"
     return f"{value:.2e}" if value < 0.001 else f"{value:.3f}"
-
-
-# --------------------------------------------------------------------------------------------------
-# The results page's figures, from an analysis (audits.services.analysis.AuditAnalysis, duck-typed)
-# --------------------------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
