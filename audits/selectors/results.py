@@ -15,29 +15,26 @@ from django.db.models import Count, Max, Q, Sum
 from audits.exclusions import ExclusionCounts
 from audits.fairness import ConditionSpec, Contrast, ScoreFrame
 from audits.models import Audit, Condition, Dialogue, TurnScore
+from audits.selectors.judge_validation import audit_judge_validation
 from audits.selectors.runs import FRAME_COLUMNS, audit_condition_design, audit_scores_frame
 
 
 def judge_validation_status(audit: Audit) -> str:
     """Whether the audit's judge (endpoint + rubric version) has been validated against human labels.
 
-    Hook for the judge-validation issue (issue 8): until a JudgeValidation record exists for the judge
-    endpoint and rubric version, every audit reports "not validated" on its page and in every export.
-    The answer comes from `annotation.selectors.judge_validation` (a recorded validation of this judge
-    endpoint under this rubric version); its `JudgeValidationStatus` also lists the failed metrics.
+    Until a validation of the judge endpoint under the rubric version is recorded, every audit reports
+    "not validated" on its page and in every export. The answer comes from
+    `audits.selectors.judge_validation` (a recorded validation of this judge endpoint under this rubric
+    version); its `JudgeValidationStatus` also lists the failed metrics.
     """
-    from annotation.selectors.judge_validation import judge_validation_status as recorded_status
-
-    return recorded_status(audit).text
+    return audit_judge_validation(audit).text
 
 
 def judge_failed_metrics(audit: Audit) -> set[str]:
     """The metrics whose judge did not pass the recorded validation (fail or undecided): every table,
     heatmap and export marks them. Empty when the judge was never validated — "not validated" is said once,
     in the methods, not on every metric."""
-    from annotation.selectors.judge_validation import judge_validation_status as recorded_status
-
-    return set(recorded_status(audit).failed_metrics)
+    return set(audit_judge_validation(audit).failed_metrics)
 
 
 def scores_fingerprint(audit: Audit) -> str:
