@@ -3,6 +3,7 @@ a judge or re-run one (queued on a worker: 202 with the run's progress, also in 
 thresholds, record verdicts, record a rubric workshop, hide or show the persona cue, import an
 MRBench-style file, and read an audit's judge status."""
 
+from django.http import Http404
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import extend_schema
 from rest_framework import status
@@ -12,10 +13,17 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation.judge_validation import services
+from annotation.judge_validation.audit_source import audit_by_id, endpoint_by_id
 from annotation.judge_validation.importing import MRBenchError, labelled_file_import
 from annotation.judge_validation.judging import judge_run_state, judge_validation_add
 from annotation.models import AnnotationProject, JudgeValidation, RubricVersion
-from annotation.selectors.judge_validation import judge_validation_status, project_rubrics, validation_report
+from annotation.selectors.judge_validation import (
+    judge_validation_status,
+    project_rubrics,
+    sampled_items,
+    validation_report,
+    validation_stage,
+)
 from annotation.services.training import SetupError
 from edufair_web.accounts.permissions import IsResearcher
 from edufair_web.converters import parse_id
@@ -43,6 +51,13 @@ def _project(pk) -> AnnotationProject:
     return get_object_or_404(AnnotationProject, pk=pk, kind=AnnotationProject.Kind.JUDGE_VALIDATION)
 
 
+def _audit(audit_id):
+    audit = audit_by_id(audit_id)
+    if audit is None:
+        raise Http404("No such audit.")
+    return audit
+
+
 def _rubric(project, rubric_id) -> RubricVersion:
     rubrics = project_rubrics(project)
     if rubric_id in (None, ""):
@@ -63,22 +78,20 @@ class ValidationProjectCreateAPIView(APIView):
 
     @extend_schema(request=ValidationProjectCreateSerializer, responses={201: ValidationProjectCreatedSerializer})
     def post(self, request):
-        from audits.models import Audit
-
         serializer = ValidationProjectCreateSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         data = dict(serializer.validated_data)
-        audit = get_object_or_404(Audit, pk=data.pop("audit"))
+        audit = _audit(data.pop("audit"))
         try:
             project = services.validation_project_create(audit=audit, by=request.user, **data)
         except SetupError as exc:
             raise ValidationError({"detail": str(exc)}) from exc
-        stage = services.validation_stage(project)
+        stage = validation_stage(project)
         return Response(
             {
                 "project": project.pk,
                 "stage": stage.pk,
-                "items": services.sampled_items(project).count(),
+                "items": sampled_items(project).count(),
                 "sample": project.options["sample"],
                 "hide_persona_cue": project.options["hide_persona_cue"],
                 "validations": JudgeValidationSerializer(project.judge_validations.all(), many=True).data,
@@ -110,12 +123,12 @@ class JudgeAddAPIView(APIView):
         request=JudgeAddSerializer, responses={201: JudgeValidationRunSerializer, 202: JudgeValidationRunSerializer}
     )
     def post(self, request, project_pk):
-        from audits.models import ModelEndpoint
-
         project = _project(project_pk)
         serializer = JudgeAddSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        endpoint = get_object_or_404(ModelEndpoint, pk=serializer.validated_data["judge_endpoint"])
+        endpoint = endpoint_by_id(serializer.validated_data["judge_endpoint"])
+        if endpoint is None:
+            raise Http404("No such endpoint.")
         rubric = _rubric(project, serializer.validated_data.get("rubric"))
         validation, run = judge_validation_add(project=project, endpoint=endpoint, rubric=rubric)
         validation.refresh_from_db()
@@ -230,9 +243,7 @@ class AuditJudgeStatusAPIView(APIView):
 
     @extend_schema(responses=AuditJudgeStatusSerializer)
     def get(self, request, audit_pk):
-        from audits.models import Audit
-
-        audit = get_object_or_404(Audit, pk=audit_pk)
+        audit = _audit(audit_pk)
         found = judge_validation_status(audit)
         return Response(
             {

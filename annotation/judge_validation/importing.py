@@ -10,7 +10,12 @@ from __future__ import annotations
 from django.db import transaction
 
 from annotation.judge_validation import mrbench
+from annotation.judge_validation import rubric as rubric_spec
+from annotation.judge_validation.audit_source import default_judge_template
 from annotation.judge_validation.mrbench import MRBenchError, ParsedFile
+from annotation.judge_validation.services import rubric_version_for_template
+from annotation.models import AnnotationProject, GoldLabel, Item
+from annotation.services.projects import project_create, question_create
 
 __all__ = ["MRBenchError", "labelled_file_import", "judge_input"]
 
@@ -55,14 +60,8 @@ def import_summary(parsed: ParsedFile, filename: str) -> dict:
 def labelled_file_import(*, data: bytes | str, filename: str = "", name: str = "", by=None):
     """A judge-validation project whose items are the file's tutor responses and whose consensus is the
     file's labels (gold labels). Add judges to it as to any validation project. All or nothing."""
-    from annotation.judge_validation import rubric as rubric_spec
-    from annotation.judge_validation.services import rubric_version_for_template
-    from annotation.models import AnnotationProject, GoldLabel, Item
-    from annotation.services.projects import project_create, question_create
-    from audits.services.runs import default_template
-
     parsed = mrbench.parse_labelled_file(data)
-    rubric = rubric_version_for_template(template=default_template("judge_rubric"), by=by)
+    rubric = rubric_version_for_template(template=default_judge_template(), by=by)
     label = "BEA 2025" if parsed.schema == mrbench.BEA2025 else "MRBench"
     project = project_create(
         name=(name or f"Judge validation on {filename or f'a {label} file'} (imported labels)")[:200],

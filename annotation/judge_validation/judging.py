@@ -1,12 +1,12 @@
 """Run a judge endpoint on a validation project's sampled turns under one rubric version, on a worker: a
-judging run (`audits.services.judge_runs`) queued by the page or the API, whose progress both show, and
-whose task (annotation.tasks) calls `judge_validation_run`.
+judging run queued by the page or the API, whose progress both show, and whose task (annotation.tasks)
+calls `judge_validation_run`.
 
-The turns are judged by the audits' one function for it (`audits.services.judging.judgements_run`, over
-the engine's own judge call, through the ledger; through the Batch API when the judge endpoint is
-batch-capable): a call already answered is never sent again, so re-running costs only what changed (a new
-rubric text, a new judge). Turns of the source audit are read as the engine read them
-(`audits.services.judging.turns_to_judge`); imported items (MRBench-style) bring their dialogue with them.
+The turns are judged by the audits' one function for it (`audit_source.judgements_run`, over the engine's
+own judge call, through the ledger; through the Batch API when the judge endpoint is batch-capable): a call
+already answered is never sent again, so re-running costs only what changed (a new rubric text, a new
+judge). Turns of the source audit are read as the engine read them (`audit_source.turns_to_judge`);
+imported items (MRBench-style) bring their dialogue with them.
 """
 
 from __future__ import annotations
@@ -14,8 +14,9 @@ from __future__ import annotations
 from django.db import transaction
 from django.utils import timezone
 
+from annotation.judge_validation import audit_source, services
+from annotation.judge_validation.audit_source import PURPOSE_JUDGE
 from annotation.models import Item, JudgeScore, JudgeValidation
-from audits.engine import PURPOSE_JUDGE
 
 TASK_NAME = "annotation.judge_validation_run"
 
@@ -31,24 +32,12 @@ __all__ = [
 
 def _imported_turns(items: list[Item]) -> dict:
     """Items imported with their own dialogue (MRBench-style): metadata["judge_input"] holds it."""
-    from audits.llm.dialogue import TurnToJudge
-
-    turns = {}
-    for item in items:
-        given = item.metadata.get("judge_input") or {}
-        history = [(str(role), str(text)) for role, text in given.get("history", [])]
-        turns[item.pk] = TurnToJudge(
-            turn_index=len(history),
-            turn_text=given.get("turn_text", ""),
-            context=history,
-            question=given.get("problem", ""),
-            answer=given.get("answer", ""),
-            solution=given.get("solution", ""),
-            facts={"seed": 0, "question": given.get("problem", ""), "answer": given.get("answer", ""), "choices": []},
-            sample_key=f"item:{item.external_id}",
-            origin={},
+    return {
+        item.pk: audit_source.imported_turn_to_judge(
+            judge_input=item.metadata.get("judge_input") or {}, sample_key=f"item:{item.external_id}"
         )
-    return turns
+        for item in items
+    }
 
 
 def _validation_items(validation: JudgeValidation) -> list[Item]:
@@ -61,11 +50,8 @@ def judge_run_owner(validation: JudgeValidation) -> str:
 
 def judge_run_start(*, validation: JudgeValidation):
     """Queue the judge's run on the sampled turns (one open run per validation); returns the JudgeRun."""
-    from audits.models import ModelEndpoint
-    from audits.services.judge_runs import judge_run_open
-
-    endpoint = ModelEndpoint.objects.get(pk=validation.judge_endpoint_id)
-    return judge_run_open(
+    endpoint = audit_source.judge_endpoint(validation.judge_endpoint_id)
+    return audit_source.judge_run_open(
         owner=judge_run_owner(validation),
         task_name=TASK_NAME,
         task_args={"validation_id": validation.pk},
@@ -77,39 +63,31 @@ def judge_run_start(*, validation: JudgeValidation):
 
 def judge_run_state(validation: JudgeValidation) -> dict | None:
     """The validation's latest judging run as the page and the API show it (None: never run)."""
-    from audits.services.judge_runs import judge_run_state as state
-
-    return state(owner=judge_run_owner(validation))
+    return audit_source.judge_run_state(owner=judge_run_owner(validation))
 
 
 def judge_validation_run(*, run_id: int) -> str:
     """The task's body: claim the run and score the validation's sampled turns."""
-    from audits.services.judge_runs import judge_run_execute
 
     def body(run, keep_alive) -> dict:
         validation = JudgeValidation.objects.get(pk=run.task_args["validation_id"])
         return judge_run(validation=validation, run=run, keep_alive=keep_alive)
 
-    return judge_run_execute(run_id=run_id, body=body)
+    return audit_source.judge_run_execute(run_id=run_id, body=body)
 
 
 def judge_run(*, validation: JudgeValidation, max_reasks: int = 2, run=None, keep_alive=None) -> dict:
     """Score every sampled item of the project with the validation's judge under its rubric version and
     store the scores in one transaction. Blocking: the worker runs it (`judge_validation_run`); within a
     run whose judge is batch-capable the turns go through the Batch API. Returns counts of calls."""
-    from audits.judge import METRICS, PARSE_OK
-    from audits.models import ModelEndpoint, PromptTemplate
-    from audits.services.design import prompt_template_mark_used
-    from audits.services.judging import judgements_run, turns_to_judge
-
     project = validation.project
-    endpoint = ModelEndpoint.objects.get(pk=validation.judge_endpoint_id)
-    template = PromptTemplate.objects.get(pk=validation.rubric.judge_template_id)
+    endpoint = audit_source.judge_endpoint(validation.judge_endpoint_id)
+    template = audit_source.judge_template(validation.rubric.judge_template_id)
     items = _validation_items(validation)
     by_turn = {i.source_turn_id: i.pk for i in items if i.source_turn_id and project.source_audit_id}
-    turns = {by_turn[turn_id]: turn for turn_id, turn in turns_to_judge(turn_ids=list(by_turn)).items()}
+    turns = {by_turn[turn_id]: turn for turn_id, turn in audit_source.turns_to_judge(turn_ids=list(by_turn)).items()}
     turns.update(_imported_turns([i for i in items if not i.source_turn_id]))
-    result = judgements_run(
+    result = audit_source.judgements_run(
         turns=turns,
         judge_endpoint=endpoint,
         template_text=template.text,
@@ -119,17 +97,17 @@ def judge_run(*, validation: JudgeValidation, max_reasks: int = 2, run=None, kee
     )
     if keep_alive is not None:
         keep_alive()
-    prompt_template_mark_used(template)
+    audit_source.prompt_template_mark_used(template)
     rows = []
     for item_id, judgement in result.judgements.items():
         last_call = judgement.call_ids[-1] if judgement.call_ids else None
-        for metric in METRICS:
+        for metric in audit_source.JUDGE_METRICS:
             rows.append(
                 JudgeScore(
                     validation=validation,
                     item_id=item_id,
                     metric=metric,
-                    value=judgement.scores.get(metric) if judgement.status == PARSE_OK else None,
+                    value=judgement.scores.get(metric) if judgement.status == audit_source.JUDGEMENT_OK else None,
                     status=judgement.status,
                     llm_call_id=last_call,
                 )
@@ -151,11 +129,8 @@ def judge_validation_add(*, project, endpoint, rubric) -> tuple[JudgeValidation,
     """Validate a judge endpoint under a rubric version on the project's labels (idempotent): the audit's
     own judge under its own rubric is copied from the audit at once; any other (endpoint, rubric), or a
     re-run, is queued on a worker. Returns the validation and its run (None when copied)."""
-    from annotation.judge_validation import services
-    from audits.models import Audit
-
     validation = services.judge_validation_create(project=project, judge_endpoint=endpoint, rubric=rubric)
-    audit = Audit.objects.filter(pk=project.source_audit_id).first()
+    audit = audit_source.audit_by_id(project.source_audit_id)
     if audit and endpoint.pk == audit.judge_endpoint_id and rubric.judge_template_id == audit.judge_template_id:
         if not validation.scores.exists():
             services.audit_scores_copy(validation=validation, audit=audit)

@@ -1,10 +1,9 @@
-"""The judge's rubric as humans label it, pure: the five turn-level metrics (DOMAIN.md "The judge's rubric",
-adapted from Maurya et al. 2025) as ordinal label questions with their scales and "not applicable", and the
-first human guideline. A rubric version carries its own guideline text; this is only the default."""
+"""The judge's rubric as humans label it, pure: the five turn-level metrics (adapted from Maurya et al. 2025)
+as ordinal label questions with their scales and "not applicable", and the first human guideline. A rubric
+version carries its own guideline text; this is only the default. The questions follow the judge's metrics
+in the judge's order (`audit_source` checks it on import)."""
 
 from __future__ import annotations
-
-from audits.judge import METRICS
 
 SCALE = ("0", "1", "2")
 
@@ -36,7 +35,6 @@ METRIC_QUESTIONS: dict[str, dict] = {
         "help_text": "Not applicable when there is nothing to correct.",
     },
 }
-assert tuple(METRIC_QUESTIONS) == tuple(METRICS), "the label questions must follow the judge's metrics"
 
 # The five metric keys as a choice list (API fields and the OpenAPI schema name them RubricMetric).
 METRIC_CHOICES = list(METRIC_QUESTIONS)

@@ -5,7 +5,7 @@ rubric-refinement workshops that produce the next rubric version and a re-labell
 A validation project has one labelling stage (3 annotators per item, discussion then senior reviewer) whose
 questions are the rubric's five metrics. Its items are the sampled tutor turns; a second, smaller set of
 turns (never in the sample) is kept for training: the researcher gives them gold labels and draws the
-pilot and the qualification test from them on the stage page, as for any stage (issue 6's gate).
+pilot and the qualification test from them on the stage page, as for any stage (the training gate).
 """
 
 from __future__ import annotations
@@ -17,8 +17,16 @@ from django.db import transaction
 from django.utils import timezone
 
 from annotation.judge_validation import rubric as rubric_spec
-from annotation.judge_validation.payload import PersonaCue, turn_payload
-from annotation.judge_validation.sampling import Candidate, StratifiedSample, stratified_sample
+from annotation.judge_validation.audit_source import (
+    TemplateTextError,
+    audit_judge_scores,
+    audit_turn_candidates,
+    audit_turns,
+    judge_template,
+    prompt_template_revise,
+    turn_item_payload,
+)
+from annotation.judge_validation.sampling import StratifiedSample, stratified_sample
 from annotation.models import (
     AnnotationProject,
     Enrollment,
@@ -30,6 +38,7 @@ from annotation.models import (
     RubricWorkshop,
     Stage,
 )
+from annotation.selectors.judge_validation import ROLE_MAIN, sampled_items, validation_report, validation_stage
 from annotation.services.enrollment import enrollment_create
 from annotation.services.labelling import stage_item_rule_set, stage_main_open
 from annotation.services.projects import project_create, question_create, stage_create
@@ -38,11 +47,10 @@ from annotation.services.training import SetupError, guideline_publish
 DEFAULT_SAMPLE_SIZE = 180  # EduFair-Bench validated its judge on 180 tutor turns
 DEFAULT_TRAINING_POOL = 20  # turns kept apart for the pilot and the qualification test
 DEFAULT_OVERLAP = 3
-ROLE_MAIN = "sample"
 ROLE_TRAINING = "training"
 
 
-class ValidationError(SetupError):
+class JudgeValidationRefused(SetupError):
     """A judge-validation request the data cannot support (the message says why)."""
 
 
@@ -70,60 +78,8 @@ def rubric_version_for_template(*, template, guideline: str = "", by=None) -> Ru
 # --- Creating the project -------------------------------------------------------------------------
 
 
-def audit_turn_candidates(audit) -> list[tuple[Candidate, dict]]:
-    """Every scored tutor turn of the audit's finished dialogues, with its stratum (tutor × domain ×
-    condition kind) and what the item needs to show it."""
-    from audits.models import Dialogue, Turn
-
-    rows = (
-        Turn.objects.filter(
-            dialogue__audit=audit,
-            dialogue__status=Dialogue.Status.DONE,
-            role=Turn.Role.TUTOR,
-            judge_status=Turn.JudgeStatus.OK,
-        )
-        .select_related("dialogue__tutor", "dialogue__question", "dialogue__condition")
-        .order_by("pk")
-    )
-    found = []
-    for turn in rows:
-        d = turn.dialogue
-        stratum = (d.tutor_id, d.question.domain, d.condition.kind)
-        found.append(
-            (
-                Candidate(id=turn.pk, stratum=stratum),
-                {"tutor": d.tutor.name, "domain": d.question.domain, "condition_kind": d.condition.kind},
-            )
-        )
-    return found
-
-
-def persona_cue_of(condition) -> PersonaCue:
-    statements = [condition.persona_cue, condition.simulated_self_description()]
-    name = condition.name_cue or ""
-    return PersonaCue(statements=tuple(s for s in statements if s and s.strip() and s.strip() != name), name=name)
-
-
-def turn_item_payload(turn, *, hide_persona_cue: bool) -> dict:
-    dialogue = turn.dialogue
-    turns = list(dialogue.turns.order_by("index").values_list("index", "role", "text"))
-    position = next(i for i, (index, _, _) in enumerate(turns) if index == turn.index)
-    return turn_payload(
-        problem=dialogue.question.text,
-        turns=[(role, text) for _, role, text in turns],
-        highlight=position,
-        cue=persona_cue_of(dialogue.condition),
-        hide_persona_cue=hide_persona_cue,
-    )
-
-
 def _items_from_turns(project, turn_ids: list[int], strata: dict[int, dict], role: str, hide: bool) -> list[Item]:
-    from audits.models import Turn
-
-    turns = Turn.objects.filter(pk__in=turn_ids).select_related(
-        "dialogue__question", "dialogue__condition", "dialogue__tutor"
-    )
-    by_id = {turn.pk: turn for turn in turns}
+    by_id = audit_turns(turn_ids)
     items = []
     for turn_id in turn_ids:
         turn = by_id[turn_id]
@@ -187,10 +143,10 @@ def validation_project_create(
     turns as items, the rubric's five metrics as questions, one stage with the rubric's guideline, and a
     validation of the audit's own judge under the audit's rubric version (its scores copied in)."""
     if size < 1:
-        raise ValidationError("The sample needs at least one turn.")
+        raise JudgeValidationRefused("The sample needs at least one turn.")
     candidates = audit_turn_candidates(audit)
     if not candidates:
-        raise ValidationError("The audit has no scored tutor turn yet; run it first.")
+        raise JudgeValidationRefused("The audit has no scored tutor turn yet; run it first.")
     info = {c.id: extra for c, extra in candidates}
     strata_names = {c.stratum: extra for c, extra in candidates}
     sample = stratified_sample([c for c, _ in candidates], size, seed)
@@ -262,30 +218,14 @@ def _open_main_items(stage: Stage, items: list[Item]) -> None:
     stage_main_open(stage=stage)
 
 
-def validation_stage(project: AnnotationProject) -> Stage:
-    stage = project.stages.order_by("order").first()
-    if stage is None:
-        raise ValidationError("This project has no labelling stage.")
-    return stage
-
-
-def sampled_items(project: AnnotationProject):
-    return project.items.filter(metadata__role=ROLE_MAIN).order_by("id")
-
-
 @transaction.atomic
 def persona_visibility_set(*, project: AnnotationProject, hidden: bool) -> int:
     """Hide or show the persona cue: every turn item's payload is rebuilt from its transcript."""
-    from audits.models import Turn
-
     project.options = {**project.options, "hide_persona_cue": bool(hidden)}
     project.save(update_fields=["options"])
     changed = 0
     items = list(project.items.filter(source_turn_id__isnull=False))
-    turns = Turn.objects.filter(pk__in=[i.source_turn_id for i in items]).select_related(
-        "dialogue__question", "dialogue__condition"
-    )
-    by_id = {t.pk: t for t in turns}
+    by_id = audit_turns(i.source_turn_id for i in items)
     for item in items:
         turn = by_id.get(item.source_turn_id)
         if turn is None:
@@ -334,15 +274,13 @@ def judge_validation_create(
 @transaction.atomic
 def audit_scores_copy(*, validation: JudgeValidation, audit) -> int:
     """The audit's own judge scores (same endpoint, same rubric) need no new call: copy them in."""
-    from audits.models import TurnScore
-
     if validation.judge_endpoint_id != audit.judge_endpoint_id:
-        raise ValidationError("Only the audit's own judge has scores in the audit.")
+        raise JudgeValidationRefused("Only the audit's own judge has scores in the audit.")
     rubric_template_id = validation.rubric.judge_template_id
     if rubric_template_id != audit.judge_template_id:
-        raise ValidationError("The audit was judged under another rubric version; re-run the judge instead.")
+        raise JudgeValidationRefused("The audit was judged under another rubric version; re-run the judge instead.")
     items = {i.source_turn_id: i for i in validation.project.items.filter(metadata__role=ROLE_MAIN)}
-    rows = TurnScore.objects.filter(turn_id__in=list(items), rubric_id=rubric_template_id)
+    rows = audit_judge_scores(turn_ids=list(items), rubric_template_id=rubric_template_id)
     scores = [
         JudgeScore(
             validation=validation,
@@ -367,9 +305,9 @@ def thresholds_set(*, validation: JudgeValidation, human_alpha_min: float, judge
     """The researcher's thresholds, applied to every validation of the project (they share the labels)."""
     # The model's bounds: α can be negative, an agreement share cannot.
     if not -1 <= float(human_alpha_min) <= 1:
-        raise ValidationError("The human α threshold is between -1 and 1.")
+        raise JudgeValidationRefused("The human α threshold is between -1 and 1.")
     if not 0 <= float(judge_agreement_min) <= 1:
-        raise ValidationError("The judge agreement threshold is between 0 and 1.")
+        raise JudgeValidationRefused("The judge agreement threshold is between 0 and 1.")
     JudgeValidation.objects.filter(project=validation.project).update(
         human_alpha_min=float(human_alpha_min), judge_agreement_min=float(judge_agreement_min)
     )
@@ -379,8 +317,6 @@ def thresholds_set(*, validation: JudgeValidation, human_alpha_min: float, judge
 def validation_record(*, validation: JudgeValidation, by=None) -> JudgeValidation:
     """Record the current report's verdicts: from now on the audit shows its judge as validated on this
     rubric version (with these verdicts), until a later recording replaces them."""
-    from annotation.selectors.judge_validation import validation_report
-
     report = validation_report(validation.project, rubric=validation.rubric, validations=[validation])
     key = str(validation.pk)
     metrics = {}
@@ -402,7 +338,7 @@ def validation_record(*, validation: JudgeValidation, by=None) -> JudgeValidatio
             "kappa_text": section["verdict"]["kappa"],
         }
     if compared == 0:
-        raise ValidationError("No turn has both a judge score and a human consensus yet: nothing to record.")
+        raise JudgeValidationRefused("No turn has both a judge score and a human consensus yet: nothing to record.")
     validation.result = {
         "n_turns": compared,
         "metrics": metrics,
@@ -440,19 +376,16 @@ def workshop_record(
     prompt, changed or not — the rubric is versioned as one) and the new guideline. When metric definitions
     changed, a re-labelling stage asks the project's annotators for those metrics again, under the new
     guideline; their gate carries over, the new guideline needs their confirmation."""
-    from audits.models import PromptTemplate
-    from audits.services.design import TemplateTextError, prompt_template_revise
-
     unknown = [m for m in changed_metrics if m not in rubric_spec.METRIC_QUESTIONS]
     if unknown:
-        raise ValidationError(f"Unknown metrics: {', '.join(unknown)}.")
+        raise JudgeValidationRefused(f"Unknown metrics: {', '.join(unknown)}.")
     if not guideline.strip():
-        raise ValidationError("The new version needs its guideline.")
+        raise JudgeValidationRefused("The new version needs its guideline.")
     item_ids = set(project.items.values_list("id", flat=True))
     for row in disagreements:
         if row.get("item") not in item_ids or row.get("metric") not in rubric_spec.METRIC_QUESTIONS:
-            raise ValidationError(f"A discussed disagreement names an unknown item or metric: {row!r}.")
-    template = PromptTemplate.objects.get(pk=from_rubric.judge_template_id)
+            raise JudgeValidationRefused(f"A discussed disagreement names an unknown item or metric: {row!r}.")
+    template = judge_template(from_rubric.judge_template_id)
     try:
         new_template = prompt_template_revise(
             template=template,
@@ -461,7 +394,7 @@ def workshop_record(
             user=by,
         )
     except TemplateTextError as exc:  # a judge prompt without its placeholders is the caller's mistake (400)
-        raise ValidationError(f"The new judge prompt: {exc}") from exc
+        raise JudgeValidationRefused(f"The new judge prompt: {exc}") from exc
     to_rubric = RubricVersion.objects.create(
         judge_template_id=new_template.pk,
         name=new_template.name,
@@ -490,6 +423,8 @@ def workshop_record(
 
 def _relabel_stage(project, rubric: RubricVersion, metrics: list[str], by) -> Stage:
     base = validation_stage(project)
+    if base is None:
+        raise JudgeValidationRefused("This project has no labelling stage.")
     questions = list(LabelQuestion.objects.filter(project=project, key__in=metrics))
     stage = stage_create(
         project=project,

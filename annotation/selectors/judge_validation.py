@@ -1,8 +1,10 @@
-"""Reads of judge validation: the human labels, consensus and judge scores of a validation project under one
-rubric version, assembled into `annotation.judge_validation.report`'s report; and the judge's status for an
-audit — "judge validated on rubric vX (date, N turns, per-metric verdicts)" or "not validated".
+"""Reads of judge validation: a validation project's labelling stage and sampled items; the human labels,
+consensus and judge scores of a validation project under one rubric version, assembled into
+`annotation.judge_validation.report`'s report; and the judge's status for an audit — "judge validated on
+rubric vX (date, N turns, per-metric verdicts)" or "not validated".
 
-The audits app asks `judge_validation_status` (through its results hook) for every page, export and report.
+The audits app asks `judge_validation_status` (through `audits.selectors.judge_validation`) for every page,
+export and report, so this module reads annotation's tables only and never imports the audits app.
 """
 
 from __future__ import annotations
@@ -32,6 +34,20 @@ from annotation.models.validation import DEFAULT_HUMAN_ALPHA_MIN, DEFAULT_JUDGE_
 
 JUDGE_NOT_VALIDATED = "not validated"
 CONSENSUS_FROM_GOLD = "gold"  # imported sets: the source's label is the consensus (options["consensus"])
+ROLE_MAIN = "sample"  # Item.metadata["role"] of a sampled turn (the training turns are "training")
+
+
+# --- The project's stage and sample ---------------------------------------------------------------
+
+
+def validation_stage(project: AnnotationProject) -> Stage | None:
+    """The project's labelling stage (None for a project imported from a labelled file, which has none)."""
+    return project.stages.order_by("order").first()
+
+
+def sampled_items(project: AnnotationProject):
+    """The sampled turns' items in sample order (the training turns are not among them)."""
+    return project.items.filter(metadata__role=ROLE_MAIN).order_by("id")
 
 
 # --- Rubric versions of a project -----------------------------------------------------------------

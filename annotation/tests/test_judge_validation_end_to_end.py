@@ -9,8 +9,8 @@ import pytest
 from django.urls import reverse
 from sklearn.metrics import cohen_kappa_score
 
-from annotation.judge_validation.services import sampled_items, validation_stage
 from annotation.models import AnnotationProject, MainItem
+from annotation.selectors.judge_validation import sampled_items, validation_stage
 from audits.judge import METRICS
 from audits.models import TurnScore
 

@@ -5,9 +5,10 @@ discussion answers. Shown (a project setting), the same transcripts do carry the
 import pytest
 from django.urls import reverse
 
+from annotation.judge_validation.audit_source import persona_cue_of
 from annotation.judge_validation.payload import PersonaCue, redact
-from annotation.judge_validation.services import persona_cue_of, sampled_items, validation_stage
 from annotation.models import AnnotationProject
+from annotation.selectors.judge_validation import sampled_items, validation_stage
 from audits.models import Condition, Turn
 
 from .judge_validation_setup import passed_annotators, run_simulation_audit

@@ -70,7 +70,9 @@ def test_a_candidate_listed_twice_is_refused():
 
 @pytest.mark.django_db(transaction=True)
 def test_the_project_built_from_an_audit_follows_the_allocation():
-    from annotation.judge_validation.services import audit_turn_candidates, sampled_items, validation_project_create
+    from annotation.judge_validation.audit_source import audit_turn_candidates
+    from annotation.judge_validation.services import validation_project_create
+    from annotation.selectors.judge_validation import sampled_items
 
     from .judge_validation_setup import run_simulation_audit
 

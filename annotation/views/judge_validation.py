@@ -15,11 +15,18 @@ from django.urls import reverse
 from django.views import View
 
 from annotation.judge_validation import judging, services
+from annotation.judge_validation.audit_source import audit_by_id, endpoint_by_id, endpoints_by_name, finished_audits
 from annotation.judge_validation.importing import MRBenchError, labelled_file_import
 from annotation.judge_validation.report import NA
 from annotation.judge_validation.rubric import METRIC_QUESTIONS
 from annotation.models import AnnotationProject, JudgeValidation
-from annotation.selectors.judge_validation import item_sources, project_rubrics, transcript_links, validation_report
+from annotation.selectors.judge_validation import (
+    item_sources,
+    project_rubrics,
+    sampled_items,
+    transcript_links,
+    validation_report,
+)
 from annotation.services.training import SetupError
 from edufair_web.accounts.permissions import ResearcherRequiredMixin
 from edufair_web.converters import parse_id
@@ -130,11 +137,10 @@ def report_tables(report: dict, links: dict[int, str]) -> dict:
 
 class ValidationListView(ResearcherRequiredMixin, View):
     def get(self, request):
-        from audits.models import Audit
-
         projects = AnnotationProject.objects.filter(kind=AnnotationProject.Kind.JUDGE_VALIDATION).order_by("-id")
-        audits = Audit.objects.filter(status=Audit.Status.FINISHED).order_by("-id")
-        return render(request, "annotation/judge_validation/list.html", {"projects": projects, "audits": audits})
+        return render(
+            request, "annotation/judge_validation/list.html", {"projects": projects, "audits": finished_audits()}
+        )
 
     def post(self, request):
         upload = request.FILES.get("file")
@@ -165,10 +171,8 @@ class ValidationCreateView(ResearcherRequiredMixin, View):
     template_name = "annotation/judge_validation/create.html"
 
     def _context(self, request, errors=None):
-        from audits.models import Audit
-
         return {
-            "audits": Audit.objects.filter(status=Audit.Status.FINISHED).order_by("-id"),
+            "audits": finished_audits(),
             "chosen": request.POST.get("audit") or request.GET.get("audit") or "",
             "defaults": {
                 "size": services.DEFAULT_SAMPLE_SIZE,
@@ -182,9 +186,7 @@ class ValidationCreateView(ResearcherRequiredMixin, View):
         return render(request, self.template_name, self._context(request))
 
     def post(self, request):
-        from audits.models import Audit
-
-        audit = Audit.objects.filter(pk=request.POST.get("audit") or 0).first()
+        audit = audit_by_id(request.POST.get("audit") or 0)
         if audit is None:
             return render(request, self.template_name, self._context(request, ["Choose an audit."]), status=400)
         try:
@@ -201,7 +203,7 @@ class ValidationCreateView(ResearcherRequiredMixin, View):
             )
         except (SetupError, ValueError) as exc:
             return render(request, self.template_name, self._context(request, [str(exc)]), status=400)
-        messages.success(request, f"Validation project created with {services.sampled_items(project).count()} turns.")
+        messages.success(request, f"Validation project created with {sampled_items(project).count()} turns.")
         return redirect("annotation:judge-validation", pk=project.pk)
 
 
@@ -211,8 +213,6 @@ def _validation_project(pk) -> AnnotationProject:
 
 class ValidationReportView(ResearcherRequiredMixin, View):
     def get(self, request, pk):
-        from audits.models import Audit, ModelEndpoint
-
         project = _validation_project(pk)
         if request.GET.get("item"):
             return self._item(request, project, request.GET["item"])
@@ -229,14 +229,14 @@ class ValidationReportView(ResearcherRequiredMixin, View):
             "annotation/judge_validation/report.html",
             {
                 "project": project,
-                "audit": Audit.objects.filter(pk=project.source_audit_id).first(),
+                "audit": audit_by_id(project.source_audit_id),
                 "report": report,
                 "tables": report_tables(report, transcript_links(project)),
                 "imported": imported_tables(report["imported"]),
                 "rubrics": rubrics,
                 "validations": validations,
                 "runs_open": any(row["run"] and row["run"]["open"] for row in validations),
-                "endpoints": ModelEndpoint.objects.order_by("name"),
+                "endpoints": endpoints_by_name(),
                 "stages": stages,
                 "workshops": project.rubric_workshops.select_related("from_rubric", "to_rubric", "relabel_stage"),
                 "sample": project.options.get("sample", {}),
@@ -289,8 +289,6 @@ class ValidationActionView(ResearcherRequiredMixin, View):
     """POST actions on the report page: thresholds, record, add-judge, persona."""
 
     def post(self, request, pk, action):
-        from audits.models import ModelEndpoint
-
         project = _validation_project(pk)
         back = reverse("annotation:judge-validation", args=[project.pk])
         try:
@@ -309,7 +307,9 @@ class ValidationActionView(ResearcherRequiredMixin, View):
                     request, f"Verdicts recorded for {validation.judge_name} on {validation.rubric.label}."
                 )
             elif action == "add-judge":
-                endpoint = get_object_or_404(ModelEndpoint, pk=request.POST.get("endpoint"))
+                endpoint = endpoint_by_id(request.POST.get("endpoint"))
+                if endpoint is None:
+                    raise Http404("No such endpoint.")
                 rubric = next((r for r in project_rubrics(project) if str(r.pk) == request.POST.get("rubric")), None)
                 if rubric is None:
                     raise SetupError("Choose a rubric version of this project.")

@@ -4,6 +4,7 @@ judge-validation project of a finished audit in one action and print its sample 
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.judge_validation import services
+from annotation.judge_validation.audit_source import audit_by_id
 
 
 class Command(BaseCommand):
@@ -23,9 +24,7 @@ class Command(BaseCommand):
         parser.add_argument("--name", default="")
 
     def handle(self, *args, **options):
-        from audits.models import Audit
-
-        audit = Audit.objects.filter(pk=options["audit_id"]).first()
+        audit = audit_by_id(options["audit_id"])
         if audit is None:
             raise CommandError(f"No audit {options['audit_id']}.")
         try:
