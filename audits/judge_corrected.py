@@ -40,12 +40,17 @@ on the two sides?) and the planner ``labels_needed`` with ``error_sd``.
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
-from ppi_py import ppi_mean_ci, ppi_mean_pointestimate
 from scipy import stats
+
+# ppi_py calls warnings.simplefilter("ignore") when it is imported, which would silence every warning of the
+# process that imports this module (a web worker, the test run); the context restores the filters.
+with warnings.catch_warnings():
+    from ppi_py import ppi_mean_ci, ppi_mean_pointestimate
 
 Disagreement = Literal["unsupported", "hidden"]
 

@@ -7,10 +7,13 @@ PPI++: Angelopoulos, Duchi, Zrnic, "PPI++: Efficient prediction-powered inferenc
 """
 
 import math
+import subprocess
+import sys
+import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
-from ppi_py import classical_mean_ci, ppi_mean_ci, ppi_mean_pointestimate
 from scipy import stats
 
 from audits.judge_corrected import (
@@ -34,6 +37,9 @@ from audits.judge_corrected_simulation import (
     simulate_cell,
     stratum_sizes,
 )
+
+with warnings.catch_warnings():  # ppi_py's import silences all warnings otherwise (see audits.judge_corrected)
+    from ppi_py import classical_mean_ci, ppi_mean_ci, ppi_mean_pointestimate
 
 TOL = 1e-9
 Z95 = stats.norm.ppf(0.975)
@@ -255,3 +261,15 @@ def test_simulated_coverage_stays_near_nominal():
         covered_delta += result.corrected.ci_low <= 0.4 <= result.corrected.ci_high
     assert flagged >= 36
     assert covered_zero >= 34 and covered_delta >= 34
+
+
+def test_importing_the_module_leaves_the_warning_filters_alone():
+    """ppi_py's import calls warnings.simplefilter("ignore"); the module must not pass that on to its importer."""
+    code = (
+        "import warnings; import audits.judge_corrected; "
+        "blanket = ('ignore', None, Warning, None, 0); "
+        "assert blanket not in warnings.filters, warnings.filters[:3]"
+    )
+    root = Path(__file__).resolve().parents[2]
+    completed = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, timeout=60)
+    assert completed.returncode == 0, completed.stderr
