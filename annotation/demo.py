@@ -22,8 +22,8 @@ from annotation.models import AnnotationProject, ExampleView, GoldLabel, Item, T
 from annotation.presets import SAFETUTORS, SAFETUTORS_RISK_CATEGORIES, SAFETUTORS_SUBJECTS
 from annotation.services.adjudication import discussion_comment
 from annotation.services.enrollment import enrollment_create
-from annotation.services.labelling import label_next, label_submit, stage_item_rule_set
-from annotation.services.labels import Answer, labels_submit
+from annotation.services.labelling import label_next, main_label_submit, stage_item_rule_set
+from annotation.services.labels import any_phase_label_submit
 from annotation.services.projects import project_create
 from annotation.services.training import (
     comment_pin,
@@ -34,6 +34,7 @@ from annotation.services.training import (
     training_set_choose,
     worked_example_add,
 )
+from annotation.workflow.answers import Answer
 from edufair_web.accounts.roles import ANNOTATOR
 from edufair_web.accounts.services import user_create_with_role
 
@@ -201,7 +202,7 @@ def _label(stage, user, phase: str, correct_count: int, limit: int | None = None
     uses = TrainingItem.objects.filter(stage=stage, phase=phase).select_related("item").order_by("position")
     for n, use in enumerate(uses[:limit] if limit else uses):
         gold = use.item.gold_labels.get(question=question).value
-        labels_submit(
+        any_phase_label_submit(
             annotator=user,
             stage=stage,
             item=use.item,
@@ -303,7 +304,7 @@ def _main_labelling_with_one_disagreement(stage, first, second) -> str:
                 truth = next(c["value"] for c in question.choices if c["value"] != truth)
                 disputed = assignment.item.external_id
             answers = _answers(stage, assignment.item, truth, correct=True)
-            label_submit(annotator=user, stage=stage, item=assignment.item, answers=answers, seconds=150 + 20 * n)
+            main_label_submit(annotator=user, stage=stage, item=assignment.item, answers=answers, seconds=150 + 20 * n)
     thread = Thread.objects.get(stage=stage, item__external_id=disputed, kind=Thread.Kind.ADJUDICATION)
     discussion_comment(
         stage=stage,

@@ -31,18 +31,19 @@ from annotation.services import adjudication as adjudication_services
 from annotation.services import main_sql
 from annotation.services.assignment import AssignmentBusy, labelling_settings
 from annotation.services.labelling import (
+    NoAssignment,
     ReservationExpired,
     RevisionRefused,
     label_next,
     label_revise,
-    label_submit,
+    main_label_submit,
     main_labelling_check,
     stage_labelling_configure,
 )
-from annotation.services.labels import Answer, LabelInvalid, NoAssignment
 from annotation.services.main_sql import LabellingAccess
 from annotation.services.resolution import ResolutionRefused
 from annotation.views.common import label_form_questions
+from annotation.workflow.answers import LabelInvalid, answers_from_json
 from annotation.workflow.training import StepRefused
 from edufair_web.accounts.permissions import IsAdjudicator, IsAnnotator, IsResearcher
 from edufair_web.converters import query_id
@@ -67,15 +68,6 @@ from .serializers_labelling import (
 )
 from .serializers_reports import ReportSerializer, StageDashboardSerializer
 from .serializers_training import AnnotatorItemSerializer
-
-
-def _answers(raw: dict) -> dict[str, Answer]:
-    return {
-        key: Answer(
-            value=a.get("value") or None, unsure=a.get("unsure", False), justification=a.get("justification", "")
-        )
-        for key, a in raw.items()
-    }
 
 
 def _checked_access(request, stage_pk) -> LabellingAccess:
@@ -140,11 +132,11 @@ class MainSubmitAPIView(APIView):
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
         try:
-            result = label_submit(
+            result = main_label_submit(
                 annotator=request.user,
                 stage=stage,
                 item=data["item"],
-                answers=_answers(data["answers"]),
+                answers=answers_from_json(data["answers"]),
                 seconds=data["seconds"],
                 checked=checked,
             )
@@ -366,7 +358,7 @@ class ReviseAPIView(APIView):
                 annotator=request.user,
                 stage=checked.stage,
                 item=item_pk,
-                answers=_answers(data["answers"]),
+                answers=answers_from_json(data["answers"]),
                 seconds=data["seconds"],
                 checked=checked,
             )
@@ -439,7 +431,7 @@ class DiscussionAPIView(APIView):
                 )
             if data["answers"]:
                 adjudication_services.discussion_answers_submit(
-                    stage=stage, item=item, annotator=request.user, answers=_answers(data["answers"])
+                    stage=stage, item=item, annotator=request.user, answers=answers_from_json(data["answers"])
                 )
         except ResolutionRefused as exc:
             return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)

@@ -23,7 +23,8 @@ from annotation.selectors.training import (
     worked_examples,
 )
 from annotation.services.adjudication import discussion_comment
-from annotation.services.labels import Answer, LabelInvalid, NoAssignment, labels_submit
+from annotation.services.labelling import NoAssignment
+from annotation.services.labels import any_phase_label_submit
 from annotation.services.resolution import ResolutionRefused
 from annotation.services.training import (
     SetupError,
@@ -34,6 +35,7 @@ from annotation.services.training import (
     norming_acknowledge,
 )
 from annotation.views.common import label_form_questions
+from annotation.workflow.answers import LabelInvalid, answers_from_json
 from annotation.workflow.training import STEP_TITLES, Action, StepRefused, check_action, next_step
 from edufair_web.accounts.permissions import IsAdjudicator, IsAnnotator
 
@@ -217,14 +219,9 @@ class LabelSubmitAPIView(APIView):
         item = Item.objects.filter(pk=data["item"], project_id=stage.project_id).first()
         if item is None:
             raise NotFound("No such item in this project.")
-        answers = {
-            key: Answer(
-                value=a.get("value") or None, unsure=a.get("unsure", False), justification=a.get("justification", "")
-            )
-            for key, a in data["answers"].items()
-        }
+        answers = answers_from_json(data["answers"])
         try:
-            result = labels_submit(
+            result = any_phase_label_submit(
                 annotator=request.user,
                 stage=stage,
                 item=item,

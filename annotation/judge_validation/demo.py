@@ -18,9 +18,9 @@ from annotation.judge_validation.services import sampled_items, validation_proje
 from annotation.models import AnnotationProject, Enrollment, MainItem, Thread
 from annotation.services import resolution
 from annotation.services.enrollment import enrollment_create
-from annotation.services.labelling import label_next, label_submit
-from annotation.services.labels import Answer
+from annotation.services.labelling import label_next, main_label_submit
 from annotation.services.training import guideline_confirm
+from annotation.workflow.answers import Answer
 from edufair_web.accounts.roles import ANNOTATOR
 from edufair_web.accounts.services import user_create_with_role
 
@@ -92,7 +92,9 @@ def judge_validation_demo_seed(stdout) -> None:
                 break
             turn_id = assignment.item.source_turn_id
             answers = {key: Answer(value=_nudge(judge[(turn_id, key)], rng)) for key in questions}
-            label_submit(annotator=user, stage=stage, item=assignment.item, answers=answers, seconds=40 + 5 * index)
+            main_label_submit(
+                annotator=user, stage=stage, item=assignment.item, answers=answers, seconds=40 + 5 * index
+            )
 
     # Discussions: most settle on the first annotator's answer; every fourth goes to the adjudicator.
     adjudicator = User.objects.filter(username="adjudicator").first()

@@ -6,8 +6,7 @@ from django.conf import settings
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 
-# A label value that means "this question does not apply to the item" (the rubric's −1).
-NOT_APPLICABLE = "n/a"
+from annotation.workflow.answers import NOT_APPLICABLE
 
 
 class AnnotationProject(models.Model):

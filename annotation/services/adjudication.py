@@ -8,8 +8,8 @@ from __future__ import annotations
 from annotation.models import Comment, CrossStageConflict, Item, Stage, Thread
 from annotation.selectors.adjudication import discussion_visibility_for
 from annotation.services import conflicts, resolution
-from annotation.services.labels import Answer
 from annotation.services.resolution import ResolutionRefused
+from annotation.workflow.answers import Answer
 
 
 def _discussion_thread(stage: Stage, item: Item) -> Thread:

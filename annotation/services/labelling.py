@@ -1,5 +1,5 @@
 """Writes for main labelling: the next item for an annotator who passed the gate, the submit of their
-answers (validated like every label by `services.labels.answers_validate`) followed by the item's
+answers (validated like every label by `workflow.answers.answers_validate`) followed by the item's
 resolution once it has its N labels, the revision of a submitted label, a stage's assignment settings, and
 its item rule (which items are its main work).
 
@@ -31,19 +31,22 @@ from annotation.selectors.stage_items import stage_item_rule
 from annotation.services import main_sql
 from annotation.services.assignment import MainItemsSync, main_items_sync, next_assignment
 from annotation.services.conflicts import stage_polarity_question
-from annotation.services.labels import (
-    MAX_SECONDS_PER_ITEM,
-    Answer,
-    NoAssignment,
-    SubmitResult,
-    active_seconds,
-    answers_validate,
-)
 from annotation.services.main_sql import LabellingAccess
 from annotation.services.resolution import item_resolve_if_complete
 from annotation.workflow import item_rules
+from annotation.workflow.answers import MAX_SECONDS_PER_ITEM, Answer, active_seconds, answers_validate
 from annotation.workflow.revision_rules import revision_refusal
 from annotation.workflow.training import Action, StepRefused, TrainingProgress, check_action
+
+
+class NoAssignment(LookupError):
+    """The item is not this annotator's to label in this phase."""
+
+
+@dataclass(frozen=True)
+class SubmitResult:
+    assignment: Assignment
+    created: bool
 
 
 class ReservationExpired(NoAssignment):
@@ -111,7 +114,7 @@ def label_next(*, annotator, stage: Stage, checked: LabellingAccess | None = Non
     return next_assignment(stage=stage, annotator=annotator)
 
 
-def label_submit(
+def main_label_submit(
     *,
     annotator,
     stage: Stage,
@@ -123,14 +126,14 @@ def label_submit(
     """Store the answers to a reserved main item (``item``: the item or its id); a repeated submit changes
     nothing (created=False). ``checked`` as for `label_next`.
 
-    Validation is `services.labels.answers_validate`, the same as for pilot and qualification answers.
+    Validation is `workflow.answers.answers_validate`, the same as for pilot and qualification answers.
     Raises StepRefused (not passed), LabelInvalid (answers), ReservationExpired (no reservation of this
     annotator on this item, which includes an item that is not in the stage).
     """
     if checked is None:
         main_labelling_check(annotator=annotator, stage_id=stage.pk)
     question_ids = {q.key: q.pk for q in main_sql.stage_questions(stage)}  # validation and resolution reuse them
-    answers_validate(stage, answers)
+    answers_validate(stage.questions.all(), answers, unsure_enabled=stage.unsure_enabled)
     item_id = item if isinstance(item, int) else item.pk
     seconds = active_seconds(seconds)
     with transaction.atomic():
@@ -147,12 +150,7 @@ def label_submit(
         main_sql.insert_main_labels(
             assignment_id=assignment.pk,
             labels=[
-                (
-                    question_ids[key],
-                    "" if answer.unsure else answer.value,
-                    answer.unsure,
-                    answer.justification.strip(),
-                )
+                (question_ids[key], answer.stored_value, answer.unsure, answer.stored_justification)
                 for key, answer in answers.items()
             ],
             seconds=seconds,
@@ -175,8 +173,8 @@ class RevisionResult:
 
 
 def _changed(label: Label, answer: Answer) -> bool:
-    value = "" if answer.unsure else answer.value
-    return (label.value, label.unsure, label.justification) != (value, answer.unsure, answer.justification.strip())
+    stored = (answer.stored_value, answer.unsure, answer.stored_justification)
+    return (label.value, label.unsure, label.justification) != stored
 
 
 def label_revise(
@@ -202,7 +200,7 @@ def label_revise(
         checked = main_labelling_check(annotator=annotator, stage_id=stage.pk)
     window = revision_window(checked.stage)  # read with the check, as stored now
     main_sql.stage_questions(stage)
-    answers_validate(stage, answers)
+    answers_validate(stage.questions.all(), answers, unsure_enabled=stage.unsure_enabled)
     item_id = item if isinstance(item, int) else item.pk
     seconds = active_seconds(seconds)
     with transaction.atomic():
@@ -245,9 +243,9 @@ def label_revise(
                     replaced_at=now,
                 )
             )
-            label.value = "" if answer.unsure else answer.value
+            label.value = answer.stored_value
             label.unsure = answer.unsure
-            label.justification = answer.justification.strip()
+            label.justification = answer.stored_justification
         LabelRevision.objects.bulk_create(revisions)
         Label.objects.bulk_update([labels[key] for key in changed], ["value", "unsure", "justification"])
         if seconds:

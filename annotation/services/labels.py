@@ -1,21 +1,22 @@
-"""The one door for labels: `labels_submit` validates an item's answers, enforces the training order for
-the phase (pilot, qualification, main), stores them once (a double submit changes nothing) and runs what
-follows an answer: the pilot's norming threads, the gate after the last qualification item.
+"""The door for labels of any phase: `any_phase_label_submit` validates an item's answers
+(`workflow.answers`), enforces the training order for the phase (pilot, qualification, main), stores them
+once (a double submit changes nothing) and runs what follows an answer: the pilot's norming threads, the
+gate after the last qualification item.
 
-Main labelling reuses this with an assignment made by issue 7's assignment code; here a main label is only
-accepted from an annotator who passed the gate and confirmed the current guideline.
+A main label goes on to `services.labelling.main_label_submit` (reservations, resolution of the item), which
+accepts it only from an annotator who passed the gate and confirmed the current guideline.
 """
 
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass
-
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from annotation.models import NOT_APPLICABLE, Assignment, Enrollment, Item, Label, Phase, Stage, TrainingItem
+from annotation.models import Assignment, Enrollment, Item, Label, Phase, Stage, TrainingItem
 from annotation.selectors.training import training_progress
+from annotation.services.labelling import NoAssignment, SubmitResult, main_label_submit
+from annotation.services.training import pilot_complete_if_done, qualification_complete_if_done
+from annotation.workflow.answers import Answer, active_seconds, answers_validate
 from annotation.workflow.training import Action, StepRefused, check_action
 
 PHASE_ACTIONS = {
@@ -23,75 +24,6 @@ PHASE_ACTIONS = {
     Phase.QUALIFICATION: Action.LABEL_QUALIFICATION,
     Phase.MAIN: Action.LABEL_MAIN,
 }
-# A single item never takes longer than this of active time; anything above is a clock problem.
-MAX_SECONDS_PER_ITEM = 4 * 3600
-
-
-def active_seconds(value) -> float:
-    """The active time a client reported for an item, as stored: 0 to `MAX_SECONDS_PER_ITEM`; a value that
-    is not a finite number (NaN, infinity, text) counts as 0 rather than reaching the hours and spend."""
-    try:
-        seconds = float(value or 0)
-    except (TypeError, ValueError):
-        return 0.0
-    if not math.isfinite(seconds):
-        return 0.0
-    return min(max(seconds, 0.0), MAX_SECONDS_PER_ITEM)
-
-
-class LabelInvalid(ValueError):
-    """The answers do not fit the stage's questions; ``errors`` maps a question key to what is wrong."""
-
-    def __init__(self, errors: dict[str, str]):
-        self.errors = errors
-        super().__init__("; ".join(f"{key}: {message}" for key, message in errors.items()))
-
-
-class NoAssignment(LookupError):
-    """The item is not this annotator's to label in this phase."""
-
-
-@dataclass(frozen=True)
-class Answer:
-    value: str | None = None
-    unsure: bool = False
-    justification: str = ""
-
-
-@dataclass(frozen=True)
-class SubmitResult:
-    assignment: Assignment
-    created: bool
-
-
-def answers_validate(stage: Stage, answers: dict[str, Answer]) -> dict[str, Answer]:
-    """Check every stage question has one valid answer; returns the answers keyed by question key."""
-    errors: dict[str, str] = {}
-    questions = list(stage.questions.all())
-    known = {q.key for q in questions}
-    for key in answers:
-        if key not in known:
-            errors[key] = "not a question of this stage"
-    for question in questions:
-        answer = answers.get(question.key)
-        if answer is None or (not answer.unsure and not answer.value):
-            errors[question.key] = "an answer is required"
-            continue
-        if answer.unsure:
-            if not (question.allow_unsure and stage.unsure_enabled):
-                errors[question.key] = "Unsure is not an option for this question"
-            continue
-        if answer.value not in question.values:
-            allowed = ", ".join(question.values)
-            errors[question.key] = f"{answer.value!r} is not one of the choices ({allowed})"
-            continue
-        if answer.value == NOT_APPLICABLE and not question.allow_not_applicable:
-            errors[question.key] = "not applicable is not an option for this question"
-        elif answer.value in question.justification_required_for and not answer.justification.strip():
-            errors[question.key] = f"the answer {question.choice_label(answer.value)!r} needs a justification"
-    if errors:
-        raise LabelInvalid(errors)
-    return answers
 
 
 def _assignment_for(*, stage: Stage, item: Item, annotator, phase: str) -> Assignment:
@@ -105,22 +37,21 @@ def _assignment_for(*, stage: Stage, item: Item, annotator, phase: str) -> Assig
     return assignment
 
 
-def labels_submit(
+def any_phase_label_submit(
     *, annotator, stage: Stage, item: Item, phase: str, answers: dict[str, Answer], seconds: float = 0.0
 ) -> SubmitResult:
-    """Store the annotator's answers to one item. Refuses (StepRefused) anything out of training order.
+    """Store the annotator's answers to one item in ``phase``. Refuses (StepRefused) anything out of
+    training order; raises LabelInvalid (answers) and NoAssignment (not this annotator's item in the phase).
 
-    Main labels have one door, `services.labelling.label_submit` (reservations, resolution of the item).
+    Main labels have one door, `services.labelling.main_label_submit` (reservations, resolution of the item).
     """
     if phase == Phase.MAIN:
-        from .labelling import label_submit
-
-        return label_submit(annotator=annotator, stage=stage, item=item, answers=answers, seconds=seconds)
+        return main_label_submit(annotator=annotator, stage=stage, item=item, answers=answers, seconds=seconds)
     enrollment = Enrollment.objects.filter(stage=stage, user=annotator).first()
     if enrollment is None:
         raise StepRefused("You are not enrolled in this stage.")
     check_action(training_progress(enrollment), PHASE_ACTIONS[Phase(phase)])
-    answers_validate(stage, answers)
+    answers_validate(stage.questions.all(), answers, unsure_enabled=stage.unsure_enabled)
     seconds = active_seconds(seconds)
     questions = {q.key: q for q in stage.questions.all()}
     try:
@@ -135,9 +66,9 @@ def labels_submit(
                         question=questions[key],
                         phase=phase,
                         round=Label.Round.PRE,
-                        value="" if answer.unsure else answer.value,
+                        value=answer.stored_value,
                         unsure=answer.unsure,
-                        justification=answer.justification.strip(),
+                        justification=answer.stored_justification,
                         seconds=seconds,
                     )
                     for key, answer in answers.items()
@@ -159,8 +90,6 @@ def labels_submit(
 
 
 def _after_submit(enrollment: Enrollment, phase: str) -> None:
-    from annotation.services.training import pilot_complete_if_done, qualification_complete_if_done
-
     if phase == Phase.PILOT:
         pilot_complete_if_done(enrollment)
     elif phase == Phase.QUALIFICATION:

@@ -19,6 +19,7 @@ from annotation.agreement import UNSURE
 from annotation.models import Adjudication, Assignment, Item, Label, MainItem, Phase, Stage, Thread
 from annotation.services import main_sql
 from annotation.workflow import resolution_rules as rules
+from annotation.workflow.answers import post_discussion_answers_validate
 
 POLICY_OF_STAGE = {
     Stage.Resolution.DISCUSSION_SENIOR: rules.DISCUSSION_POLICY,
@@ -145,7 +146,7 @@ def disputed_questions(stage: Stage, item: Item) -> list[str]:
 
 
 def post_discussion_label_submit(*, stage: Stage, item: Item, annotator, answers: dict) -> int:
-    """An annotator's answers after the discussion (``answers``: question key → `services.labels.Answer`)
+    """An annotator's answers after the discussion (``answers``: question key → `workflow.answers.Answer`)
     to the disputed questions. Stored apart from the first answers (round "post"); may be changed while the
     discussion is open. When every annotator of the item has answered, the discussion closes itself."""
     with transaction.atomic():
@@ -164,7 +165,7 @@ def post_discussion_label_submit(*, stage: Stage, item: Item, annotator, answers
             raise ResolutionRefused("Only the annotators of this item take part in its discussion.")
         disputed = disputed_questions(stage, item)
         questions = {q.key: q for q in stage.questions.filter(key__in=disputed)}
-        _validate_post_answers(stage, questions, answers)
+        post_discussion_answers_validate(questions, answers, unsure_enabled=stage.unsure_enabled)
         stored = 0
         for key, answer in answers.items():
             if key not in questions:
@@ -175,9 +176,9 @@ def post_discussion_label_submit(*, stage: Stage, item: Item, annotator, answers
                 round=Label.Round.POST,
                 defaults={
                     "phase": Phase.MAIN,
-                    "value": "" if answer.unsure else answer.value,
+                    "value": answer.stored_value,
                     "unsure": answer.unsure,
-                    "justification": answer.justification.strip(),
+                    "justification": answer.stored_justification,
                 },
             )
             stored += 1
@@ -193,25 +194,6 @@ def post_discussion_label_submit(*, stage: Stage, item: Item, annotator, answers
         if all((annotator_id, key) in answered for annotator_id in everyone for key in disputed):
             discussion_close(stage=stage, item=item)
         return stored
-
-
-def _validate_post_answers(stage: Stage, questions: dict, answers: dict) -> None:
-    from annotation.services.labels import LabelInvalid
-
-    errors = {}
-    for key, answer in answers.items():
-        question = questions.get(key)
-        if question is None:
-            errors[key] = "not a question under discussion"
-        elif answer.unsure:
-            if not (question.allow_unsure and stage.unsure_enabled):
-                errors[key] = "Unsure is not an option for this question"
-        elif answer.value not in question.values:
-            errors[key] = f"{answer.value!r} is not one of the choices"
-        elif answer.value in question.justification_required_for and not answer.justification.strip():
-            errors[key] = f"the answer {question.choice_label(answer.value)!r} needs a justification"
-    if errors:
-        raise LabelInvalid(errors)
 
 
 def discussion_close(*, stage: Stage, item: Item) -> rules.ItemResolution:

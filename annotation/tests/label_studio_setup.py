@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from annotation.models import Adjudication, GoldLabel, Item, TrainingItem
 from annotation.services.adjudication import discussion_answers_submit, discussion_close
-from annotation.services.labelling import label_next, label_submit
-from annotation.services.labels import Answer
+from annotation.services.labelling import label_next, main_label_submit
+from annotation.workflow.answers import Answer
 
 from .main_setup import build_main_stage, pass_gate
 
@@ -37,7 +37,7 @@ def labelled_project(make_user, *, name: str = "Label Studio test", users=None, 
             disputed = disputed or item
             value = value if item == disputed else "yes"
             answers = {"q1": Answer(value=value, justification=JUSTIFICATION if value == "no" else "")}
-            label_submit(annotator=user, stage=s.stage, item=item, answers=answers, seconds=33)
+            main_label_submit(annotator=user, stage=s.stage, item=item, answers=answers, seconds=33)
     discussion_answers_submit(stage=s.stage, item=disputed, annotator=users[1], answers={"q1": Answer(value="yes")})
     discussion_close(stage=s.stage, item=disputed)
     s.users, s.disputed, s.training = users, disputed, training

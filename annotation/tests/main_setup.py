@@ -8,9 +8,9 @@ from types import SimpleNamespace
 
 from annotation.models import Enrollment, Item
 from annotation.services.enrollment import enrollment_create
-from annotation.services.labels import Answer
 from annotation.services.projects import project_create, question_create, stage_create
 from annotation.services.training import guideline_confirm, guideline_publish
+from annotation.workflow.answers import Answer
 
 YES_NO = [{"value": "yes", "label": "Yes", "key": "1"}, {"value": "no", "label": "No", "key": "2"}]
 

@@ -1,6 +1,6 @@
 """Reported active time is stored only as a finite number of seconds (0 to 4 hours): NaN or infinity from a
 client counts as 0 instead of reaching the report's hours and spend: one rule
-(`services.labels.active_seconds`) for every door. The API's JSON parser refuses NaN before that (400)."""
+(`workflow.answers.active_seconds`) for every door. The API's JSON parser refuses NaN before that (400)."""
 
 import math
 
@@ -9,7 +9,7 @@ from django.urls import reverse
 
 from annotation.models import Label
 from annotation.services.labelling import label_next
-from annotation.services.labels import MAX_SECONDS_PER_ITEM, active_seconds
+from annotation.workflow.answers import MAX_SECONDS_PER_ITEM, active_seconds
 
 from .main_setup import build_main_stage, pass_gate
 

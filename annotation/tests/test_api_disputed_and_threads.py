@@ -7,7 +7,7 @@ import pytest
 from django.urls import reverse
 
 from annotation.models import Thread
-from annotation.services.labelling import label_next, label_submit
+from annotation.services.labelling import label_next, main_label_submit
 
 from .main_setup import answers, build_main_stage, pass_gate
 
@@ -21,7 +21,7 @@ def _disputed(make_user, *, project=None, order=None, policy="discussion_senior"
         pass_gate(s.stage, user)
         for value in values:
             assignment = label_next(annotator=user, stage=s.stage)
-            label_submit(annotator=user, stage=s.stage, item=assignment.item, answers=answers(s, value))
+            main_label_submit(annotator=user, stage=s.stage, item=assignment.item, answers=answers(s, value))
     s.item = s.items[0]  # disputed; the second item is unanimous
     return s
 
@@ -106,7 +106,7 @@ def test_no_item_is_204_on_every_next_item_endpoint(make_user, client):
     user = make_user("annotator")
     pass_gate(s.stage, user)
     client.force_login(user)
-    label_submit(
+    main_label_submit(
         annotator=user, stage=s.stage, item=label_next(annotator=user, stage=s.stage).item, answers=answers(s, "yes")
     )
     response = client.get(reverse("annotation-main-next", args=[s.stage.pk]))

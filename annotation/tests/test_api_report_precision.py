@@ -9,7 +9,7 @@ from django.urls import reverse
 
 from annotation.agreement import fleiss_kappa, gold_agreement, krippendorff_alpha
 from annotation.models import Enrollment
-from annotation.services.labelling import label_next, label_submit
+from annotation.services.labelling import label_next, main_label_submit
 
 from .main_setup import answers, build_main_stage, pass_gate
 
@@ -39,7 +39,7 @@ def test_report_json_statistics_equal_the_agreement_module(make_user, researcher
         for who, user in enumerate(users):
             item = label_next(annotator=user, stage=s.stage).item
             assert item.pk == s.items[n].pk
-            label_submit(
+            main_label_submit(
                 annotator=user, stage=s.stage, item=item, answers=answers(s, PLAN[n][who]), seconds=SECONDS[who]
             )
 

@@ -10,7 +10,7 @@ from django.utils import timezone
 from annotation.models import Assignment, Item, Label, MainItem
 from annotation.services.assignment import next_assignment
 from annotation.services.enrollment import enrollment_create
-from annotation.services.labelling import ReservationExpired, label_next, label_submit, stage_labelling_configure
+from annotation.services.labelling import ReservationExpired, label_next, main_label_submit, stage_labelling_configure
 from annotation.workflow.training import StepRefused
 
 from .main_setup import answers, build_main_stage, pass_gate
@@ -22,7 +22,7 @@ def label_until_done(s, user):
     seen = []
     while (assignment := label_next(annotator=user, stage=s.stage)) is not None:
         seen.append(assignment.item_id)
-        label_submit(annotator=user, stage=s.stage, item=assignment.item, answers=answers(s, "yes"), seconds=2)
+        main_label_submit(annotator=user, stage=s.stage, item=assignment.item, answers=answers(s, "yes"), seconds=2)
     return seen
 
 
@@ -82,7 +82,7 @@ def test_an_expired_reservation_goes_to_someone_else_and_the_late_submit_is_refu
     assert not Assignment.objects.filter(pk=held_by_a.pk).exists()
     assert MainItem.objects.get(stage=s.stage).slots_taken == 2
     with pytest.raises(ReservationExpired):
-        label_submit(annotator=a, stage=s.stage, item=s.items[0], answers=answers(s, "yes"))
+        main_label_submit(annotator=a, stage=s.stage, item=s.items[0], answers=answers(s, "yes"))
     assert not Label.objects.filter(assignment__annotator=a).exists()
 
 
@@ -91,7 +91,7 @@ def test_an_expired_reservation_nobody_needed_can_still_be_submitted(make_user):
     a = make_user("annotator")
     pass_gate(s.stage, a)
     assignment = next_assignment(stage=s.stage, annotator=a, now=timezone.now() - timedelta(days=1))
-    result = label_submit(annotator=a, stage=s.stage, item=assignment.item, answers=answers(s, "yes"))
+    result = main_label_submit(annotator=a, stage=s.stage, item=assignment.item, answers=answers(s, "yes"))
     assert result.created
 
 
@@ -131,7 +131,7 @@ def test_balanced_strategy_spreads_labels_over_subject_and_category(make_user):
     for _ in range(4):
         assignment = label_next(annotator=user, stage=s.stage)
         first_four.append((assignment.item.subject, assignment.item.category))
-        label_submit(annotator=user, stage=s.stage, item=assignment.item, answers=answers(s, "yes"))
+        main_label_submit(annotator=user, stage=s.stage, item=assignment.item, answers=answers(s, "yes"))
     assert len(set(first_four)) == 4  # one item from each subject × category cell
 
 

@@ -20,9 +20,10 @@ from django.urls import reverse
 
 from annotation.models import Comment, Enrollment, GoldLabel, Item, MainItem, Thread, TrainingItem
 from annotation.services.enrollment import enrollment_create
-from annotation.services.labels import Answer, labels_submit
+from annotation.services.labels import any_phase_label_submit
 from annotation.services.projects import gold_label_set
 from annotation.services.training import guideline_confirm, norming_acknowledge
+from annotation.workflow.answers import Answer
 from edufair_web.tests.url_routes import base_pattern, url_patterns
 
 from .main_setup import build_main_stage, pass_gate
@@ -260,7 +261,7 @@ def build(make_user, *, policy: str, overlap: int) -> SimpleNamespace:
     s.trainees = {"fiona": s.failed, "paul": s.pending}
     for name, user in s.trainees.items():
         guideline_confirm(enrollment=enrollment_create(stage=s.stage, user=user, subject="maths"))
-        labels_submit(
+        any_phase_label_submit(
             annotator=user,
             stage=s.stage,
             item=pilot,

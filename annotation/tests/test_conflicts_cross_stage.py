@@ -8,7 +8,7 @@ from django.urls import reverse
 from annotation import exports, reports
 from annotation.models import CrossStageConflict
 from annotation.services.adjudication import conflict_dispose, conflicts_detect
-from annotation.services.labelling import label_next, label_submit
+from annotation.services.labelling import label_next, main_label_submit
 
 from .main_setup import answers, build_main_stage, pass_gate
 
@@ -24,7 +24,7 @@ def label_stage(s, users, values):
         pass_gate(s.stage, user)
         for value in values:
             item = label_next(annotator=user, stage=s.stage).item
-            label_submit(annotator=user, stage=s.stage, item=item, answers=answers(s, value), seconds=5)
+            main_label_submit(annotator=user, stage=s.stage, item=item, answers=answers(s, value), seconds=5)
 
 
 @pytest.fixture

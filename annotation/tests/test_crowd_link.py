@@ -10,7 +10,7 @@ from django.test import Client
 
 from annotation.models import CrowdRecruit, CrowdVisit, Enrollment
 from annotation.services.crowd import crowd_link_configure, participant_hash
-from annotation.services.labelling import label_next, label_submit
+from annotation.services.labelling import label_next, main_label_submit
 from annotation.services.training import guideline_confirm
 
 from .main_setup import answers, build_main_stage
@@ -117,7 +117,7 @@ def test_the_quota_done_every_page_leads_to_the_completion_code_and_the_platform
     pass_gate_as_recruit(recruit, crowd.stage)
     for _ in range(2):
         item = label_next(annotator=recruit.user, stage=crowd.stage).item
-        label_submit(annotator=recruit.user, stage=crowd.stage, item=item, answers=answers(crowd, "yes"))
+        main_label_submit(annotator=recruit.user, stage=crowd.stage, item=item, answers=answers(crowd, "yes"))
     moved = browser.get(f"/annotation/label/{crowd.stage.pk}/")
     assert moved.status_code == 302 and moved["Location"] == f"/annotation/crowd/{crowd.link.key}/done/"
     done = browser.get(moved["Location"])

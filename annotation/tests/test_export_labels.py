@@ -11,8 +11,8 @@ from django.urls import reverse
 
 from annotation import exports
 from annotation.services.adjudication import discussion_answers_submit
-from annotation.services.labelling import label_next, label_submit
-from annotation.services.labels import Answer
+from annotation.services.labelling import label_next, main_label_submit
+from annotation.workflow.answers import Answer
 
 from .main_setup import build_main_stage, pass_gate
 
@@ -28,7 +28,7 @@ def labelled(make_user):
         pass_gate(s.stage, user)
         item = label_next(annotator=user, stage=s.stage).item
         justification = FORMULA if value == "no" else ""
-        label_submit(
+        main_label_submit(
             annotator=user,
             stage=s.stage,
             item=item,

@@ -6,8 +6,8 @@ import pytest
 
 from annotation.judge_validation.services import validation_project_create, validation_stage
 from annotation.models import Assignment, Label
-from annotation.services.labelling import label_next, label_submit
-from annotation.services.labels import Answer
+from annotation.services.labelling import label_next, main_label_submit
+from annotation.workflow.answers import Answer
 from audits.judge import METRICS
 from conftest import browser_login
 
@@ -36,7 +36,7 @@ def test_annotator_labels_a_turn_with_the_keyboard_and_the_researcher_reads_the_
     keyboard_user, *others = passed_annotators(stage, make_user)
     for user in others:  # two colleagues have labelled every turn already
         while (assignment := label_next(annotator=user, stage=stage)) is not None:
-            label_submit(
+            main_label_submit(
                 annotator=user, stage=stage, item=assignment.item, answers={m: Answer(value="1") for m in METRICS}
             )
 

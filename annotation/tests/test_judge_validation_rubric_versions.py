@@ -17,13 +17,13 @@ from annotation.judge_validation.services import (
 )
 from annotation.models import JudgeScore, JudgeValidation, RubricVersion
 from annotation.selectors.judge_validation import judge_validation_status, validation_report
-from annotation.services.labelling import label_next, label_submit
-from annotation.services.labels import Answer
+from annotation.services.labelling import label_next, main_label_submit
 from annotation.services.training import guideline_confirm
+from annotation.workflow.answers import Answer
 from audits.judge import METRICS
 from audits.models import Audit, PromptTemplate, TurnScore
 from audits.selectors.results import judge_validation_status as audit_page_status
-from audits.services.runs import audit_clone
+from audits.services.audit_lifecycle import audit_clone
 
 from .judge_validation_setup import passed_annotators, run_simulation_audit
 
@@ -40,7 +40,7 @@ def label_like_the_judge(stage, users, audit, metrics):
                 ).values_list("metric", "value")
             )
             answers = {m: Answer(value="n/a" if scores[m] == -1 else str(scores[m])) for m in metrics}
-            label_submit(annotator=user, stage=stage, item=assignment.item, answers=answers)
+            main_label_submit(annotator=user, stage=stage, item=assignment.item, answers=answers)
 
 
 def test_a_new_rubric_version_is_not_validated_until_a_validation_on_it_is_recorded(

@@ -5,10 +5,10 @@ third category — in main labelling and in the adjudicator's decision form, eac
 import pytest
 
 from annotation.models import Adjudication, Item, Label
-from annotation.services.labelling import label_next, label_submit
-from annotation.services.labels import Answer
+from annotation.services.labelling import label_next, main_label_submit
 from annotation.services.projects import project_create, question_create, stage_create
 from annotation.services.training import guideline_publish
+from annotation.workflow.answers import Answer
 from conftest import browser_login
 
 from .main_setup import pass_gate
@@ -81,7 +81,7 @@ def test_keys_type_the_value_shown_in_labelling_and_adjudication(page, make_user
     for _ in items:
         item = label_next(annotator=other, stage=stage).item
         n = index[item.pk]
-        label_submit(
+        main_label_submit(
             annotator=other,
             stage=stage,
             item=item,

@@ -20,7 +20,7 @@ from annotation.services.labelling import (
     RevisionRefused,
     label_next,
     label_revise,
-    label_submit,
+    main_label_submit,
     stage_labelling_configure,
 )
 from annotation.workflow.revision_rules import COMPLETE, RevisionState, RevisionWindow, revision_refusal
@@ -32,7 +32,7 @@ def _label(s, user, value, item=None):
     assignment = label_next(annotator=user, stage=s.stage)
     if item is not None:
         assert assignment.item_id == item.pk
-    label_submit(annotator=user, stage=s.stage, item=assignment.item, answers=answers(s, value), seconds=20)
+    main_label_submit(annotator=user, stage=s.stage, item=assignment.item, answers=answers(s, value), seconds=20)
     return assignment.item
 
 

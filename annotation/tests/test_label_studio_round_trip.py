@@ -24,8 +24,8 @@ from annotation.label_studio.reading import annotator_username
 from annotation.models import Adjudication, AnnotationProject, GoldLabel, Item, Label, Thread
 from annotation.presets import SAFETUTORS, SAFETUTORS_RISK_CATEGORIES, SAFETUTORS_SUBJECTS
 from annotation.services.adjudication import discussion_answers_submit, discussion_close
-from annotation.services.labels import Answer
 from annotation.services.projects import project_create
+from annotation.workflow.answers import Answer
 from conftest import service_missing
 
 from . import label_studio_service

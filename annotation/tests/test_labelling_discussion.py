@@ -15,14 +15,14 @@ pytestmark = pytest.mark.django_db
 
 @pytest.fixture
 def disputed(make_user):
-    from annotation.services.labelling import label_next, label_submit
+    from annotation.services.labelling import label_next, main_label_submit
 
     s = build_main_stage(items=1, overlap=2, policy="discussion_senior")
     s.users = [make_user("annotator") for _ in range(2)]
     for user, value in zip(s.users, ["yes", "no"], strict=True):
         pass_gate(s.stage, user)
         item = label_next(annotator=user, stage=s.stage).item
-        label_submit(annotator=user, stage=s.stage, item=item, answers=answers(s, value))
+        main_label_submit(annotator=user, stage=s.stage, item=item, answers=answers(s, value))
     s.item = s.items[0]
     s.url = reverse("annotation:discussion", args=[s.stage.pk, s.item.pk])
     return s

@@ -144,13 +144,13 @@ def test_when_nothing_is_left_the_page_says_so(client, make_user):
 
 
 def _fill(s, users, rounds):
-    from annotation.services.labelling import label_next, label_submit
+    from annotation.services.labelling import label_next, main_label_submit
 
     for _ in range(rounds):
         for user in users:
             assignment = label_next(annotator=user, stage=s.stage)
             if assignment is not None:
-                label_submit(annotator=user, stage=s.stage, item=assignment.item, answers=answers(s, "yes"))
+                main_label_submit(annotator=user, stage=s.stage, item=assignment.item, answers=answers(s, "yes"))
 
 
 @pytest.mark.parametrize("items, rounds", [(5, 1), (60, 15)])

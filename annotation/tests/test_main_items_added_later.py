@@ -9,7 +9,7 @@ import pytest
 
 from annotation.importers import items_import
 from annotation.models import Assignment, MainItem, Phase
-from annotation.services.labelling import label_next, label_submit, stage_labelling_configure
+from annotation.services.labelling import label_next, main_label_submit, stage_labelling_configure
 
 from .main_setup import answers, build_main_stage, pass_gate
 
@@ -24,7 +24,7 @@ def _label_one(s, user) -> int | None:
     assignment = label_next(annotator=user, stage=s.stage)
     if assignment is None:
         return None
-    label_submit(annotator=user, stage=s.stage, item=assignment.item, answers=answers(s, "yes"), seconds=3)
+    main_label_submit(annotator=user, stage=s.stage, item=assignment.item, answers=answers(s, "yes"), seconds=3)
     return assignment.item_id
 
 

@@ -17,9 +17,9 @@ from django.urls import reverse
 
 from annotation.models import Thread
 from annotation.services.adjudication import discussion_comment
-from annotation.services.labelling import label_next, label_submit
-from annotation.services.labels import Answer
+from annotation.services.labelling import label_next, main_label_submit
 from annotation.services.training import comment_pin, comment_post, guideline_publish
+from annotation.workflow.answers import Answer
 
 from .main_setup import build_main_stage, pass_gate
 from .training_setup import build_stage, enrol, label_all, through_examples
@@ -132,7 +132,7 @@ def test_discussion_comments_render_safely(make_user):
     for user, value in zip(users, ["yes", "no"], strict=True):
         pass_gate(s.stage, user)
         item = label_next(annotator=user, stage=s.stage).item
-        label_submit(
+        main_label_submit(
             annotator=user,
             stage=s.stage,
             item=item,

@@ -17,7 +17,7 @@ from statsmodels.stats.inter_rater import fleiss_kappa as sm_fleiss_kappa
 
 from annotation import reports
 from annotation.services.adjudication import adjudication_decide, discussion_answers_submit
-from annotation.services.labelling import label_next, label_submit
+from annotation.services.labelling import label_next, main_label_submit
 
 from .main_setup import answers, build_main_stage, pass_gate
 
@@ -37,7 +37,7 @@ def labelled(make_user, adjudicator):
         pass_gate(s.stage, user)
         for value in values:
             item = label_next(annotator=user, stage=s.stage).item
-            label_submit(annotator=user, stage=s.stage, item=item, answers=answers(s, value), seconds=seconds)
+            main_label_submit(annotator=user, stage=s.stage, item=item, answers=answers(s, value), seconds=seconds)
     for n in (1, 4):
         adjudication_decide(stage=s.stage, item=s.items[n], decisions={"q1": "no"}, note="Reviewed.", by=adjudicator)
     s.users = users
@@ -137,7 +137,7 @@ def test_post_discussion_agreement_is_reported_beside_the_first_answers(make_use
         pass_gate(s.stage, user)
         for value in values:
             item = label_next(annotator=user, stage=s.stage).item
-            label_submit(annotator=user, stage=s.stage, item=item, answers=answers(s, value), seconds=10)
+            main_label_submit(annotator=user, stage=s.stage, item=item, answers=answers(s, value), seconds=10)
     # Item 0 is discussed; the second annotator comes round to "yes".
     for user in users:
         discussion_answers_submit(stage=s.stage, item=s.items[0], annotator=user, answers=answers(s, "yes"))

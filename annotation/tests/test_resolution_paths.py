@@ -6,7 +6,7 @@ import pytest
 
 from annotation.models import Adjudication, Label, MainItem, Thread
 from annotation.services.adjudication import adjudication_decide, discussion_answers_submit, discussion_close
-from annotation.services.labelling import label_next, label_submit
+from annotation.services.labelling import label_next, main_label_submit
 from annotation.services.resolution import ResolutionRefused
 
 from .main_setup import answers, build_main_stage, pass_gate
@@ -20,7 +20,7 @@ def setup(make_user, *, policy, overlap, values, questions=1):
     for user, value in zip(users, values, strict=True):
         pass_gate(s.stage, user)
         assignment = label_next(annotator=user, stage=s.stage)
-        label_submit(annotator=user, stage=s.stage, item=assignment.item, answers=answers(s, value), seconds=30)
+        main_label_submit(annotator=user, stage=s.stage, item=assignment.item, answers=answers(s, value), seconds=30)
     s.users = users
     s.item = s.items[0]
     return s
@@ -106,7 +106,7 @@ def test_no_majority_goes_to_the_reviewer_queue(make_user, adjudicator):
     for user, (value, unsure) in zip(users, [("yes", False), ("no", False), ("", True)], strict=True):
         pass_gate(s.stage, user)
         item = label_next(annotator=user, stage=s.stage).item
-        label_submit(annotator=user, stage=s.stage, item=item, answers=answers(s, value, unsure=unsure))
+        main_label_submit(annotator=user, stage=s.stage, item=item, answers=answers(s, value, unsure=unsure))
     item = s.items[0]
     assert MainItem.objects.get(stage=s.stage, item=item).status == MainItem.Status.REVIEWER_QUEUE
     assert not Adjudication.objects.exists()
@@ -128,7 +128,7 @@ def test_questions_settle_one_by_one(make_user, adjudicator):
         item = label_next(annotator=user, stage=s.stage).item
         given = answers(s, "yes")
         given["q2"] = answers(s, second)["q2"]
-        label_submit(annotator=user, stage=s.stage, item=item, answers=given)
+        main_label_submit(annotator=user, stage=s.stage, item=item, answers=given)
     item = s.items[0]
     # q1 was unanimous and is settled; only q2 is discussed and then decided.
     assert list(Adjudication.objects.values_list("question__key", "method")) == [("q1", "unanimous")]

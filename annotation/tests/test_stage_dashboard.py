@@ -9,7 +9,7 @@ from django.urls import reverse
 from annotation.agreement import fleiss_kappa, krippendorff_alpha
 from annotation.models import Assignment, MainItem
 from annotation.selectors.stage_dashboard import stage_dashboard
-from annotation.services.labelling import label_next, label_revise, label_submit
+from annotation.services.labelling import label_next, label_revise, main_label_submit
 
 from .main_setup import answers, build_main_stage, pass_gate
 
@@ -36,7 +36,7 @@ def _run(make_user):
                 continue
             assignment = label_next(annotator=s.users[who], stage=s.stage)
             assert assignment.item_id == s.items[n].pk
-            label_submit(
+            main_label_submit(
                 annotator=s.users[who],
                 stage=s.stage,
                 item=assignment.item,
@@ -130,7 +130,7 @@ def test_rates_count_items_sent_to_a_reviewer_and_queries_do_not_grow(make_user,
     for values in (("yes", "no"), ("yes", "yes")):  # the first item: no majority, to the reviewer
         for user, value in zip(users, values, strict=True):
             item = label_next(annotator=user, stage=s.stage).item
-            label_submit(annotator=user, stage=s.stage, item=item, answers=answers(s, value))
+            main_label_submit(annotator=user, stage=s.stage, item=item, answers=answers(s, value))
     with django_assert_max_num_queries(9):  # the same for 3 items or 3,000
         dash = stage_dashboard(s.stage)
     assert dash["statuses"]["reviewer_queue"] == 1 and dash["in_queue"] == 1

@@ -6,7 +6,7 @@ complete it stops asking."""
 import pytest
 
 from annotation.agreement import fleiss_kappa
-from annotation.services.labelling import label_next, label_submit
+from annotation.services.labelling import label_next, main_label_submit
 from conftest import browser_login
 
 from .main_setup import answers, build_main_stage, pass_gate
@@ -16,7 +16,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 def _label(s, user, value):
     assignment = label_next(annotator=user, stage=s.stage)
-    label_submit(annotator=user, stage=s.stage, item=assignment.item, answers=answers(s, value), seconds=12)
+    main_label_submit(annotator=user, stage=s.stage, item=assignment.item, answers=answers(s, value), seconds=12)
 
 
 def test_the_dashboard_refreshes_while_labels_arrive(page, make_user, monkeypatch):

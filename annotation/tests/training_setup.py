@@ -7,7 +7,7 @@ from types import SimpleNamespace
 
 from annotation.models import Item, TrainingItem
 from annotation.services.enrollment import enrollment_create
-from annotation.services.labels import Answer, labels_submit
+from annotation.services.labels import any_phase_label_submit
 from annotation.services.projects import gold_label_set, project_create, question_create, stage_create
 from annotation.services.training import (
     example_mark_seen,
@@ -16,6 +16,7 @@ from annotation.services.training import (
     norming_acknowledge,
     worked_example_add,
 )
+from annotation.workflow.answers import Answer
 
 GOLD_RATIONALE = "GOLD-RATIONALE-{n}: the reason this item is {value}"
 UNSURE = "unsure"
@@ -144,7 +145,9 @@ def through_examples(s, enrollment) -> None:
 
 def label_all(s, user, items, values, phase) -> None:
     for item, value in zip(items, values, strict=True):
-        labels_submit(annotator=user, stage=s.stage, item=item, phase=phase, answers=answer(value), seconds=12.5)
+        any_phase_label_submit(
+            annotator=user, stage=s.stage, item=item, phase=phase, answers=answer(value), seconds=12.5
+        )
 
 
 def walk_to_decision(s, user, pilot_values=None, qualification_values=None):

@@ -6,12 +6,10 @@ from __future__ import annotations
 from django.core.exceptions import PermissionDenied
 from django.shortcuts import get_object_or_404, render
 
-from annotation.models import NOT_APPLICABLE, Enrollment, Item, Stage
-from annotation.services.labels import Answer
+from annotation.models import Enrollment, Item, Stage
+from annotation.workflow.answers import NOT_APPLICABLE, UNSURE_FIELD_VALUE, Answer, answer_from_form
 from annotation.workflow.choice_keys import choices_with_keys
 from annotation.workflow.training import StepRefused
-
-UNSURE_FIELD_VALUE = "__unsure__"
 
 
 def label_form_questions(stage: Stage) -> list[dict]:
@@ -64,11 +62,8 @@ def label_form_context(
 def answers_from_post(stage: Stage, data) -> tuple[dict[str, Answer], float]:
     answers = {}
     for question in stage.questions.all():
-        raw = (data.get(f"answer-{question.key}") or "").strip()
-        answers[question.key] = Answer(
-            value=None if raw in ("", UNSURE_FIELD_VALUE) else raw,
-            unsure=raw == UNSURE_FIELD_VALUE,
-            justification=data.get(f"justification-{question.key}", ""),
+        answers[question.key] = answer_from_form(
+            data.get(f"answer-{question.key}"), data.get(f"justification-{question.key}", "")
         )
     try:
         seconds = float(data.get("seconds") or 0)

@@ -22,19 +22,20 @@ from annotation.selectors.revisions import assignment_to_revise, recent_items
 from annotation.services import adjudication as adjudication_services
 from annotation.services.assignment import AssignmentBusy
 from annotation.services.labelling import (
+    NoAssignment,
     ReservationExpired,
     RevisionRefused,
     label_next,
     label_revise,
-    label_submit,
     labelling_progress,
+    main_label_submit,
 )
-from annotation.services.labels import LabelInvalid, NoAssignment
 from annotation.services.resolution import ResolutionRefused, disputed_questions
+from annotation.workflow.answers import UNSURE_FIELD_VALUE, LabelInvalid
 from annotation.workflow.training import StepRefused
 from edufair_web.accounts.permissions import AnnotatorRequiredMixin
 
-from .common import UNSURE_FIELD_VALUE, answers_from_post, label_form_context, refused_response
+from .common import answers_from_post, label_form_context, refused_response
 
 
 class MyLabellingView(AnnotatorRequiredMixin, View):
@@ -117,7 +118,7 @@ class LabelView(AnnotatorRequiredMixin, View):
             return refused_response(request, StepRefused("That item is not part of this project."), stage)
         answers, seconds = answers_from_post(stage, request.POST)
         try:
-            result = label_submit(annotator=request.user, stage=stage, item=item, answers=answers, seconds=seconds)
+            result = main_label_submit(annotator=request.user, stage=stage, item=item, answers=answers, seconds=seconds)
         except StepRefused as exc:
             return refused_response(request, exc, stage)
         except ReservationExpired as exc:

@@ -23,8 +23,10 @@ from annotation.selectors.training import (
     training_progress,
     worked_examples,
 )
-from annotation.services.labels import LabelInvalid, NoAssignment, labels_submit
+from annotation.services.labelling import NoAssignment
+from annotation.services.labels import any_phase_label_submit
 from annotation.services.training import example_mark_seen, guideline_confirm, norming_acknowledge
+from annotation.workflow.answers import LabelInvalid
 from annotation.workflow.training import STEP_TITLES, TRAINING_STEPS, Action, Step, StepRefused, check_action, next_step
 from annotation.workflow.training import waiting_reason as step_waiting_reason
 from edufair_web.accounts.permissions import AnnotatorRequiredMixin
@@ -211,7 +213,7 @@ class TrainingLabelView(AnnotatorRequiredMixin, View):
             return refused_response(request, StepRefused(f"That item is not part of this {self.phase}."), stage)
         answers, seconds = answers_from_post(stage, request.POST)
         try:
-            labels_submit(
+            any_phase_label_submit(
                 annotator=request.user, stage=stage, item=item.item, phase=self.phase, answers=answers, seconds=seconds
             )
         except StepRefused as exc:

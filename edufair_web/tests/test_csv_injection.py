@@ -55,7 +55,8 @@ def assert_safe(body: str, where: str, planted: int) -> None:
 @pytest.fixture
 def hostile_audit():
     from audits.conditions import ConditionChoice, build_conditions, default_levels, default_names
-    from audits.services.runs import audit_create, audit_run_inline
+    from audits.services.audit_lifecycle import audit_create
+    from audits.services.dialogue_batches import audit_run_inline
     from audits.tests.engine_factories import PLANTED_BIAS, make_questions, simulation_endpoint
 
     tutors = [simulation_endpoint(PAYLOADS[0]), simulation_endpoint(PAYLOADS[3], bias=PLANTED_BIAS)]
@@ -97,9 +98,9 @@ def test_every_audit_results_table_is_neutralised(hostile_audit, researcher_clie
 
 @pytest.fixture
 def hostile_project(make_user):
-    from annotation.services.labelling import label_next, label_submit
-    from annotation.services.labels import Answer
+    from annotation.services.labelling import label_next, main_label_submit
     from annotation.tests.main_setup import build_main_stage, pass_gate
+    from annotation.workflow.answers import Answer
 
     s = build_main_stage(items=2, overlap=2, subjects=(PAYLOADS[2], PAYLOADS[3]), name=PAYLOADS[0])
     s.stage.name = PAYLOADS[1]
@@ -113,7 +114,7 @@ def hostile_project(make_user):
         pass_gate(s.stage, user)
         for _ in s.items:
             item = label_next(annotator=user, stage=s.stage).item
-            label_submit(
+            main_label_submit(
                 annotator=user,
                 stage=s.stage,
                 item=item,
