@@ -171,6 +171,7 @@ def _require_labels(side: SideData, name: str = "") -> None:
 
 def power_tuned_lambda(side: SideData) -> float:
     """PPI++'s λ for a mean, as ppi_py computes it with ``lam=None`` (overall mode, clipped to [0, 1])."""
+    _require_labels(side)
     n, big_n = side.n_labelled, side.n_turns
     weights = side.weights
     w = np.ones(n) if weights is None else weights / weights.sum() * n

@@ -10,6 +10,7 @@ import math
 import subprocess
 import sys
 import warnings
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -33,6 +34,8 @@ from audits.judge_corrected import (
     side_estimate,
 )
 from audits.judge_corrected_simulation import (
+    DOMAIN_MEANS,
+    DOMAIN_SHARES,
     equal_allocation_probabilities,
     simulate_cell,
     stratum_sizes,
@@ -273,3 +276,16 @@ def test_importing_the_module_leaves_the_warning_filters_alone():
     root = Path(__file__).resolve().parents[2]
     completed = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, timeout=60)
     assert completed.returncode == 0, completed.stderr
+
+
+def test_weights_remove_the_bias_of_over_sampled_small_domains():
+    """Equal labels per domain over-sample the small domains, where the simulated judge's leniency differs."""
+    shares, means = np.array(DOMAIN_SHARES), np.array(DOMAIN_MEANS)
+    true_mean_a = 3 + float(shares @ means) / shares.sum()
+    weighted, unweighted = [], []
+    for seed in range(60):
+        side = simulate_cell(seed, judge="noisy", labels_per_stratum=30).side_a
+        weighted.append(side_estimate(side).interval.estimate - true_mean_a)
+        unweighted.append(side_estimate(replace(side, inclusion_probability=None)).interval.estimate - true_mean_a)
+    assert abs(np.mean(weighted)) < 0.02
+    assert np.mean(unweighted) < -0.04
