@@ -4,9 +4,10 @@ and Krippendorff's α per stage, subject, single- vs multi-turn, before and afte
 annotator against the final labels), cross-stage conflicts and their dispositions, the label
 distribution after adjudication, label volume, and hours and spend from recorded times and pay rates.
 
-`project_report` builds one JSON-ready dict from the database; `report_markdown` and `report_html` render
-that same dict, so the three formats can never disagree. `manage.py annotation_report PROJECT_ID` writes
-any of them.
+`project_report` builds one dict from the database, with exact numbers: it is the JSON report
+(`report_json_ready`, the API's body and the JSON download). `annotation.report_sections` turns that dict
+into the sections `report_markdown` and the HTML template render, so the three formats can never disagree.
+`manage.py annotation_report PROJECT_ID` writes any of them.
 """
 
 from __future__ import annotations
@@ -18,12 +19,13 @@ from django.template.loader import render_to_string
 from django.utils import timezone
 
 from annotation.models import AnnotationProject, Item
+from annotation.report_sections import report_sections, sections_markdown
+from annotation.selectors import conflicts as conflict_workflow
 from annotation.selectors.agreement_report import project_agreement_report
 from annotation.selectors.crowd import crowd_link_of, crowd_recruits
+from annotation.selectors.labelling_settings import labelling_settings
 from annotation.selectors.projects import pass_rate_table
 from annotation.selectors.training import stage_gate_rules
-from annotation.services import conflicts as conflict_workflow
-from annotation.services.assignment import labelling_settings
 from annotation.services.labelling import stage_item_rule_describe
 
 FORMATS = ("html", "md", "json")
@@ -133,267 +135,25 @@ def project_report(project: AnnotationProject) -> dict:
 
 
 def report_json_ready(report: dict) -> dict:
+    """The report as JSON values (the API's body and the JSON download): Decimals and dates as text, floats exact."""
     return json.loads(json.dumps(report, default=str))
 
 
 def report_json(report: dict) -> str:
-    return json.dumps(report, indent=2, ensure_ascii=False, default=str)
-
-
-def money(value: str | None, places: int = 4) -> str:
-    """A Decimal amount from the report for a table, rounded to ``places``; "—" when there is none."""
-    if value is None:
-        return "—"
-    return str(Decimal(value).quantize(Decimal(1).scaleb(-places)))
-
-
-def fmt(value, digits: int = 3) -> str:
-    """A statistic for a table: the number, or "undefined" (never a silent 0 or 1)."""
-    if value is None:
-        return "undefined"
-    return f"{value:.{digits}f}"
-
-
-def _stat(cell: dict, name: str) -> str:
-    result = cell[name]
-    return fmt(result["value"]) + (f" (n={result['n_units']})" if result["value"] is not None else "")
-
-
-def agreement_table_rows(report: dict) -> list[dict]:
-    """Flat rows of the agreement table, shared by the Markdown and HTML renderings."""
-    rows = []
-    for stage in report["stages"]:
-        for question in stage["agreement"]:
-            for group in question["groups"]:
-                rows.append(
-                    {
-                        "stage": stage["name"],
-                        "question": question["question"],
-                        "group": group["group"] if group["kind"] == "all" else f"{group['kind']}: {group['group']}",
-                        "items": group["pre"]["items"],
-                        "kappa_pre": _stat(group["pre"], "fleiss_kappa"),
-                        "alpha_pre": _stat(group["pre"], "krippendorff_alpha"),
-                        "kappa_post": _stat(group["post"], "fleiss_kappa") if question["has_post_discussion"] else "—",
-                        "alpha_post": _stat(group["post"], "krippendorff_alpha")
-                        if question["has_post_discussion"]
-                        else "—",
-                    }
-                )
-    return rows
-
-
-def _table(header: list[str], rows: list[list]) -> list[str]:
-    def cell(value) -> str:
-        return str(value).replace("|", "\\|").replace("\n", " ")
-
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in rows]
-    return lines + [""]
+    return json.dumps(report_json_ready(report), indent=2, ensure_ascii=False)
 
 
 def report_markdown(report: dict) -> str:
     project = report["project"]
     out = [f"# Annotation report: {project['name']}", "", f"Generated {report['generated_at']}.", ""]
-    out += ["## Workforce and pay", ""]
-    out += _table(
-        ["Stage", "Pool", "Per subject", "Recruited", "Passed", "Pay / h", "Overlap", "Resolution"],
-        [
-            [
-                s["name"],
-                s["workforce"]["pool"] or "—",
-                s["workforce"]["recruits_per_subject"],
-                s["workforce"]["recruited"],
-                s["workforce"]["passed"],
-                f"{s['workforce']['pay_rate_per_hour']} {s['workforce']['currency']}",
-                s["workforce"]["overlap"],
-                s["workforce"]["resolution"],
-            ]
-            for s in report["stages"]
-        ],
-    )
-    for link in report["crowd"]:
-        out += [f"Crowd recruits of {link['stage']} (by pseudonym; platform ids in the crowd export):", ""]
-        rows = [[r["pseudonym"], r["outcome"], r["joined_at"]] for r in link["recruits"]]
-        out += _table(["Pseudonym", "Outcome", "Joined"], rows)
-    out += ["## Training and gate", ""]
-    out += _table(
-        [
-            "Stage",
-            "Pilot",
-            "Pilot ≥",
-            "Qualification",
-            "Unsure rule",
-            "Recruited",
-            "Passed",
-            "Failed",
-            "Replaced",
-            "Pass rate",
-        ],
-        [
-            [
-                g["stage"],
-                g["pilot_size"],
-                f"{g['pilot_threshold']:.0%}",
-                g["qualification"],
-                g["unsure_rule"],
-                g["recruited"],
-                g["passed"],
-                g["failed"],
-                g["replaced"],
-                g["pass_rate_text"],
-            ]
-            for g in report["gate"]
-        ],
-    )
-    out += [
-        f"- {g['stage']}: {g['rules']['pilot']} {g['rules']['qualification']} Main items: {g['main_items']}"
-        for g in report["gate"]
-    ] + [""]
-    out += ["## Adjudication", ""]
-    out += _table(
-        [
-            "Stage",
-            "Policy",
-            "Items complete",
-            "Unanimous",
-            "Majority",
-            "Discussion",
-            "Senior/reviewer",
-            "Waiting",
-            "Rate",
-        ],
-        [
-            [
-                s["name"],
-                s["adjudication"]["policy"],
-                f"{s['adjudication']['items_complete']:,}",
-                s["adjudication"]["by_method"]["unanimous"],
-                s["adjudication"]["by_method"]["majority"],
-                s["adjudication"]["by_method"]["discussion"],
-                s["adjudication"]["by_method"]["senior"],
-                sum(s["adjudication"]["waiting"].values()),
-                s["adjudication"]["headline"],
-            ]
-            for s in report["stages"]
-        ],
-    )
-    out += ["## Agreement", ""]
-    out += _table(
-        ["Stage", "Question", "Items", "Group", "Fleiss κ (pre)", "Krippendorff α (pre)", "κ (post)", "α (post)"],
-        [
-            [
-                r["stage"],
-                r["question"],
-                r["items"],
-                r["group"],
-                r["kappa_pre"],
-                r["alpha_pre"],
-                r["kappa_post"],
-                r["alpha_post"],
-            ]
-            for r in agreement_table_rows(report)
-        ],
-    )
-    out += ["### Each annotator against the final labels", ""]
-    out += _table(
-        ["Stage", "Annotator", "Compared", "Agreement"],
-        [
-            [s["name"], a["annotator"], a["compared"], fmt(a["agreement"])]
-            for s in report["stages"]
-            for a in s["annotators"]
-        ],
-    )
-    out += ["## Cross-stage conflicts", "", report["conflicts"]["summary"], ""]
-    if report["conflicts"]["rows"]:
-        out += _table(
-            ["Item", "Earlier stage", "Value", "Later stage", "Value", "Disposition", "Note"],
-            [
-                [
-                    c["item"],
-                    c["earlier_stage"],
-                    c["earlier_value"],
-                    c["later_stage"],
-                    c["later_value"],
-                    c["disposition"],
-                    c["note"],
-                ]
-                for c in report["conflicts"]["rows"]
-            ],
-        )
-    out += ["## Label distribution after adjudication", ""]
-    out += _table(
-        ["Stage", "Question", "Value", "Count", "Share"],
-        [
-            [s["name"], d["question"], v["label"], v["count"], fmt(v["share"], 3)]
-            for s in report["stages"]
-            for d in s["distribution"]
-            for v in d["values"]
-        ],
-    )
-    out += ["## Volume", ""]
-    out += _table(
-        [
-            "Stage",
-            "Labels",
-            "Pilot",
-            "Qualification",
-            "Main",
-            "Post-discussion",
-            "Revised",
-            "Items labelled",
-            "Annotators",
-        ],
-        [
-            [
-                s["name"],
-                f"{s['volume']['labels']:,}",
-                s["volume"]["by_phase"]["pilot"],
-                s["volume"]["by_phase"]["qualification"],
-                s["volume"]["by_phase"]["main"],
-                s["volume"]["post_discussion"],
-                f"{s['volume']['revised_labels']} ({s['volume']['revisions']} earlier versions kept)",
-                s["volume"]["items_labelled"],
-                s["volume"]["annotators"],
-            ]
-            for s in report["stages"]
-        ],
-    )
-    out += ["## Hours and spend", ""]
-    out += _table(
-        ["Stage", "Hours", "Median min/item", "Rate / h", "Spend", "Final labels", "Cost per final label"],
-        [
-            [
-                s["name"],
-                fmt(s["time_and_cost"]["hours"], 2),
-                ", ".join(f"{k}: {fmt(v, 2)}" for k, v in s["time_and_cost"]["median_minutes_per_item"].items()) or "—",
-                f"{s['time_and_cost']['pay_rate_per_hour']} {s['time_and_cost']['currency']}",
-                s["time_and_cost"]["spend"],
-                s["time_and_cost"]["final_labels"],
-                money(s["time_and_cost"]["cost_per_final_label"]),
-            ]
-            for s in report["stages"]
-        ]
-        + [
-            [
-                "Total",
-                fmt(report["totals"]["hours"], 2),
-                "",
-                "",
-                report["totals"]["spend"],
-                report["totals"]["final_labels"],
-                money(report["totals"]["cost_per_final_label"]),
-            ]
-        ],
-    )
-    out += ["## Conventions", ""] + [f"- {c}" for c in report["conventions"]] + [""]
-    return "\n".join(out)
+    return "\n".join(out + sections_markdown(report_sections(report)))
 
 
 def report_html(report: dict, *, standalone: bool = True) -> str:
     """The report as HTML: a full page (standalone, for the command and downloads) or the page body."""
     return render_to_string(
         "annotation/reports/report_body.html" if not standalone else "annotation/reports/report_standalone.html",
-        {"report": report, "agreement_rows": agreement_table_rows(report)},
+        {"report": report, "sections": report_sections(report)},
     )
 
 

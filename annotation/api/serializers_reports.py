@@ -58,6 +58,9 @@ class ReportSerializer(serializers.Serializer):
     conventions = serializers.ListField(child=serializers.CharField())
     stages = ReportStageSerializer(many=True)
     gate = serializers.ListField(child=serializers.DictField())
+    crowd = serializers.ListField(
+        child=serializers.DictField(), help_text="Per stage with a crowd link: its recruits by pseudonym."
+    )
     conflicts = serializers.DictField()
     totals = serializers.DictField()
 

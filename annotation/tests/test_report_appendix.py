@@ -15,7 +15,7 @@ from django.urls import reverse
 from statsmodels.stats.inter_rater import aggregate_raters
 from statsmodels.stats.inter_rater import fleiss_kappa as sm_fleiss_kappa
 
-from annotation import reports
+from annotation import report_sections, reports
 from annotation.services.adjudication import adjudication_decide, discussion_answers_submit
 from annotation.services.labelling import label_next, main_label_submit
 
@@ -104,7 +104,7 @@ def test_hours_spend_and_cost_per_final_label(labelled):
 
 def test_the_three_formats_and_the_command_agree(labelled, researcher_client):
     report = reports.project_report(labelled.project)
-    kappa_text = reports.fmt(report["stages"][0]["agreement"][0]["groups"][0]["pre"]["fleiss_kappa"]["value"])
+    kappa_text = report_sections.fmt(report["stages"][0]["agreement"][0]["groups"][0]["pre"]["fleiss_kappa"]["value"])
     markdown = reports.report_markdown(report)
     html = reports.report_html(report)
     for body in (markdown, html):

@@ -10,8 +10,10 @@ from django.views import View
 
 from annotation import exports, reports
 from annotation.models import AnnotationProject, CrossStageConflict
+from annotation.report_sections import report_sections
+from annotation.selectors.conflicts import disposition_counts
 from annotation.services import adjudication as adjudication_services
-from annotation.services.conflicts import ConflictRefused, disposition_counts
+from annotation.services.conflicts import ConflictRefused
 from edufair_web.accounts.permissions import ResearcherRequiredMixin
 
 
@@ -22,7 +24,7 @@ class ReportView(ResearcherRequiredMixin, View):
         return render(
             request,
             "annotation/reports/report.html",
-            {"project": project, "report": report, "agreement_rows": reports.agreement_table_rows(report)},
+            {"project": project, "report": report, "sections": report_sections(report)},
         )
 
 

@@ -1,0 +1,418 @@
+"""The Appendix-D report's display form: `report_sections` turns the report's data (`annotation.reports`'
+dict, exact numbers) into sections of titled paragraphs, tables and lists with every number rounded for
+reading, and `sections_markdown` writes them as Markdown; the HTML template renders the same sections, so
+the page, the HTML download and the Markdown cannot disagree.
+
+Pure: plain dicts in, dataclasses and text out; no database, no Django.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import ClassVar
+
+# --- display rounding --------------------------------------------------------------------------------
+
+
+def money(value: str | None, places: int = 4) -> str:
+    """A Decimal amount from the report for a table, rounded to ``places``; "—" when there is none."""
+    if value is None:
+        return "—"
+    return str(Decimal(value).quantize(Decimal(1).scaleb(-places)))
+
+
+def fmt(value, digits: int = 3) -> str:
+    """A statistic for a table: the number, or "undefined" (never a silent 0 or 1)."""
+    if value is None:
+        return "undefined"
+    return f"{value:.{digits}f}"
+
+
+def _stat(cell: dict, name: str) -> str:
+    result = cell[name]
+    return fmt(result["value"]) + (f" (n={result['n_units']})" if result["value"] is not None else "")
+
+
+# --- the parts of a section --------------------------------------------------------------------------
+# `marker` names a data-* attribute the HTML puts on the element (pages and browser tests find it by it).
+
+
+@dataclass(frozen=True)
+class Cell:
+    text: str
+    marker: str = ""
+
+
+@dataclass(frozen=True)
+class Row:
+    cells: tuple[Cell, ...]
+    marker: str = ""
+    marker_value: str = ""
+    total: bool = False  # the closing total row: its first cell is a heading
+
+
+@dataclass(frozen=True)
+class Table:
+    columns: tuple[str, ...]
+    rows: tuple[Row, ...]
+    marker: str = ""
+    empty: str = ""  # said instead of rows when there are none
+    kind: ClassVar[str] = "table"
+
+
+@dataclass(frozen=True)
+class Paragraph:
+    text: str
+    marker: str = ""
+    muted: bool = False
+    kind: ClassVar[str] = "paragraph"
+
+
+@dataclass(frozen=True)
+class Span:
+    """A piece of a list item's text: plain, strong, or marked."""
+
+    text: str
+    strong: bool = False
+    marker: str = ""
+
+
+@dataclass(frozen=True)
+class BulletList:
+    items: tuple[tuple[Span, ...], ...]
+    marker: str = ""
+    css_class: str = ""
+    kind: ClassVar[str] = "list"
+
+
+@dataclass(frozen=True)
+class Section:
+    title: str
+    blocks: tuple[Table | Paragraph | BulletList, ...]
+    level: int = 2  # 2: a part of the report; 3: a part of the section before it
+
+
+def _text(value) -> str:
+    return str(value)
+
+
+def _row(values: Sequence, markers: Sequence[str] = (), **row) -> Row:
+    markers = tuple(markers) + ("",) * (len(values) - len(markers))
+    return Row(tuple(Cell(_text(v), m) for v, m in zip(values, markers, strict=True)), **row)
+
+
+def _table(columns: Sequence[str], rows: Sequence[Row], **table) -> Table:
+    return Table(tuple(columns), tuple(rows), **table)
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}{'' if count == 1 else 's'}"
+
+
+# --- the sections ------------------------------------------------------------------------------------
+
+
+CROWD_NOTE = "By pseudonym; their platform ids are only in the researcher's crowd export."
+
+
+def _workforce(report: dict) -> list[Section]:
+    rows = [
+        _row(
+            [
+                s["name"],
+                s["workforce"]["pool"] or "—",
+                s["workforce"]["recruits_per_subject"],
+                s["workforce"]["recruited"],
+                s["workforce"]["passed"],
+                f"{s['workforce']['pay_rate_per_hour']} {s['workforce']['currency']}",
+                s["workforce"]["overlap"],
+                s["workforce"]["resolution"],
+            ]
+        )
+        for s in report["stages"]
+    ]
+    columns = ["Stage", "Pool", "Per subject", "Recruited", "Passed", "Pay / h", "Overlap", "Resolution"]
+    sections = [Section("Workforce and pay", (_table(columns, rows),))]
+    for link in report["crowd"]:
+        recruits = [_row([r["pseudonym"], r["outcome"], r["joined_at"]]) for r in link["recruits"]]
+        sections.append(
+            Section(
+                f"Crowd recruits of {link['stage']}",
+                (
+                    Paragraph(
+                        "By pseudonym; their platform ids are only in the researcher's crowd export.", muted=True
+                    ),
+                    _table(
+                        ["Pseudonym", "Outcome", "Joined"], recruits, marker="crowd-recruits", empty="No recruit yet."
+                    ),
+                ),
+                level=3,
+            )
+        )
+    return sections
+
+
+def _gate(report: dict) -> Section:
+    columns = [
+        "Stage",
+        "Pilot",
+        "Pilot ≥",
+        "Qualification",
+        "Unsure rule",
+        "Recruited",
+        "Passed",
+        "Failed",
+        "Replaced",
+        "Pass rate",
+    ]
+    rows = [
+        _row(
+            [
+                g["stage"],
+                g["pilot_size"],
+                f"{g['pilot_threshold']:.0%}",
+                g["qualification"],
+                g["unsure_rule"],
+                g["recruited"],
+                g["passed"],
+                g["failed"],
+                g["replaced"],
+                g["pass_rate_text"],
+            ]
+        )
+        for g in report["gate"]
+    ]
+    rules = BulletList(
+        tuple(
+            (
+                Span(g["stage"], strong=True),
+                Span(f": {g['rules']['pilot']} {g['rules']['qualification']} Main items: "),
+                Span(g["main_items"], marker="main-items"),
+            )
+            for g in report["gate"]
+        ),
+        marker="gate-rules",
+        css_class="gate-rules",
+    )
+    return Section("Training and gate", (_table(columns, rows), rules))
+
+
+def _adjudication(report: dict) -> Section:
+    columns = [
+        "Stage",
+        "Policy",
+        "Items complete",
+        "Unanimous",
+        "Majority",
+        "Discussion",
+        "Senior / reviewer",
+        "Waiting",
+        "Rate",
+    ]
+    rows = [
+        _row(
+            [
+                s["name"],
+                s["adjudication"]["policy"],
+                f"{s['adjudication']['items_complete']:,}",
+                s["adjudication"]["by_method"]["unanimous"],
+                s["adjudication"]["by_method"]["majority"],
+                s["adjudication"]["by_method"]["discussion"],
+                s["adjudication"]["by_method"]["senior"],
+                sum(s["adjudication"]["waiting"].values()),
+                s["adjudication"]["headline"],
+            ],
+            markers=[""] * 8 + ["rate"],
+            marker="adjudication-stage",
+            marker_value=str(s["order"]),
+        )
+        for s in report["stages"]
+    ]
+    return Section("Adjudication", (_table(columns, rows),))
+
+
+def _agreement(report: dict) -> list[Section]:
+    rows = []
+    for stage in report["stages"]:
+        for question in stage["agreement"]:
+            post = question["has_post_discussion"]
+            for group in question["groups"]:
+                rows.append(
+                    _row(
+                        [
+                            stage["name"],
+                            question["question"],
+                            group["group"] if group["kind"] == "all" else f"{group['kind']}: {group['group']}",
+                            group["pre"]["items"],
+                            _stat(group["pre"], "fleiss_kappa"),
+                            _stat(group["pre"], "krippendorff_alpha"),
+                            _stat(group["post"], "fleiss_kappa") if post else "—",
+                            _stat(group["post"], "krippendorff_alpha") if post else "—",
+                        ],
+                        markers=["", "", "", "", "kappa-pre"],
+                    )
+                )
+    columns = ["Stage", "Question", "Group", "Items", "Fleiss κ (pre)", "Krippendorff α (pre)", "κ (post)", "α (post)"]
+    annotators = [
+        _row([s["name"], a["annotator"], a["compared"], fmt(a["agreement"])])
+        for s in report["stages"]
+        for a in s["annotators"]
+    ]
+    return [
+        Section("Agreement", (_table(columns, rows, marker="agreement"),)),
+        Section(
+            "Each annotator against the final labels",
+            (_table(["Stage", "Annotator", "Compared", "Agreement"], annotators),),
+            level=3,
+        ),
+    ]
+
+
+def _conflicts(report: dict) -> Section:
+    conflicts = report["conflicts"]
+    blocks: list[Table | Paragraph] = [Paragraph(conflicts["summary"], marker="conflicts")]
+    if conflicts["rows"]:
+        columns = ["Item", "Earlier stage", "Value", "Later stage", "Value", "Disposition", "Note"]
+        rows = [
+            _row(
+                [
+                    c["item"],
+                    c["earlier_stage"],
+                    c["earlier_value"],
+                    c["later_stage"],
+                    c["later_value"],
+                    c["disposition"],
+                    c["note"],
+                ]
+            )
+            for c in conflicts["rows"]
+        ]
+        blocks.append(_table(columns, rows))
+    return Section("Cross-stage conflicts", tuple(blocks))
+
+
+def _distribution(report: dict) -> Section:
+    rows = [
+        _row([s["name"], d["question"], v["label"], v["count"], fmt(v["share"], 3)])
+        for s in report["stages"]
+        for d in s["distribution"]
+        for v in d["values"]
+    ]
+    return Section(
+        "Label distribution after adjudication", (_table(["Stage", "Question", "Value", "Count", "Share"], rows),)
+    )
+
+
+def _volume(report: dict) -> Section:
+    columns = [
+        "Stage",
+        "Labels",
+        "Pilot",
+        "Qualification",
+        "Main",
+        "Post-discussion",
+        "Revised",
+        "Items labelled",
+        "Annotators",
+    ]
+    rows = [
+        _row(
+            [
+                s["name"],
+                f"{s['volume']['labels']:,}",
+                s["volume"]["by_phase"]["pilot"],
+                s["volume"]["by_phase"]["qualification"],
+                s["volume"]["by_phase"]["main"],
+                s["volume"]["post_discussion"],
+                f"{s['volume']['revised_labels']} ({_plural(s['volume']['revisions'], 'earlier version')} kept)",
+                s["volume"]["items_labelled"],
+                s["volume"]["annotators"],
+            ]
+        )
+        for s in report["stages"]
+    ]
+    return Section("Volume", (_table(columns, rows),))
+
+
+def _hours_and_spend(report: dict) -> Section:
+    columns = ["Stage", "Hours", "Median min / item", "Rate / h", "Spend", "Final labels", "Cost per final label"]
+    rows = [
+        _row(
+            [
+                s["name"],
+                fmt(s["time_and_cost"]["hours"], 2),
+                ", ".join(f"{k}: {fmt(v, 2)}" for k, v in s["time_and_cost"]["median_minutes_per_item"].items()) or "—",
+                f"{s['time_and_cost']['pay_rate_per_hour']} {s['time_and_cost']['currency']}",
+                s["time_and_cost"]["spend"],
+                s["time_and_cost"]["final_labels"],
+                money(s["time_and_cost"]["cost_per_final_label"]),
+            ]
+        )
+        for s in report["stages"]
+    ]
+    totals = report["totals"]
+    rows.append(
+        _row(
+            [
+                "Total",
+                fmt(totals["hours"], 2),
+                "",
+                "",
+                totals["spend"],
+                totals["final_labels"],
+                money(totals["cost_per_final_label"]),
+            ],
+            total=True,
+        )
+    )
+    return Section("Hours and spend", (_table(columns, rows),))
+
+
+def report_sections(report: dict) -> list[Section]:
+    """The report's sections in reading order, every number rounded for display."""
+    return [
+        *_workforce(report),
+        _gate(report),
+        _adjudication(report),
+        *_agreement(report),
+        _conflicts(report),
+        _distribution(report),
+        _volume(report),
+        _hours_and_spend(report),
+        Section("Conventions", (BulletList(tuple((Span(c),) for c in report["conventions"])),)),
+    ]
+
+
+# --- Markdown ----------------------------------------------------------------------------------------
+
+
+def _markdown_table(table: Table) -> list[str]:
+    def cell(value: str) -> str:
+        return value.replace("|", "\\|").replace("\n", " ")
+
+    lines = ["| " + " | ".join(cell(c) for c in table.columns) + " |", "|" + "---|" * len(table.columns)]
+    lines += ["| " + " | ".join(cell(c.text) for c in row.cells) + " |" for row in table.rows]
+    lines.append("")
+    if not table.rows and table.empty:
+        lines += [table.empty, ""]
+    return lines
+
+
+def _markdown_block(block: Table | Paragraph | BulletList) -> list[str]:
+    if isinstance(block, Table):
+        return _markdown_table(block)
+    if isinstance(block, Paragraph):
+        return [block.text, ""]
+    return ["- " + "".join(span.text for span in item) for item in block.items] + [""]
+
+
+def sections_markdown(sections: Sequence[Section]) -> list[str]:
+    """The sections as Markdown lines (a heading per section, then its blocks)."""
+    out: list[str] = []
+    for section in sections:
+        out += ["#" * section.level + " " + section.title, ""]
+        for block in section.blocks:
+            out += _markdown_block(block)
+    return out
