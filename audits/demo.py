@@ -79,7 +79,8 @@ def demo_audit_seed(stdout, questions_per_domain: int | None = None) -> None:
     ``questions_per_domain``: at most that many questions per domain (default: every imported question)."""
     from audits.models import Audit, ModelEndpoint
     from audits.selectors.runs import audit_progress
-    from audits.services.runs import audit_create_from_design, audit_run_inline
+    from audits.services.audit_lifecycle import audit_create_from_design
+    from audits.services.dialogue_batches import audit_run_inline
 
     def endpoint(name: str, bias: list | None = None, description: str = "") -> ModelEndpoint:
         found, _ = ModelEndpoint.objects.get_or_create(

@@ -118,7 +118,8 @@ def simulate_audit(
     from audits.llm.dialogue import DialogueEndpoints, dialogue_execute
     from audits.models import Condition
     from audits.prompt_templates import DEFAULT_TEMPLATES
-    from audits.services.runs import _BatchPlan, _dialogue_job, condition_facts, condition_values
+    from audits.services.audit_lifecycle import condition_values
+    from audits.services.dialogue_batches import _BatchPlan, _dialogue_job, condition_facts
 
     started = time.perf_counter()
     specs = build_conditions(

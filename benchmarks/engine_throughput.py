@@ -126,7 +126,7 @@ def main() -> None:
     call_command("migrate", verbosity=0)
     from audits.llm.openai_compat import http_transport
     from audits.models import Audit, Dialogue, LLMCall, ModelEndpoint
-    from audits.services.runs import audit_create, audit_launch
+    from audits.services.audit_lifecycle import audit_create, audit_launch
     from audits.tests.engine_factories import explicit_conditions, make_questions
 
     server, port = start_server(args.delay)

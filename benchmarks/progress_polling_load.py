@@ -45,7 +45,7 @@ def seed_audit(questions: int) -> dict:
     from knox.models import AuthToken
 
     from audits.models import Dialogue
-    from audits.services.runs import audit_create, audit_launch
+    from audits.services.audit_lifecycle import audit_create, audit_launch
     from audits.tests.engine_factories import PLANTED_BIAS, explicit_conditions, make_questions, simulation_endpoint
     from edufair_web.accounts.services import user_create_with_role
 

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from audits.conditions import ConditionChoice, build_conditions, default_levels, default_names
 from audits.models import Audit
-from audits.services.runs import audit_create, audit_run_inline
+from audits.services.audit_lifecycle import audit_create
+from audits.services.dialogue_batches import audit_run_inline
 from audits.tests.engine_factories import PLANTED_BIAS, make_questions, simulation_endpoint
 
 from .main_setup import pass_gate

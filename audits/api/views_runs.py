@@ -18,9 +18,17 @@ from audits.api.serializers_runs import (
     ModelEndpointSerializer,
 )
 from audits.models import Audit, Dialogue, ModelEndpoint, PromptTemplate
-from audits.selectors.runs import audit_progress
-from audits.services import runs as run_services
-from audits.services.endpoints import endpoint_revision_bump
+from audits.selectors.runs import audit_progress, clone_factor_value
+from audits.services.audit_lifecycle import (
+    audit_cancel,
+    audit_clone,
+    audit_create_from_design,
+    audit_launch,
+    audit_pause,
+    audit_resume,
+    audit_retry_failed,
+)
+from audits.services.endpoints import endpoint_connection_test, endpoint_revision_bump
 from audits.services.judging import audit_turns_rejudge
 from edufair_web.accounts.permissions import IsResearcher
 from edufair_web.converters import query_id
@@ -44,7 +52,7 @@ class ModelEndpointViewSet(viewsets.ModelViewSet):
     @extend_schema(request=None, responses={200: dict})
     @action(detail=True, methods=["post"], url_path="test-connection")
     def test_connection(self, request, pk=None):
-        ok, message = run_services.endpoint_connection_test(endpoint=self.get_object())
+        ok, message = endpoint_connection_test(endpoint=self.get_object())
         return Response({"ok": ok, "message": message})
 
     @extend_schema(request=None, responses={200: ModelEndpointSerializer})
@@ -77,7 +85,7 @@ class AuditViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.Crea
         launch = data.pop("launch")
         try:
             with transaction.atomic():
-                audit = run_services.audit_create_from_design(
+                audit = audit_create_from_design(
                     name=data.pop("name"),
                     tutors=data.pop("tutors"),
                     student_endpoint=data.pop("student_endpoint"),
@@ -88,7 +96,7 @@ class AuditViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.Crea
                     **data,
                 )
                 if launch:
-                    run_services.audit_launch(audit=audit)
+                    audit_launch(audit=audit)
         except (ValueError, TypeError) as exc:
             return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
         audit.refresh_from_db()
@@ -106,27 +114,27 @@ class AuditViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.Crea
     @extend_schema(request=None, responses={200: dict})
     @action(detail=True, methods=["post"])
     def launch(self, request, pk=None):
-        return self._state_change(run_services.audit_launch)
+        return self._state_change(audit_launch)
 
     @extend_schema(request=None, responses={200: dict})
     @action(detail=True, methods=["post"])
     def pause(self, request, pk=None):
-        return self._state_change(run_services.audit_pause)
+        return self._state_change(audit_pause)
 
     @extend_schema(request=None, responses={200: dict})
     @action(detail=True, methods=["post"])
     def resume(self, request, pk=None):
-        return self._state_change(run_services.audit_resume)
+        return self._state_change(audit_resume)
 
     @extend_schema(request=None, responses={200: dict})
     @action(detail=True, methods=["post"])
     def cancel(self, request, pk=None):
-        return self._state_change(run_services.audit_cancel)
+        return self._state_change(audit_cancel)
 
     @extend_schema(request=None, responses={200: dict})
     @action(detail=True, methods=["post"], url_path="retry-failed")
     def retry_failed(self, request, pk=None):
-        return self._state_change(run_services.audit_retry_failed)
+        return self._state_change(audit_retry_failed)
 
     @extend_schema(
         request=None,
@@ -152,33 +160,13 @@ class AuditViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.Crea
         serializer.is_valid(raise_exception=True)
         factor, value = serializer.validated_data["factor"], serializer.validated_data["value"]
         try:
-            change = {factor: clone_value(factor, value)}
-            clone = run_services.audit_clone(
+            change = {factor: clone_factor_value(factor, value)}
+            clone = audit_clone(
                 audit=audit, change=change, created_by=request.user, name=serializer.validated_data["name"]
             )
         except (ValueError, TypeError, ModelEndpoint.DoesNotExist, PromptTemplate.DoesNotExist) as exc:
             return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
         return Response(AuditSerializer(clone).data, status=status.HTTP_201_CREATED)
-
-
-def clone_value(factor: str, value):
-    """The object a clone factor names, from the id (or seed) a form or the API sends."""
-    if factor == "seed":
-        return int(value)
-    if factor == "tutors":
-        ids = [int(v) for v in (value if isinstance(value, list) else [value])]
-        tutors = list(ModelEndpoint.objects.filter(pk__in=ids))
-        if len(tutors) != len(set(ids)):
-            raise ValueError("unknown tutor endpoint id")
-        return tutors
-    if factor == "judge_template":
-        template = PromptTemplate.objects.get(pk=int(value))
-        if template.kind != "judge_rubric":
-            raise ValueError("the judge template must be a judge_rubric template")
-        return template
-    if factor == "check_endpoint" and value in (None, ""):
-        return None
-    return ModelEndpoint.objects.get(pk=int(value))
 
 
 class DialogueViewSet(viewsets.ReadOnlyModelViewSet):

@@ -25,7 +25,7 @@ retry layer, then the ledger again.
   and sends it afresh, so retrying a dialogue, resuming an audit or re-judging re-asks instead of
   replaying the bad answer.
 
-Pure of Django: the ledger is an interface (`Ledger`); `audits.services.runs` provides the database
+Pure of Django: the ledger is an interface (`Ledger`); `audits.services.ledger` provides the database
 one, `MemoryLedger` serves tests and the plain benchmarks.
 """
 

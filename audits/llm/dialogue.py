@@ -1,7 +1,7 @@
 """One dialogue end to end, without Django: run the loop through the client, then judge every tutor
 turn (concurrently; each with the dialogue before it as context), then the conversation metrics.
 
-The database runner (`audits.services.runs`) and the plain benchmarks both call `dialogue_execute`;
+The database runner (`audits.services.dialogue_batches`) and the plain benchmarks both call `dialogue_execute`;
 so can a notebook with a `MemoryLedger`, e.g. to calibrate the statistics on simulated audits.
 `turn_judge` is the one judge call for a tutor turn: the engine uses it inside a dialogue, and
 `audits.services.judging` for turns judged later (re-judging, judge validation), so both build the same

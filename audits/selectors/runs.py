@@ -1,5 +1,5 @@
-"""Reads of running audits: progress (row counts), cost, transcripts, and the long frame of scores
-that `audits.fairness` analyses."""
+"""Reads of running audits: progress (row counts), cost, transcripts, the objects a clone's changed factor
+names, and the long frame of scores that `audits.fairness` analyses."""
 
 from __future__ import annotations
 
@@ -10,8 +10,9 @@ import numpy as np
 from django.db.models import Avg, Count, F, FloatField, Min, Q, Sum
 from django.utils import timezone
 
+from audits.conditions import analysis_design
 from audits.judge import CONVERSATION_METRICS, METRICS, STUDENT_METRICS
-from audits.models import Audit, Condition, Dialogue, LLMCall, ModelEndpoint, Turn, TurnScore
+from audits.models import Audit, Condition, Dialogue, LLMCall, ModelEndpoint, PromptTemplate, Turn, TurnScore
 from audits.run_outcome import LABELS, TONES, group_failures, host_of, run_outcome
 from audits.selectors.endpoints import endpoint_limit_statuses
 
@@ -165,6 +166,27 @@ def audit_list(*, user=None):
     )
 
 
+def clone_factor_value(factor: str, value):
+    """The object a clone factor names (`audits.services.audit_lifecycle.audit_clone`), from the id (or
+    seed) a form or the API sends."""
+    if factor == "seed":
+        return int(value)
+    if factor == "tutors":
+        ids = [int(v) for v in (value if isinstance(value, list) else [value])]
+        tutors = list(ModelEndpoint.objects.filter(pk__in=ids))
+        if len(tutors) != len(set(ids)):
+            raise ValueError("unknown tutor endpoint id")
+        return tutors
+    if factor == "judge_template":
+        template = PromptTemplate.objects.get(pk=int(value))
+        if template.kind != "judge_rubric":
+            raise ValueError("the judge template must be a judge_rubric template")
+        return template
+    if factor == "check_endpoint" and value in (None, ""):
+        return None
+    return ModelEndpoint.objects.get(pk=int(value))
+
+
 def dialogue_transcript(*, dialogue: Dialogue) -> dict:
     """A dialogue with its turns, each tutor turn's scores, and the raw calls it used."""
     turns = list(dialogue.turns.select_related("llm_call").order_by("index"))
@@ -286,6 +308,4 @@ def audit_condition_design(audit: Audit) -> dict:
     """{condition id: audits.fairness.ConditionSpec} for the audit's conditions (the design mapping), in
     creation order — converted as the design preview converts them (`audits.conditions.analysis_design`),
     so the analysis reports the contrasts the preview listed."""
-    from audits.conditions import analysis_design
-
     return analysis_design({condition.pk: condition for condition in Condition.objects.filter(audit=audit)})

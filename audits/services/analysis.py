@@ -57,6 +57,8 @@ from audits.selectors.results import (
     audit_tutor_names,
     scores_fingerprint,
 )
+from audits.selectors.runs import audit_condition_design
+from audits.services.task_queue import AUDIT_ANALYSIS, task_send
 
 logger = logging.getLogger(__name__)
 
@@ -324,10 +326,8 @@ def _queued_values(fingerprint: str, now) -> dict[str, Any]:
 def analysis_enqueue(*, analysis_result_id: int) -> None:
     """Wake a worker for a queued analysis (called on commit). A message the broker refuses or loses costs
     only time: the row stays queued and the first request after its lease runs out sends it again."""
-    from audits.tasks import audit_analysis_task
-
     try:
-        audit_analysis_task.apply_async((analysis_result_id,), queue=analysis_task_queue())
+        task_send(AUDIT_ANALYSIS, (analysis_result_id,), queue=analysis_task_queue())
     except Exception:  # the page must answer; the database still knows the work
         logger.exception(
             "could not send analysis %s to the broker; it is sent again when its lease ends", analysis_result_id
@@ -545,8 +545,6 @@ def _analysis_from_stored(
     """An AuditAnalysis from a row's stored result — the one reader of what `_compute` stores, for a fresh
     computation and for the cache alike, so both give the same numbers. `facts`: fingerprint,
     computed_at, seconds, n_scores, from_cache."""
-    from audits.selectors.runs import audit_condition_design
-
     design = audit_condition_design(audit) if design is None else design
     contrasts = tuple(fairness.build_contrasts(design))
     return AuditAnalysis(

@@ -1,5 +1,6 @@
-"""Writes of the demographic design and the prompt templates (default seeding, template versions), and the
-one computation of a design preview that the preview page and the launch form share.
+"""Writes of the demographic design and the prompt templates (default seeding, the default template of a
+kind, template versions), and the one computation of a design preview that the preview page and the
+launch form share.
 
 Template versions are immutable once used: `prompt_template_mark_used` is the one door an audit calls when
 it starts using a version, and `prompt_template_revise` is the one door for editing — it always writes a
@@ -50,6 +51,24 @@ def design_defaults_seed() -> dict[str, int]:
             PromptTemplate.objects.create(version=1, **spec)
             created["templates"] += 1
     return created
+
+
+def default_template(kind: str, name: str | None = None) -> PromptTemplate:
+    """The newest version of a template kind (and name), creating the project default if none exists."""
+    found = PromptTemplate.objects.filter(kind=kind)
+    if name:
+        found = found.filter(name=name)
+    template = found.order_by("-version", "-id").first()
+    if template is not None:
+        return template
+    default = next(t for t in DEFAULT_TEMPLATES if t["kind"] == kind and (name is None or t["name"] == name))
+    template, _ = PromptTemplate.objects.get_or_create(
+        kind=kind,
+        name=default["name"],
+        version=1,
+        defaults={"text": default["text"], "description": default["description"]},
+    )
+    return template
 
 
 def _check_text(kind: str, text: str) -> None:

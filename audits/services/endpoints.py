@@ -1,8 +1,12 @@
 """Writes of model endpoints that are more than a form save: declaring that the model behind an
-endpoint's URL changed (its revision, part of the ledger identity, goes up by one)."""
+endpoint's URL changed (its revision, part of the ledger identity, goes up by one), and testing the
+connection to an endpoint (its outcome stored for the launch form)."""
+
+import asyncio
 
 from django.db import transaction
 from django.db.models import F
+from django.utils import timezone
 
 from audits.models import ModelEndpoint
 
@@ -15,3 +19,21 @@ def endpoint_revision_bump(*, endpoint: ModelEndpoint) -> int:
     ModelEndpoint.objects.filter(pk=endpoint.pk).update(revision=F("revision") + 1)
     endpoint.refresh_from_db(fields=["revision"])
     return endpoint.revision
+
+
+def endpoint_connection_test(*, endpoint: ModelEndpoint) -> tuple[bool, str]:
+    """One small request to the endpoint (no ledger, no retries), its outcome stored on the endpoint for the
+    launch form's warning. Never reports the key."""
+    if endpoint.is_simulation:
+        ok, message = True, "simulation endpoint: answers offline, no connection needed"
+    else:
+        # Imported here, not at the top: the OpenAI client costs over a second to import, and a web
+        # process otherwise never needs it (the workers send the audits' requests).
+        from audits.llm.openai_compat import endpoint_connection_check
+
+        ok, message = asyncio.run(endpoint_connection_check(endpoint.to_config()))
+    outcome = {"last_test_ok": ok, "last_test_message": message[:500], "last_tested_at": timezone.now()}
+    ModelEndpoint.objects.filter(pk=endpoint.pk).update(**outcome)
+    for field, value in outcome.items():
+        setattr(endpoint, field, value)
+    return ok, message

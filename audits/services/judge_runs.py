@@ -22,6 +22,9 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from audits.models import Audit, Dialogue, JudgeRun, ModelEndpoint, PromptTemplate, Turn
+from audits.services.design import prompt_template_mark_used
+from audits.services.judging import judgements_run, turn_scores_store, turns_to_judge
+from audits.services.task_queue import AUDIT_REJUDGE, JUDGE_RUNS_SWEEP, audit_task_queue, task_send
 
 logger = logging.getLogger(__name__)
 
@@ -35,11 +38,7 @@ def lease_seconds() -> int:
 
 
 def _enqueue(run: JudgeRun, countdown: float | None = None) -> None:
-    from celery import current_app
-
-    from audits.services.runs import audit_task_queue
-
-    current_app.send_task(run.task_name, args=(run.pk,), queue=audit_task_queue(), countdown=countdown)
+    task_send(run.task_name, (run.pk,), queue=audit_task_queue(), countdown=countdown)
 
 
 @transaction.atomic
@@ -160,9 +159,6 @@ def judge_runs_sweep() -> int:
     """Re-send the task of every open run nobody holds (queued, or its lease ran out); when live leases
     remain, sweep again as the soonest runs out, so a run whose worker dies is taken up unattended.
     Returns the runs re-sent."""
-    from audits.services.runs import audit_task_queue
-    from audits.tasks import judge_runs_sweep_task
-
     now = timezone.now()
     stale = JudgeRun.objects.filter(
         Q(status=JudgeRun.Status.QUEUED) | Q(status=JudgeRun.Status.RUNNING, lease_until__lt=now)
@@ -179,7 +175,7 @@ def judge_runs_sweep() -> int:
     )
     if soonest is not None:
         countdown = max(0.0, (soonest - now).total_seconds()) + 1.0
-        judge_runs_sweep_task.apply_async(countdown=countdown, queue=audit_task_queue())
+        task_send(JUDGE_RUNS_SWEEP, countdown=countdown, queue=audit_task_queue())
     return sent
 
 
@@ -238,7 +234,7 @@ def audit_rejudge_open(
     endpoint = judge_endpoint or audit.judge_endpoint
     return judge_run_open(
         owner=audit_rejudge_owner(audit, judge_template),
-        task_name="audits.audit_rejudge",
+        task_name=AUDIT_REJUDGE,
         task_args={"audit_id": audit.pk, "template_id": judge_template.pk, "endpoint_id": endpoint.pk},
         endpoint=endpoint,
         total=_audit_turns(audit.pk).count(),
@@ -255,8 +251,6 @@ def _audit_turns(audit_id: int):
 def audit_rejudge_run(*, run_id: int) -> str:
     """The task's body: judge the audit's turns (`audits.services.judging`, by batch or online) and store
     the scores under the rubric, in one transaction at the end."""
-    from audits.services.design import prompt_template_mark_used
-    from audits.services.judging import judgements_run, turn_scores_store, turns_to_judge
 
     def body(run: JudgeRun, keep_alive) -> dict:
         params = run.task_args

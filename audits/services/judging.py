@@ -23,12 +23,20 @@ from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import dataclass, field
 
 from django.db import connections, transaction
-from django.db.models import QuerySet
+from django.db.models import QuerySet, Sum
 
 from audits.judge import METRICS, PARSE_OK, TurnJudgement
 from audits.llm.dialogue import TurnToJudge, turn_judge
 from audits.llm.runtime import process_runtime
 from audits.models import Audit, Dialogue, ModelEndpoint, PromptTemplate, Turn, TurnScore
+from audits.services.dialogue_batches import (
+    condition_facts,
+    dialogue_facts,
+    dialogue_sample_key,
+    engine_client,
+    question_facts,
+)
+from audits.services.task_queue import AUDIT_TURNS_REJUDGE, audit_task_queue, task_send
 
 logger = logging.getLogger(__name__)
 
@@ -46,8 +54,6 @@ class JudgingResult:
 def turns_to_judge(*, turn_ids: Iterable[int]) -> dict[int, TurnToJudge]:
     """Stored tutor turns as the judge reads them (the dialogue before each turn, the question, and the
     facts the engine gave a simulated judge), by Turn id. Student turns are left out."""
-    from audits.services.runs import condition_facts, dialogue_facts, dialogue_sample_key, question_facts
-
     turns = list(
         Turn.objects.filter(pk__in=list(turn_ids), role=Turn.Role.TUTOR).select_related(
             "dialogue__audit", "dialogue__question", "dialogue__condition"
@@ -94,8 +100,6 @@ def judgements_run(
 
     Within a judging run on a worker (`run`, an `audits.models.JudgeRun` whose endpoint is batch-capable)
     the turns go through the Batch API instead (`audits.services.batch_judging`), at the batch price."""
-    from audits.services.runs import engine_client
-
     if run is not None and run.via_batch and turns:
         from audits.services.batch_judging import turns_judge_by_batch
 
@@ -149,8 +153,6 @@ def judgements_run(
 
 
 def _batch_lines_sent(run) -> int:
-    from django.db.models import Sum
-
     return run.batches.aggregate(n=Sum("lines"))["n"] or 0
 
 
@@ -245,15 +247,12 @@ def audit_turns_to_rejudge(*, audit: Audit) -> QuerySet:
 def audit_turns_rejudge(*, audit: Audit) -> int:
     """Queue the re-judging of the audit's unparsable and failed turns on the workers; returns how many
     turns it will ask about. A cancelled or draft audit has nothing to re-judge (ValueError)."""
-    from audits.services.runs import audit_task_queue
-    from audits.tasks import audit_turns_rejudge_task
-
     if audit.status in (Audit.Status.DRAFT, Audit.Status.CANCELLED):
         raise ValueError(f"a {audit.get_status_display().lower()} audit has no turns to re-judge")
     count = audit_turns_to_rejudge(audit=audit).count()
     if count:
         queue = audit_task_queue()
-        transaction.on_commit(lambda: audit_turns_rejudge_task.apply_async((audit.pk,), queue=queue))
+        transaction.on_commit(lambda: task_send(AUDIT_TURNS_REJUDGE, (audit.pk,), queue=queue))
     return count
 
 

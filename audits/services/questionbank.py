@@ -20,6 +20,7 @@ from django.utils import timezone
 from audits.models import Question, QuestionImport
 from audits.questionbank.pipeline import SOURCE_ALIASES, scan_file
 from audits.questionbank.records import FunnelStep, ImportFileError, QuestionData
+from audits.services.task_queue import QUESTION_IMPORT_RUN, audit_task_queue, task_send_on_commit
 
 WRITE_BATCH = 500
 PROGRESS_EVERY_SECONDS = 0.5
@@ -206,8 +207,6 @@ def question_import_submit(
     inline_max_bytes: int | None = None,
 ) -> QuestionImport:
     """Record an upload and import it now (small file) or in the background (large file)."""
-    from audits.tasks import question_import_run_task
-
     question_import = question_import_create(
         source=source, filename=uploaded_file.name, uploaded_file=uploaded_file, parameters=parameters, user=user
     )
@@ -216,7 +215,7 @@ def question_import_submit(
     limit = inline_max_bytes
     if question_import.file_size <= limit:
         return question_import_run(question_import=question_import)
-    question_import_run_task.apply_async_on_commit((question_import.pk,), queue=settings.AUDITS_TASK_QUEUE)
+    task_send_on_commit(QUESTION_IMPORT_RUN, (question_import.pk,), queue=audit_task_queue())
     return question_import
 
 

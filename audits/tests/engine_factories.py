@@ -79,7 +79,7 @@ def scored_audit(
     shape of the demo audit (2 tutors × 10 conditions × 22 questions)."""
     from audits.judge import METRICS, conversation_metrics
     from audits.models import Dialogue, Turn, TurnScore
-    from audits.services.runs import audit_create
+    from audits.services.audit_lifecycle import audit_create
 
     rng = random.Random(seed)
     student = simulation_endpoint(f"{name} student+judge")

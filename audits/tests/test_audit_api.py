@@ -3,7 +3,7 @@
 import pytest
 
 from audits.models import Audit, Dialogue
-from audits.services.runs import audit_run_inline
+from audits.services.dialogue_batches import audit_run_inline
 from audits.tests.engine_factories import make_questions, simulation_endpoint
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -15,7 +15,8 @@ import pytest
 from audits.models import Audit, Dialogue, LLMCall, Turn, TurnScore
 from audits.selectors.runs import audit_progress
 from audits.services import judging, ledger
-from audits.services.runs import audit_create, audit_retry_failed, audit_run_inline
+from audits.services.audit_lifecycle import audit_create, audit_retry_failed
+from audits.services.dialogue_batches import audit_run_inline
 from audits.tests.engine_factories import explicit_conditions, make_questions, openai_endpoint
 from audits.tests.fault_proxy import FaultProxy
 from audits.tests.openai_server import OpenAITestServer
@@ -60,7 +61,7 @@ def test_every_fault_ends_in_a_recorded_outcome_and_retry_plus_rejudge_completes
         "audits.tasks.audit_turns_rejudge_task.apply_async",
         lambda args, **kw: judging.audit_turns_rejudge_run(audit_id=args[0]),
     )
-    caplog.set_level(logging.ERROR, logger="audits.services.runs")
+    caplog.set_level(logging.ERROR, logger="audits.services.dialogue_batches")
     with OpenAITestServer() as server, FaultProxy(server.base_url, rates=RATES, seed=1, hang=1.0) as proxy:
         server.state.distinct_students = True  # no two dialogues share a request: each fault hits one dialogue
         tutor = openai_endpoint("proxy-tutor", proxy.base_url, timeout=0.5)

@@ -6,7 +6,8 @@ import pytest
 
 from audits.models import Audit, Dialogue, LLMCall, Turn, TurnScore
 from audits.selectors.runs import audit_progress
-from audits.services.runs import audit_create, audit_run_inline
+from audits.services.audit_lifecycle import audit_create
+from audits.services.dialogue_batches import audit_run_inline
 from audits.tests.engine_factories import explicit_conditions, make_questions, openai_endpoint
 from audits.tests.openai_server import Fault, OpenAITestServer
 

@@ -6,7 +6,7 @@ processes share the budget through Redis when the broker is Redis (CI), the data
 import pytest
 
 from audits.models import Audit, Dialogue, EndpointLimitStatus, LLMCall
-from audits.services.runs import audit_create, audit_launch
+from audits.services.audit_lifecycle import audit_create, audit_launch
 from audits.tests.engine_factories import explicit_conditions, make_questions, openai_endpoint
 from audits.tests.openai_server import OpenAITestServer
 from conftest import wait_for

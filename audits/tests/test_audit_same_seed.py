@@ -4,7 +4,8 @@ even with an empty ledger, so the simulation itself is what is deterministic, no
 import pytest
 
 from audits.models import Audit, Dialogue, LLMCall, TurnScore
-from audits.services.runs import audit_create, audit_run_inline
+from audits.services.audit_lifecycle import audit_create
+from audits.services.dialogue_batches import audit_run_inline
 from audits.tests.engine_factories import PLANTED_BIAS, explicit_conditions, make_questions, simulation_endpoint
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -12,9 +12,10 @@ from audits.judge import METRICS
 from audits.llm import batch as batchlib
 from audits.models import Dialogue, JudgeBatch, JudgeRun, LLMCall, Turn, TurnScore
 from audits.selectors.runs import audit_progress
+from audits.services.audit_lifecycle import audit_create
 from audits.services.design import prompt_template_revise
+from audits.services.dialogue_batches import audit_run_inline
 from audits.services.judge_runs import audit_rejudge_open, audit_rejudge_run
-from audits.services.runs import audit_create, audit_run_inline
 from audits.tests.engine_factories import explicit_conditions, make_questions, openai_endpoint
 from audits.tests.openai_batch_server import BatchTestServer
 

@@ -11,9 +11,10 @@ from django.db.models import Count
 
 from audits.judge import METRICS
 from audits.models import Dialogue, JudgeBatch, JudgeRun, LLMCall, Turn, TurnScore
+from audits.services.audit_lifecycle import audit_create
 from audits.services.design import prompt_template_revise
+from audits.services.dialogue_batches import audit_run_inline
 from audits.services.judge_runs import audit_rejudge_open
-from audits.services.runs import audit_create, audit_run_inline
 from audits.tests.engine_factories import explicit_conditions, make_questions, openai_endpoint
 from audits.tests.openai_batch_server import BatchTestServer
 from conftest import wait_for

@@ -30,7 +30,7 @@ from django.db.models import Count
 
 from audits.judge import METRICS
 from audits.models import Audit, Dialogue, LLMCall, Turn, TurnScore
-from audits.services.runs import audit_create, audit_launch
+from audits.services.audit_lifecycle import audit_create, audit_launch
 from audits.tests.engine_factories import explicit_conditions, make_questions, openai_endpoint
 from audits.tests.openai_server import OpenAITestServer, messages_key
 from conftest import service_missing, wait_for

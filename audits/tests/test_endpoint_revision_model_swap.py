@@ -9,7 +9,8 @@ import pytest
 from django.urls import reverse
 
 from audits.models import ModelEndpoint
-from audits.services.runs import audit_create, audit_run_inline
+from audits.services.audit_lifecycle import audit_create
+from audits.services.dialogue_batches import audit_run_inline
 from audits.tests.engine_factories import explicit_conditions, make_questions, openai_endpoint
 from audits.tests.openai_server import OpenAITestServer
 

@@ -20,7 +20,7 @@ from audits.design import (
     preview_design,
 )
 from audits.models import Audit, ModelEndpoint
-from audits.services.runs import endpoint_connection_test
+from audits.services.endpoints import endpoint_connection_test
 from audits.tests.engine_factories import make_questions, openai_endpoint, simulation_endpoint
 
 pytestmark = pytest.mark.django_db

@@ -22,7 +22,7 @@ from audits.fairness import ConditionSpec, build_contrasts
 from audits.models import NameCue
 from audits.selectors.design import design_conditions, question_ids_by_domain
 from audits.selectors.runs import audit_condition_design
-from audits.services.runs import audit_create, audit_create_from_design
+from audits.services.audit_lifecycle import audit_create, audit_create_from_design
 from audits.tests.engine_factories import make_questions, simulation_endpoint
 
 DESIGNS = {

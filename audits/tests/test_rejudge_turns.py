@@ -9,8 +9,9 @@ from django.urls import reverse
 
 from audits.models import Audit, LLMCall, Turn, TurnScore
 from audits.selectors.runs import audit_progress
+from audits.services.audit_lifecycle import audit_create
+from audits.services.dialogue_batches import audit_run_inline
 from audits.services.judging import audit_turns_rejudge_run, turns_judge
-from audits.services.runs import audit_create, audit_run_inline
 from audits.tests.engine_factories import explicit_conditions, make_questions, simulation_endpoint
 
 pytestmark = pytest.mark.django_db(transaction=True)

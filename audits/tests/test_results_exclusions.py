@@ -9,7 +9,8 @@ from django.urls import reverse
 
 from audits.exports import read_csv
 from audits.models import Audit, Dialogue, TurnScore
-from audits.services.runs import audit_create, audit_run_inline
+from audits.services.audit_lifecycle import audit_create
+from audits.services.dialogue_batches import audit_run_inline
 from audits.tests.engine_factories import explicit_conditions, make_questions, simulation_endpoint
 
 pytestmark = pytest.mark.django_db(transaction=True)

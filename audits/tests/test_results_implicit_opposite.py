@@ -9,7 +9,8 @@ import pytest
 from django.urls import reverse
 
 from audits.conditions import ConditionChoice, build_conditions, default_levels, default_names
-from audits.services.runs import audit_create, audit_run_inline
+from audits.services.audit_lifecycle import audit_create
+from audits.services.dialogue_batches import audit_run_inline
 from audits.tests.engine_factories import make_questions, simulation_endpoint
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("analysis_inline")]

@@ -6,7 +6,8 @@ import pytest
 
 from audits.models import Audit, ModelEndpoint, Question
 from audits.services.analysis import audit_analysis
-from audits.services.runs import audit_create, audit_run_inline
+from audits.services.audit_lifecycle import audit_create
+from audits.services.dialogue_batches import audit_run_inline
 from audits.tests.engine_factories import explicit_conditions, make_questions, simulation_endpoint
 
 pytestmark = pytest.mark.django_db(transaction=True)

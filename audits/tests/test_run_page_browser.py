@@ -8,7 +8,8 @@ import pytest
 from playwright.sync_api import expect
 
 from audits.models import Audit
-from audits.services.runs import audit_create, audit_launch, audit_run_inline
+from audits.services.audit_lifecycle import audit_create, audit_launch
+from audits.services.dialogue_batches import audit_run_inline
 from audits.tests.engine_factories import (
     PLANTED_BIAS,
     explicit_conditions,

@@ -6,7 +6,8 @@ import pytest
 from django.urls import reverse
 
 from audits.models import Audit, Dialogue
-from audits.services.runs import audit_create, audit_run_inline
+from audits.services.audit_lifecycle import audit_create
+from audits.services.dialogue_batches import audit_run_inline
 from audits.tests.engine_factories import explicit_conditions, make_questions, openai_endpoint, simulation_endpoint
 
 pytestmark = pytest.mark.django_db(transaction=True)  # the engine writes from its own database thread

@@ -11,7 +11,6 @@ from django.urls import reverse
 from django.views import View
 from django.views.generic import CreateView, DetailView, ListView, TemplateView, UpdateView
 
-from audits.api.views_runs import clone_value
 from audits.conditions import ConditionChoice
 from audits.design import (
     CallBudget,
@@ -25,10 +24,18 @@ from audits.design import (
 from audits.forms import DesignPreviewForm
 from audits.models import Audit, Dialogue, Domain, ModelEndpoint, PromptTemplate, Question
 from audits.selectors.endpoints import audit_reported_models, endpoint_model_mismatches
-from audits.selectors.runs import audit_list, audit_progress, dialogue_transcript
-from audits.services import runs as run_services
+from audits.selectors.runs import audit_list, audit_progress, clone_factor_value, dialogue_transcript
+from audits.services.audit_lifecycle import (
+    audit_cancel,
+    audit_clone,
+    audit_create_from_design,
+    audit_launch,
+    audit_pause,
+    audit_resume,
+    audit_retry_failed,
+)
 from audits.services.design import design_preview_compute
-from audits.services.endpoints import endpoint_revision_bump
+from audits.services.endpoints import endpoint_connection_test, endpoint_revision_bump
 from audits.services.judging import audit_turns_rejudge
 from edufair_web.accounts.permissions import ResearcherRequiredMixin
 
@@ -329,7 +336,7 @@ class EndpointTestView(ResearcherRequiredMixin, View):
 
     def post(self, request, pk):
         endpoint = get_object_or_404(ModelEndpoint, pk=pk)
-        ok, message = run_services.endpoint_connection_test(endpoint=endpoint)
+        ok, message = endpoint_connection_test(endpoint=endpoint)
         if request.headers.get("HX-Request"):
             return render(request, "audits/runs/_connection.html", {"ok": ok, "message": message})
         (messages.success if ok else messages.error)(request, f"{endpoint}: {message}")
@@ -416,7 +423,7 @@ class AuditCreateView(ResearcherRequiredMixin, TemplateView):
         data = form.cleaned_data
         try:
             with transaction.atomic():
-                audit = run_services.audit_create_from_design(
+                audit = audit_create_from_design(
                     name=data["name"],
                     description=data["description"],
                     tutors=list(data["tutors"]),
@@ -432,7 +439,7 @@ class AuditCreateView(ResearcherRequiredMixin, TemplateView):
                     created_by=request.user,
                 )
                 if data["launch"]:
-                    run_services.audit_launch(audit=audit)
+                    audit_launch(audit=audit)
         except ValueError as exc:
             form.add_error(None, str(exc))
             return self.render_to_response(self.get_context_data(form=form, **launch))
@@ -491,11 +498,11 @@ class AuditProgressView(ResearcherRequiredMixin, View):
 
 class AuditActionView(ResearcherRequiredMixin, View):
     ACTIONS = {
-        "launch": run_services.audit_launch,
-        "pause": run_services.audit_pause,
-        "resume": run_services.audit_resume,
-        "cancel": run_services.audit_cancel,
-        "retry-failed": run_services.audit_retry_failed,
+        "launch": audit_launch,
+        "pause": audit_pause,
+        "resume": audit_resume,
+        "cancel": audit_cancel,
+        "retry-failed": audit_retry_failed,
         "rejudge": audit_turns_rejudge,
     }
     DONE = {"rejudge": "Re-judging {result} unparsable and failed turns on the workers."}
@@ -522,8 +529,8 @@ class AuditCloneView(ResearcherRequiredMixin, View):
         if form.is_valid() and form.value() is not None:
             factor = form.cleaned_data["factor"]
             try:
-                clone = run_services.audit_clone(
-                    audit=audit, change={factor: clone_value(factor, form.value())}, created_by=request.user
+                clone = audit_clone(
+                    audit=audit, change={factor: clone_factor_value(factor, form.value())}, created_by=request.user
                 )
             except (ValueError, ModelEndpoint.DoesNotExist, PromptTemplate.DoesNotExist) as exc:
                 messages.error(request, str(exc))

@@ -38,9 +38,18 @@ from django.db import transaction
 from django.db.models import Q
 from tqdm import tqdm
 
-from audits.models import Audit, ModelEndpoint
+from audits.models import Audit, ModelEndpoint, PromptTemplate
 from audits.selectors.runs import audit_for_config_hash, audit_progress
-from audits.services import runs as run_services
+from audits.services.audit_lifecycle import (
+    audit_create_from_design,
+    audit_dialogues_create,
+    audit_launch,
+    audit_resume,
+    audit_sweep,
+)
+from audits.services.dialogue_batches import audit_run_inline
+from audits.services.judge_runs import audit_rejudge_open, audit_rejudge_run
+from audits.services.judging import audit_turns_rejudge, audit_turns_rejudge_run
 from edufair_web.json_input import MAX_DEPTH, loads
 
 FINAL = {Audit.Status.FINISHED, Audit.Status.CANCELLED}
@@ -97,7 +106,7 @@ def audit_from_config(path: Path, user=None, *, new: bool = False) -> tuple[Audi
     if config.get("check"):
         options["check_endpoint"] = _endpoint(config["check"])
     try:
-        audit = run_services.audit_create_from_design(
+        audit = audit_create_from_design(
             name=config["name"],
             description=config.get("description", ""),
             tutors=[_endpoint(t) for t in config["tutors"]],
@@ -165,7 +174,7 @@ class Command(BaseCommand):
             self._judge_under(audit, rubric=rubric, judge=judge, inline=inline)
             return
         if inline:
-            run_services.audit_dialogues_create(audit=audit)
+            audit_dialogues_create(audit=audit)
             total = audit.dialogues.count()
             with tqdm(total=total, desc="dialogues", unit="dlg", file=self.stderr._out) as bar:
 
@@ -177,16 +186,16 @@ class Command(BaseCommand):
                 if audit.status == Audit.Status.PAUSED:
                     Audit.objects.filter(pk=audit.pk).update(status=Audit.Status.RUNNING)
                     audit.refresh_from_db()
-                status = run_services.audit_run_inline(audit=audit, progress=tick)
+                status = audit_run_inline(audit=audit, progress=tick)
                 tick()
             self._summary(audit, status)
             return
         if audit.status in (Audit.Status.DRAFT, Audit.Status.FINISHED):
-            batches = run_services.audit_launch(audit=audit)
+            batches = audit_launch(audit=audit)
         elif audit.status == Audit.Status.PAUSED:
-            batches = run_services.audit_resume(audit=audit)
+            batches = audit_resume(audit=audit)
         elif audit.status == Audit.Status.RUNNING:
-            batches = run_services.audit_sweep(audit_id=audit.pk)
+            batches = audit_sweep(audit_id=audit.pk)
         else:
             raise CommandError(f"audit {audit.pk} is {audit.status}")
         self.stdout.write(f"{batches} batch(es) sent to the workers.")
@@ -207,8 +216,6 @@ class Command(BaseCommand):
         self._summary(audit, audit.status)
 
     def _rejudge(self, audit: Audit, *, inline: bool) -> None:
-        from audits.services.judging import audit_turns_rejudge, audit_turns_rejudge_run
-
         if inline:
             counts = audit_turns_rejudge_run(audit_id=audit.pk)
             self.stdout.write(
@@ -224,9 +231,6 @@ class Command(BaseCommand):
         self.stdout.write(f"Re-judging {queued} unparsable and failed turns on the workers.")
 
     def _judge_under(self, audit: Audit, *, rubric: int, judge: int | None, inline: bool) -> None:
-        from audits.models import ModelEndpoint, PromptTemplate
-        from audits.services.judge_runs import audit_rejudge_open, audit_rejudge_run
-
         template = PromptTemplate.objects.filter(pk=rubric).first()
         if template is None:
             raise CommandError(f"no prompt template {rubric}")
