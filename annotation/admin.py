@@ -23,7 +23,7 @@ from .models import (
     TrainingItem,
     WorkedExample,
 )
-from .services.assignment import main_labelling_started
+from .selectors.labelling_settings import main_labelling_started
 
 
 @admin.register(AnnotationProject)

@@ -17,7 +17,7 @@ from annotation.models import (
     TrainingItem,
     WorkedExample,
 )
-from annotation.services.assignment import labelling_settings, main_labelling_started
+from annotation.selectors.labelling_settings import labelling_settings, main_labelling_started
 from annotation.services.labelling import ItemRuleInvalid, stage_item_rule_describe, stage_item_rule_set
 from annotation.workflow.choice_keys import choices_with_keys
 from edufair_web.upload_limits import MaxUploadSize, upload_size_error

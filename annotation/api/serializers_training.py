@@ -77,7 +77,7 @@ class ChoiceSerializer(serializers.Serializer):
 
 
 class FormQuestionSerializer(serializers.Serializer):
-    """A question as the label form shows it (`views.common.label_form_questions`)."""
+    """A question as the label form shows it (`selectors.label_form.label_form_questions`)."""
 
     key = serializers.CharField()
     prompt = serializers.CharField()

@@ -25,11 +25,13 @@ from annotation.selectors.adjudication import (
     item_side_by_side,
     my_disputed_items,
 )
+from annotation.selectors.label_form import label_form_questions
+from annotation.selectors.labelling_settings import labelling_settings
 from annotation.selectors.revisions import recent_items
 from annotation.selectors.stage_dashboard import stage_dashboard
 from annotation.services import adjudication as adjudication_services
 from annotation.services import main_sql
-from annotation.services.assignment import AssignmentBusy, labelling_settings
+from annotation.services.assignment import AssignmentBusy
 from annotation.services.labelling import (
     NoAssignment,
     ReservationExpired,
@@ -42,7 +44,6 @@ from annotation.services.labelling import (
 )
 from annotation.services.main_sql import LabellingAccess
 from annotation.services.resolution import ResolutionRefused
-from annotation.views.common import label_form_questions
 from annotation.workflow.answers import LabelInvalid, answers_from_json
 from annotation.workflow.training import StepRefused
 from edufair_web.accounts.permissions import IsAdjudicator, IsAnnotator, IsResearcher

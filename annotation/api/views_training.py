@@ -10,6 +10,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation.models import Comment, Enrollment, Item, Stage, Thread
+from annotation.selectors.label_form import label_form_questions
 from annotation.selectors.threads import ThreadHidden, thread_access, thread_comments
 from annotation.selectors.training import (
     examples_seen_ids,
@@ -34,7 +35,6 @@ from annotation.services.training import (
     guideline_confirm,
     norming_acknowledge,
 )
-from annotation.views.common import label_form_questions
 from annotation.workflow.answers import LabelInvalid, answers_from_json
 from annotation.workflow.training import STEP_TITLES, Action, StepRefused, check_action, next_step
 from edufair_web.accounts.permissions import IsAdjudicator, IsAnnotator

@@ -8,12 +8,17 @@ from django.contrib.auth import get_user_model
 from django.db.models import Count, Q
 
 from annotation.models import Adjudication, Assignment, Comment, Item, Label, MainItem, Phase, Stage, Thread
-from annotation.services.resolution import disputed_questions
 from annotation.workflow import blindness
 from annotation.workflow.blindness import DiscussionVisibility, ItemFacts
 from edufair_web.accounts.roles import ADJUDICATOR, RESEARCHER, has_role
 
 QUEUE_STATUSES = (MainItem.Status.DISCUSSION, MainItem.Status.SENIOR_REVIEW, MainItem.Status.REVIEWER_QUEUE)
+
+
+def disputed_questions(stage: Stage, item: Item) -> list[str]:
+    """The questions the discussion is about: those not settled yet."""
+    settled = set(Adjudication.objects.filter(stage=stage, item=item).values_list("question__key", flat=True))
+    return [key for key in stage.questions.values_list("key", flat=True) if key not in settled]
 
 
 def adjudication_queue(*, stage: Stage | None = None, project=None):

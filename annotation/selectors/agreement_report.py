@@ -37,7 +37,7 @@ from annotation.models import (
     Stage,
     Thread,
 )
-from annotation.services import conflicts as conflict_workflow
+from annotation.selectors.conflicts import removed_item_ids
 
 
 @dataclass(frozen=True)
@@ -337,7 +337,7 @@ def project_agreement_report(project: AnnotationProject) -> dict:
     labels = project_labels(project)
     items = {item.id: item for item in Item.objects.filter(project=project).only("id", "subject", "modality")}
     pseudonyms = annotator_pseudonyms(project)
-    removed = conflict_workflow.removed_item_ids(project)
+    removed = removed_item_ids(project)
     revised = revised_label_counts(project)
     stages = []
     for stage in project.stages.order_by("order").prefetch_related("questions"):

@@ -7,7 +7,7 @@ from django.db.models import Count
 from django.utils import timezone
 
 from annotation.models import Assignment, Label, MainItem, Phase, Stage
-from annotation.services.assignment import labelling_settings
+from annotation.selectors.labelling_settings import labelling_settings
 from annotation.workflow.revision_rules import RevisionState, RevisionWindow, revision_refusal
 
 

@@ -38,6 +38,7 @@ from django.utils import timezone
 
 from annotation.models import Assignment, MainItem, Phase, Stage, StageLabelling
 from annotation.selectors import stage_items
+from annotation.selectors.labelling_settings import labelling_settings
 from annotation.services import main_sql
 from annotation.workflow.strategies import BALANCED, IN_ORDER, CandidateItem, order_items
 
@@ -55,22 +56,6 @@ SYNC_CHUNK = 500
 
 class AssignmentBusy(RuntimeError):
     """Open items exist but stayed locked by other annotators' claims for the whole retry budget."""
-
-
-def labelling_settings(stage: Stage) -> StageLabelling:
-    """The stage's assignment settings (the defaults when the researcher never changed them)."""
-    try:
-        return stage.labelling
-    except StageLabelling.DoesNotExist:
-        return StageLabelling(stage=stage)
-
-
-def main_labelling_started(stage: Stage) -> bool:
-    """Whether any main item was handed out; from then on the stage's overlap is fixed (the slot counts
-    and every resolution so far were made against it)."""
-    return MainItem.objects.filter(stage=stage, slots_taken__gt=0).exists() or (
-        Assignment.objects.filter(stage=stage, phase=Phase.MAIN).exists()
-    )
 
 
 @dataclass(frozen=True)

@@ -26,11 +26,11 @@ from annotation.models import (
     Stage,
     StageLabelling,
 )
+from annotation.selectors.conflicts import stage_polarity_question
 from annotation.selectors.revisions import revision_state, revision_window
 from annotation.selectors.stage_items import stage_item_rule
 from annotation.services import main_sql
 from annotation.services.assignment import MainItemsSync, main_items_sync, next_assignment
-from annotation.services.conflicts import stage_polarity_question
 from annotation.services.main_sql import LabellingAccess
 from annotation.services.resolution import item_resolve_if_complete
 from annotation.workflow import item_rules

@@ -58,7 +58,7 @@ def _json(model, name: str, value):
 class LabellingAccess:
     """What deciding "may this annotator label the stage's main items now?" needs, read in one statement."""
 
-    stage: Stage  # with its assignment settings cached (`services.assignment.labelling_settings`)
+    stage: Stage  # with its assignment settings cached (`selectors.labelling_settings.labelling_settings`)
     enrolled: bool
     gate_passed: bool | None
     replaced: bool

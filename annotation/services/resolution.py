@@ -17,6 +17,7 @@ from django.utils import timezone
 
 from annotation.agreement import UNSURE
 from annotation.models import Adjudication, Assignment, Item, Label, MainItem, Phase, Stage, Thread
+from annotation.selectors.adjudication import disputed_questions
 from annotation.services import main_sql
 from annotation.workflow import resolution_rules as rules
 from annotation.workflow.answers import post_discussion_answers_validate
@@ -137,12 +138,6 @@ def discussion_annotators(stage: Stage, item: Item) -> set[int]:
             "annotator_id", flat=True
         )
     )
-
-
-def disputed_questions(stage: Stage, item: Item) -> list[str]:
-    """The questions the discussion is about: those not settled yet."""
-    settled = set(Adjudication.objects.filter(stage=stage, item=item).values_list("question__key", flat=True))
-    return [key for key in stage.questions.values_list("key", flat=True) if key not in settled]
 
 
 def post_discussion_label_submit(*, stage: Stage, item: Item, annotator, answers: dict) -> int:

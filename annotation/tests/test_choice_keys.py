@@ -5,8 +5,8 @@ or the researcher API, and questions stored earlier with other keys, all show th
 import pytest
 
 from annotation.models import LabelQuestion
+from annotation.selectors.label_form import label_form_questions
 from annotation.services.projects import project_create, question_create, stage_create
-from annotation.views.common import label_form_questions
 from annotation.workflow.choice_keys import choice_keys
 
 ELEVEN = [f"category {n}" for n in range(1, 12)]  # SafeTutors has 11 risk categories

@@ -6,7 +6,7 @@ import pytest
 from django.urls import reverse
 
 from annotation.models import StageLabelling
-from annotation.services.assignment import labelling_settings
+from annotation.selectors.labelling_settings import labelling_settings
 from annotation.services.projects import project_create
 
 from .main_setup import build_main_stage

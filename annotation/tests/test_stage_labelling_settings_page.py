@@ -5,7 +5,7 @@ import pytest
 from django.urls import reverse
 
 from annotation.models import Stage
-from annotation.services.assignment import labelling_settings
+from annotation.selectors.labelling_settings import labelling_settings
 
 from .main_setup import build_main_stage
 

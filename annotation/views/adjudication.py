@@ -15,11 +15,12 @@ from annotation.selectors.adjudication import (
     QUEUE_STATUSES,
     adjudication_queue,
     discussion_visibility_for,
+    disputed_questions,
     item_side_by_side,
 )
+from annotation.selectors.label_form import label_form_questions
 from annotation.services import adjudication as adjudication_services
-from annotation.services.resolution import ResolutionRefused, disputed_questions
-from annotation.views.common import label_form_questions
+from annotation.services.resolution import ResolutionRefused
 from edufair_web.accounts.permissions import AdjudicatorRequiredMixin
 from edufair_web.converters import parse_id
 

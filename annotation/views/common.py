@@ -1,5 +1,6 @@
 """What several pages share: the labelling form's context and parsing (reused by main
-labelling), and turning a refused training step into a 403 page."""
+labelling), and turning a refused training step into a 403 page. The form's questions come from
+`selectors.label_form`, which the API serves too."""
 
 from __future__ import annotations
 
@@ -7,30 +8,9 @@ from django.core.exceptions import PermissionDenied
 from django.shortcuts import get_object_or_404, render
 
 from annotation.models import Enrollment, Item, Stage
-from annotation.workflow.answers import NOT_APPLICABLE, UNSURE_FIELD_VALUE, Answer, answer_from_form
-from annotation.workflow.choice_keys import choices_with_keys
+from annotation.selectors.label_form import label_form_questions
+from annotation.workflow.answers import UNSURE_FIELD_VALUE, Answer, answer_from_form
 from annotation.workflow.training import StepRefused
-
-
-def label_form_questions(stage: Stage) -> list[dict]:
-    """The stage's questions as the label form renders them: choices with keys, Unsure, Not applicable."""
-    rows = []
-    for question in stage.questions.all():
-        # Keys derived from the values, whatever an older question stored (see workflow.choice_keys).
-        choices = choices_with_keys(question.choices)
-        if question.allow_not_applicable:
-            choices.append({"value": NOT_APPLICABLE, "label": "Not applicable", "key": "n"})
-        rows.append(
-            {
-                "key": question.key,
-                "prompt": question.prompt,
-                "help_text": question.help_text,
-                "choices": choices,
-                "allow_unsure": question.allow_unsure and stage.unsure_enabled,
-                "justify_values": ",".join(question.justification_required_for),
-            }
-        )
-    return rows
 
 
 def label_form_context(

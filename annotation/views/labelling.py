@@ -17,7 +17,7 @@ from django.urls import reverse
 from django.views import View
 
 from annotation.models import Assignment, Enrollment, Item, MainItem, Phase, Stage, Thread
-from annotation.selectors.adjudication import discussion_visibility_for, item_side_by_side
+from annotation.selectors.adjudication import discussion_visibility_for, disputed_questions, item_side_by_side
 from annotation.selectors.revisions import assignment_to_revise, recent_items
 from annotation.services import adjudication as adjudication_services
 from annotation.services.assignment import AssignmentBusy
@@ -30,7 +30,7 @@ from annotation.services.labelling import (
     labelling_progress,
     main_label_submit,
 )
-from annotation.services.resolution import ResolutionRefused, disputed_questions
+from annotation.services.resolution import ResolutionRefused
 from annotation.workflow.answers import UNSURE_FIELD_VALUE, LabelInvalid
 from annotation.workflow.training import StepRefused
 from edufair_web.accounts.permissions import AnnotatorRequiredMixin

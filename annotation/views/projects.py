@@ -27,9 +27,9 @@ from annotation.forms import (
 from annotation.importers import ImportFailed, items_import
 from annotation.markdown_text import markdown_safe
 from annotation.models import AnnotationProject, Enrollment, Item, MainItem, Stage, TrainingItem
+from annotation.selectors.labelling_settings import labelling_settings, main_labelling_started
 from annotation.selectors.projects import pass_rate_table, projects_list, stage_enrollments, stages_of
 from annotation.selectors.training import stage_gate_rules
-from annotation.services.assignment import labelling_settings, main_labelling_started
 from annotation.services.enrollment import enrollment_create, enrollment_mark_replacement
 from annotation.services.labelling import (
     ItemRuleInvalid,
