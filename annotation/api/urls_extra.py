@@ -49,25 +49,30 @@ urlpatterns = [
     ),
 ]
 
-# Main labelling, adjudication, conflicts, report and exports (issue 7).
+# Main labelling, stage settings, adjudication, discussion, conflicts, report and exports.
+from . import views_adjudication as adjudication  # noqa: E402
+from . import views_conflicts as conflicts  # noqa: E402
+from . import views_discussion as discussion  # noqa: E402
 from . import views_labelling as labelling  # noqa: E402
+from . import views_reports as reports  # noqa: E402
+from . import views_stage_settings as stage_settings  # noqa: E402
 
 urlpatterns += [
     path("annotation/main/<id:stage_pk>/next/", labelling.MainNextAPIView.as_view(), name="annotation-main-next"),
     path("annotation/main/<id:stage_pk>/submit/", labelling.MainSubmitAPIView.as_view(), name="annotation-main-submit"),
     path(
         "annotation/main/<id:stage_pk>/settings/",
-        labelling.StageLabellingSettingsAPIView.as_view(),
+        stage_settings.StageLabellingSettingsAPIView.as_view(),
         name="annotation-main-settings",
     ),
     path(
         "annotation/main/<id:stage_pk>/items/<id:item_pk>/discussion/",
-        labelling.DiscussionAPIView.as_view(),
+        discussion.DiscussionAPIView.as_view(),
         name="annotation-main-discussion",
     ),
     path(
         "annotation/main/<id:stage_pk>/items/<id:item_pk>/discussion/close/",
-        labelling.DiscussionCloseAPIView.as_view(),
+        discussion.DiscussionCloseAPIView.as_view(),
         name="annotation-main-discussion-close",
     ),
     path(
@@ -78,37 +83,37 @@ urlpatterns += [
         labelling.ReviseAPIView.as_view(),
         name="annotation-main-revise",
     ),
-    path("annotation/main/disputed/", labelling.MyDisputedItemsAPIView.as_view(), name="annotation-main-disputed"),
+    path("annotation/main/disputed/", discussion.MyDisputedItemsAPIView.as_view(), name="annotation-main-disputed"),
     path(
         "annotation/main/<id:stage_pk>/dashboard/",
-        labelling.StageDashboardAPIView.as_view(),
+        reports.StageDashboardAPIView.as_view(),
         name="annotation-main-dashboard",
     ),
-    path("annotation/adjudication/", labelling.AdjudicationQueueAPIView.as_view(), name="annotation-adjudication"),
+    path("annotation/adjudication/", adjudication.AdjudicationQueueAPIView.as_view(), name="annotation-adjudication"),
     path(
         "annotation/adjudication/threads/",
-        labelling.AdjudicationThreadsAPIView.as_view(),
+        adjudication.AdjudicationThreadsAPIView.as_view(),
         name="annotation-adjudication-threads",
     ),
     path(
         "annotation/adjudication/<id:stage_pk>/<id:item_pk>/",
-        labelling.AdjudicationItemAPIView.as_view(),
+        adjudication.AdjudicationItemAPIView.as_view(),
         name="annotation-adjudication-item",
     ),
     path(
         "annotation/projects/<id:project_pk>/conflicts/",
-        labelling.ConflictsAPIView.as_view(),
+        conflicts.ConflictsAPIView.as_view(),
         name="annotation-conflicts",
     ),
     path(
         "annotation/conflicts/<id:conflict_pk>/disposition/",
-        labelling.ConflictDispositionAPIView.as_view(),
+        conflicts.ConflictDispositionAPIView.as_view(),
         name="annotation-conflict-disposition",
     ),
-    path("annotation/projects/<id:project_pk>/report/", labelling.ReportAPIView.as_view(), name="annotation-report"),
+    path("annotation/projects/<id:project_pk>/report/", reports.ReportAPIView.as_view(), name="annotation-report"),
     path(
         "annotation/projects/<id:project_pk>/labels/",
-        labelling.LabelsExportAPIView.as_view(),
+        reports.LabelsExportAPIView.as_view(),
         name="annotation-labels-export",
     ),
 ]

@@ -1,0 +1,65 @@
+"""API for what researchers read about a project: the Appendix-D report, a stage's running dashboard
+and the label exports.
+"""
+
+from django.http import HttpResponse
+from django.shortcuts import get_object_or_404
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework.exceptions import ValidationError
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from annotation import exports, reports
+from annotation.models import AnnotationProject, Stage
+from annotation.selectors.stage_dashboard import stage_dashboard
+from edufair_web.accounts.permissions import IsResearcher
+
+from .serializers_reports import ReportSerializer, StageDashboardSerializer
+
+
+class ReportAPIView(APIView):
+    """The project's Appendix-D report as JSON (the same data as the HTML and Markdown versions)."""
+
+    permission_classes = [IsResearcher]
+
+    @extend_schema(responses=ReportSerializer)
+    def get(self, request, project_pk):
+        project = get_object_or_404(AnnotationProject, pk=project_pk)
+        return Response(reports.report_json_ready(reports.project_report(project)))
+
+
+class StageDashboardAPIView(APIView):
+    """A stage's progress while it runs: items complete / in progress / waiting, labels per annotator with
+    median seconds, running Fleiss κ and Krippendorff α before discussion, disagreement and adjudication
+    rates, revised labels, reservations held (researchers)."""
+
+    permission_classes = [IsResearcher]
+
+    @extend_schema(responses=StageDashboardSerializer)
+    def get(self, request, stage_pk):
+        return Response(stage_dashboard(get_object_or_404(Stage.objects.select_related("project"), pk=stage_pk)))
+
+
+class LabelsExportAPIView(APIView):
+    """All labels with provenance: ?as=csv | jsonl | labelstudio[-anonymous|-config] (not ?format=, kept by DRF)."""
+
+    permission_classes = [IsResearcher]
+
+    @extend_schema(
+        parameters=[OpenApiParameter("as", str, enum=list(exports.FORMATS), description="The export format.")],
+        responses={
+            (200, "text/csv"): OpenApiTypes.STR,
+            (200, "application/x-ndjson"): OpenApiTypes.STR,
+            (200, "application/json"): OpenApiTypes.OBJECT,
+        },
+    )
+    def get(self, request, project_pk):
+        project = get_object_or_404(AnnotationProject, pk=project_pk)
+        fmt = request.query_params.get("as", "jsonl")
+        if fmt not in exports.FORMATS:
+            raise ValidationError(f"as is one of {', '.join(exports.FORMATS)}")
+        body, content_type, filename = exports.export_labels(project, fmt)
+        response = HttpResponse(body, content_type=content_type)
+        response["Content-Disposition"] = f'attachment; filename="{filename}"'
+        return response
