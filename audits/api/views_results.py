@@ -23,9 +23,9 @@ from audits.api.serializers_results import (
     ResultsSerializer,
 )
 from audits.fairness import AnalysisParameters
+from audits.http_exports import analysis_state_response, export_response
 from audits.models import Audit
-from audits.services.analysis import AnalysisState, analysis_request, analysis_retry
-from audits.views.results import analysis_state_response, export_response
+from audits.services.analysis import AnalysisState, analysis_parameters_from, analysis_request, analysis_retry
 from edufair_web.accounts.permissions import IsResearcher
 
 
@@ -34,7 +34,7 @@ def _parameters(query) -> AnalysisParameters:
         data={k: v for k, v in query.items() if k in AnalysisParametersSerializer().fields}
     )
     serializer.is_valid(raise_exception=True)
-    return AnalysisParameters(**serializer.validated_data)
+    return analysis_parameters_from(serializer.validated_data)
 
 
 RETRY_AFTER_HEADER = OpenApiParameter(
@@ -120,9 +120,9 @@ class AuditExportAPIView(APIView):
         audit = get_object_or_404(Audit, pk=pk)
         query = ExportQuerySerializer(data={k: v for k, v in request.query_params.items()})
         query.is_valid(raise_exception=True)
-        data = dict(query.validated_data)
-        fmt, table = data.pop("format"), data.pop("table")
-        found = analysis_request(audit=audit, parameters=AnalysisParameters(**data))
+        data = query.validated_data
+        found = analysis_request(audit=audit, parameters=analysis_parameters_from(data))
+        fmt, table = data["format"], data["table"]
         if isinstance(found, AnalysisState):
             return analysis_state_response(found)
         return export_response(found, fmt, table)

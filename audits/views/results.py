@@ -17,7 +17,7 @@ from dataclasses import asdict, replace
 from urllib.parse import urlencode
 
 from django import forms
-from django.http import Http404, HttpResponse, HttpResponseRedirect, JsonResponse
+from django.http import Http404, HttpResponse, HttpResponseRedirect
 from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
 from django.utils.safestring import mark_safe
@@ -34,6 +34,7 @@ from audits.fairness import (
     AnalysisParameters,
     contrast_pairs,
 )
+from audits.http_exports import analysis_state_response, export_response
 from audits.judge_failed_marks import judge_failed_among, summary_cell_metrics
 from audits.models import Audit, Question
 from audits.results_filter import RowFilter, choices
@@ -43,6 +44,7 @@ from audits.selectors.runs import audit_progress, audit_run_outcome
 from audits.services.analysis import (
     AnalysisState,
     AuditAnalysis,
+    analysis_parameters_from,
     analysis_request,
     analysis_retry,
     analysis_state,
@@ -88,7 +90,7 @@ class AnalysisParametersForm(forms.Form):
     def parameters(self) -> AnalysisParameters:
         if not self.is_valid():
             return AnalysisParameters()
-        return AnalysisParameters(**{name: self.cleaned_data[name] for name in PARAMETER_FIELDS})
+        return analysis_parameters_from(self.cleaned_data)
 
 
 class ResultsFilterForm(forms.Form):
@@ -153,15 +155,6 @@ def pending_page(request, audit: Audit, state: AnalysisState, parameters: Analys
         **progress_context(audit, state, parameters),
     }
     return render(request, "audits/results/pending.html", context)
-
-
-def analysis_state_response(state: AnalysisState) -> JsonResponse:
-    """An export's answer while its analysis is not ready: 202 with the progress and a Retry-After header;
-    500 with the error when the computation failed (the results page and the API's POST retry it)."""
-    response = JsonResponse(state.as_dict(), status=500 if state.failed else 202)
-    if not state.failed:
-        response["Retry-After"] = str(state.retry_after)
-    return response
 
 
 def link_maker(audit: Audit, parameters: AnalysisParameters):
@@ -474,34 +467,6 @@ class AnalysisRetryView(ResearcherRequiredMixin, View):
             return render(request, "audits/results/_analysis_progress.html", progress_context(audit, state, parameters))
         query = urlencode(parameters_query(parameters))
         return HttpResponseRedirect(f"{reverse('audits:results', args=[audit.pk])}?{query}")
-
-
-def export_response(analysis: AuditAnalysis, fmt: str, table: str = "contrasts") -> HttpResponse:
-    """The HTTP response of one export (shared by the page's links and the API)."""
-    audit = analysis.audit
-    if fmt == "csv":
-        if table not in exports.TABLES:
-            raise Http404(f"unknown table {table!r}")
-        body, content_type, name = exports.table_csv(analysis, table), "text/csv; charset=utf-8", table
-        extension = "csv"
-    elif fmt == "json":
-        body, content_type, name, extension = exports.results_json(analysis), "application/json", "results", "json"
-    elif fmt == "methods":
-        body, content_type, name, extension = exports.methods_json(analysis), "application/json", "methods", "json"
-    elif fmt == "html":
-        body, content_type, name, extension = (
-            exports.results_html(analysis),
-            "text/html; charset=utf-8",
-            "report",
-            "html",
-        )
-    else:
-        raise Http404("format must be csv, json, methods or html")
-    response = HttpResponse(body, content_type=content_type)
-    response["Content-Disposition"] = f'attachment; filename="{exports.export_filename(audit, name, extension)}"'
-    if audit.uses_simulation:
-        response["X-EduFair-Simulation"] = "true"
-    return response
 
 
 def _change_plot(changes) -> str:

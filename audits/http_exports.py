@@ -1,0 +1,46 @@
+"""HTTP responses of the results exports, shared by the results pages and the API: the file of one export
+(CSV table, methods sidecar, JSON, HTML report) and, while its analysis is not ready, the progress state."""
+
+from __future__ import annotations
+
+from django.http import Http404, HttpResponse, JsonResponse
+
+from audits import exports
+from audits.services.analysis import AnalysisState, AuditAnalysis
+
+
+def analysis_state_response(state: AnalysisState) -> JsonResponse:
+    """An export's answer while its analysis is not ready: 202 with the progress and a Retry-After header;
+    500 with the error when the computation failed (the results page and the API's POST retry it)."""
+    response = JsonResponse(state.as_dict(), status=500 if state.failed else 202)
+    if not state.failed:
+        response["Retry-After"] = str(state.retry_after)
+    return response
+
+
+def export_response(analysis: AuditAnalysis, fmt: str, table: str = "contrasts") -> HttpResponse:
+    """The HTTP response of one export (shared by the page's links and the API)."""
+    audit = analysis.audit
+    if fmt == "csv":
+        if table not in exports.TABLES:
+            raise Http404(f"unknown table {table!r}")
+        body, content_type, name = exports.table_csv(analysis, table), "text/csv; charset=utf-8", table
+        extension = "csv"
+    elif fmt == "json":
+        body, content_type, name, extension = exports.results_json(analysis), "application/json", "results", "json"
+    elif fmt == "methods":
+        body, content_type, name, extension = exports.methods_json(analysis), "application/json", "methods", "json"
+    elif fmt == "html":
+        body, content_type, name, extension = (
+            exports.results_html(analysis),
+            "text/html; charset=utf-8",
+            "report",
+            "html",
+        )
+    else:
+        raise Http404("format must be csv, json, methods or html")
+    response = HttpResponse(body, content_type=content_type)
+    response["Content-Disposition"] = f'attachment; filename="{exports.export_filename(audit, name, extension)}"'
+    if audit.uses_simulation:
+        response["X-EduFair-Simulation"] = "true"
+    return response
