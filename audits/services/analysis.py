@@ -68,6 +68,16 @@ ANALYSIS_VERSION = 2  # 2: named rules, exact p, BH flag, mean differences, stud
 _FLOAT_FIELDS = {f.name for f in fields(ContrastResult) if f.type in ("float", float)}
 
 
+_PARAMETER_NAMES = frozenset(f.name for f in fields(AnalysisParameters))
+
+
+def analysis_parameters_from(values: Mapping[str, Any]) -> AnalysisParameters:
+    """The analysis parameters among `values` (a form's or a serializer's cleaned data, a command's options,
+    a stored row's parameters); other names (an export's format and table, …) are left out, and the
+    parameters `values` does not name keep their defaults. Raises ValueError for an invalid value."""
+    return AnalysisParameters(**{name: value for name, value in values.items() if name in _PARAMETER_NAMES})
+
+
 def parameters_hash(parameters: AnalysisParameters) -> str:
     payload = json.dumps({"version": ANALYSIS_VERSION, **parameters.as_dict()}, sort_keys=True)
     return hashlib.sha256(payload.encode()).hexdigest()
@@ -458,16 +468,11 @@ def _analyze_options(parameters: AnalysisParameters, audit: Audit) -> dict[str, 
     return options
 
 
-def _row_parameters(row: AnalysisResult) -> AnalysisParameters:
-    known = {f.name for f in fields(AnalysisParameters)}
-    return AnalysisParameters(**{name: value for name, value in row.parameters.items() if name in known})
-
-
 def _compute(row_id: int, token: str, progress: Callable[[int, int], None] | None = None) -> AuditAnalysis:
     """Compute a claimed row's analysis and store it while the claim holds. A failure is written to the
     row (and raised); a lost claim raises AnalysisClaimLost and writes nothing."""
     row = AnalysisResult.objects.defer("result").select_related("audit").get(pk=row_id)
-    audit, parameters = row.audit, _row_parameters(row)
+    audit, parameters = row.audit, analysis_parameters_from(row.parameters)
     started = time.perf_counter()
     try:
         # The fingerprint is read before the scores: scores that change meanwhile leave the row stale

@@ -7,9 +7,8 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from audits.exports import write_report
-from audits.fairness import AnalysisParameters
 from audits.models import Audit
-from audits.services.analysis import audit_analysis
+from audits.services.analysis import analysis_parameters_from, audit_analysis
 
 
 class Command(BaseCommand):
@@ -30,14 +29,7 @@ class Command(BaseCommand):
         if audit is None:
             raise CommandError(f"no audit with id {options['audit_id']}")
         try:
-            parameters = AnalysisParameters(
-                effect=options["effect"],
-                zero_method=options["zero_method"],
-                n_boot=options["n_boot"],
-                seed=options["seed"],
-                threshold=options["threshold"],
-                min_pairs=options["min_pairs"],
-            )
+            parameters = analysis_parameters_from(options)
         except ValueError as exc:
             raise CommandError(str(exc)) from exc
         analysis = audit_analysis(audit=audit, parameters=parameters)
