@@ -3,6 +3,7 @@ failed the gate (or left), so the pass-rate table can say how the workforce was 
 
 from __future__ import annotations
 
+from django.contrib.auth.models import User
 from django.db import transaction
 from django.utils import timezone
 
@@ -60,8 +61,6 @@ def usernames_parse(text: str) -> list[str]:
 def enrollment_bulk_create(*, stage: Stage, usernames: list[str], subject: str = "") -> list[Enrollment]:
     """Enrol every named annotator in the stage, or nobody: unknown, deactivated and non-annotator names are
     reported together and nothing is written. Names already enrolled are kept as they are."""
-    from django.contrib.auth.models import User
-
     if not usernames:
         raise SetupError("Name at least one username.")
     users = {u.username: u for u in User.objects.filter(username__in=usernames)}
@@ -84,8 +83,6 @@ def enrollment_bulk_create(*, stage: Stage, usernames: list[str], subject: str =
 
 def annotator_by_username(username: str):
     """The active annotator with this exact username, or a SetupError naming it."""
-    from django.contrib.auth.models import User
-
     user = User.objects.filter(username=(username or "").strip(), is_active=True).first()
     if user is None or not has_role(user, ANNOTATOR):
         raise SetupError(f"No active annotator is called {username.strip()!r}.")
