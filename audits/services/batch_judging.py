@@ -25,7 +25,9 @@ from django.utils import timezone
 from audits.judge import TurnJudgement
 from audits.llm import batch as batchlib
 from audits.llm.dialogue import TurnToJudge
-from audits.llm.outbound_policy import OutboundRefused
+from audits.llm.openai_compat import api_key_for
+from audits.llm.outbound_policy import OutboundRefused, current_policy
+from audits.llm.outbound_transport import checked_sync_http_client
 from audits.models import JudgeBatch, JudgeRun, LLMCall, ModelEndpoint
 
 logger = logging.getLogger(__name__)
@@ -48,10 +50,6 @@ def poll_seconds() -> float:
 def batch_client(endpoint: ModelEndpoint) -> openai.OpenAI:
     """The SDK's client for the files and batches endpoints; no retries of its own (`_api` retries). Its
     key variable and every address it connects to are checked as the online client's are."""
-    from audits.llm.openai_compat import api_key_for
-    from audits.llm.outbound_policy import current_policy
-    from audits.llm.outbound_transport import checked_sync_http_client
-
     config = endpoint.to_config()
     return openai.OpenAI(
         api_key=api_key_for(config),

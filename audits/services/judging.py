@@ -101,6 +101,8 @@ def judgements_run(
     Within a judging run on a worker (`run`, an `audits.models.JudgeRun` whose endpoint is batch-capable)
     the turns go through the Batch API instead (`audits.services.batch_judging`), at the batch price."""
     if run is not None and run.via_batch and turns:
+        # Imported here, not at the top: the Batch API path loads the OpenAI SDK, which costs over a
+        # second, and only a worker running a batch-capable judging run takes it.
         from audits.services.batch_judging import turns_judge_by_batch
 
         keys = list(turns)

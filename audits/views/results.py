@@ -33,6 +33,7 @@ from audits.fairness import (
     TURN_METRICS,
     AnalysisParameters,
     contrast_pairs,
+    tutor_vs_backbone,
 )
 from audits.http_exports import analysis_state_response, export_response
 from audits.judge_failed_marks import judge_failed_among, summary_cell_metrics
@@ -505,8 +506,6 @@ class CompareView(ResearcherRequiredMixin, TemplateView):
             (_, left_analysis, left_tutor), (_, right_analysis, right_tutor) = sides
             cells = [replace(c, tutor="left") for c in left_analysis.summary_cells() if c.tutor == left_tutor]
             cells += [replace(c, tutor="right") for c in right_analysis.summary_cells() if c.tutor == right_tutor]
-            from audits.fairness import tutor_vs_backbone
-
             left_methods = exports.analysis_methods(left_analysis)
             right_methods = exports.analysis_methods(right_analysis)
             # A change rests on both audits' judges: a metric that failed on either side is marked.

@@ -23,7 +23,9 @@ from audits.design import (
 )
 from audits.forms import DesignPreviewForm
 from audits.models import Audit, Dialogue, Domain, ModelEndpoint, PromptTemplate, Question
+from audits.selectors.design import design_dimensions
 from audits.selectors.endpoints import audit_reported_models, endpoint_model_mismatches
+from audits.selectors.questionbank import question_domains
 from audits.selectors.runs import audit_list, audit_progress, clone_factor_value, dialogue_transcript
 from audits.services.audit_lifecycle import (
     audit_cancel,
@@ -138,8 +140,6 @@ class AuditForm(forms.Form):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        from audits.selectors.design import design_dimensions
-
         domains = Question.objects.order_by("domain").values_list("domain", flat=True).distinct()
         self.fields["domains"].choices = [(d, d) for d in domains]
         # The dimensions the launch draws its levels from (the tables, or the defaults), as the preview offers.
@@ -216,9 +216,6 @@ class AuditForm(forms.Form):
     def initial_from_preview(query) -> dict:
         """The launch form's initial values for a design carried over from the preview page's query string
         (parsed by the preview's own form; nothing when it does not validate)."""
-        from audits.selectors.design import design_dimensions
-        from audits.selectors.questionbank import question_domains
-
         if "domains" not in query:
             return {}
         domains = question_domains() or [choice for choice, _ in Domain.choices]
