@@ -14,8 +14,10 @@ import random
 
 from django.contrib.auth.models import User
 
-from annotation.judge_validation.services import sampled_items, validation_project_create, validation_record
+from annotation.judge_validation.audit_source import audit_judge_scores, demo_audit
+from annotation.judge_validation.services import validation_project_create, validation_record
 from annotation.models import AnnotationProject, Enrollment, MainItem, Thread
+from annotation.selectors.judge_validation import sampled_items
 from annotation.services import resolution
 from annotation.services.enrollment import enrollment_create
 from annotation.services.labelling import label_next, main_label_submit
@@ -52,13 +54,10 @@ def _pass_gate(stage, user) -> Enrollment:
 
 
 def judge_validation_demo_seed(stdout) -> None:
-    from audits.demo import DEMO_AUDIT_NAME
-    from audits.models import Audit, TurnScore
-
     if AnnotationProject.objects.filter(name=DEMO_VALIDATION_NAME).exists():
         stdout.write(f"Judge validation demo: “{DEMO_VALIDATION_NAME}” already exists; left as it is.")
         return
-    audit = Audit.objects.filter(name=DEMO_AUDIT_NAME, status=Audit.Status.FINISHED).order_by("pk").first()
+    audit = demo_audit()
     if audit is None:
         stdout.write("Judge validation demo: no finished demo audit; skipped.")
         return
@@ -76,8 +75,8 @@ def judge_validation_demo_seed(stdout) -> None:
 
     items = list(sampled_items(project))
     judge = {}
-    for score in TurnScore.objects.filter(
-        turn_id__in=[i.source_turn_id for i in items], rubric_id=audit.judge_template_id
+    for score in audit_judge_scores(
+        turn_ids=[i.source_turn_id for i in items], rubric_template_id=audit.judge_template_id
     ).values("turn_id", "metric", "value"):
         judge[(score["turn_id"], score["metric"])] = "n/a" if score["value"] == -1 else str(score["value"])
     questions = list(stage.questions.values_list("key", flat=True))
