@@ -4,8 +4,9 @@ validation report and sees the judge's agreement with the humans."""
 
 import pytest
 
-from annotation.judge_validation.services import validation_project_create, validation_stage
+from annotation.judge_validation.services import validation_project_create
 from annotation.models import Assignment, Label
+from annotation.selectors.judge_validation import validation_stage
 from annotation.services.labelling import label_next, main_label_submit
 from annotation.workflow.answers import Answer
 from audits.judge import METRICS

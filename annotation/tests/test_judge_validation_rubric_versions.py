@@ -8,15 +8,14 @@ from datetime import date
 import pytest
 
 from annotation.judge_validation.judging import judge_validation_add
-from annotation.judge_validation.services import (
-    sampled_items,
-    validation_project_create,
-    validation_record,
-    validation_stage,
-    workshop_record,
-)
+from annotation.judge_validation.services import validation_project_create, validation_record, workshop_record
 from annotation.models import JudgeScore, JudgeValidation, RubricVersion
-from annotation.selectors.judge_validation import judge_validation_status, validation_report
+from annotation.selectors.judge_validation import (
+    judge_validation_status,
+    sampled_items,
+    validation_report,
+    validation_stage,
+)
 from annotation.services.labelling import label_next, main_label_submit
 from annotation.services.training import guideline_confirm
 from annotation.workflow.answers import Answer

@@ -14,8 +14,8 @@ import re
 import pytest
 from django.urls import reverse
 
-from annotation.judge_validation.services import validation_project_create, validation_record, validation_stage
-from annotation.selectors.judge_validation import judge_validation_status
+from annotation.judge_validation.services import validation_project_create, validation_record
+from annotation.selectors.judge_validation import judge_validation_status, validation_stage
 from annotation.services.labelling import label_next, main_label_submit
 from annotation.tests.judge_validation_setup import passed_annotators
 from annotation.workflow.answers import Answer

@@ -40,8 +40,9 @@ HOSTILE_PATH_VALUES = ["99999999999999999999", "-1", "1e9999", "abc"]
 @pytest.fixture
 def world(make_user):
     """Real objects for path parameters: ids by the path prefix they belong to."""
-    from annotation.judge_validation.services import validation_project_create, validation_stage
+    from annotation.judge_validation.services import validation_project_create
     from annotation.models import Thread
+    from annotation.selectors.judge_validation import validation_stage
     from annotation.tests.judge_validation_setup import run_simulation_audit
     from annotation.tests.main_setup import build_main_stage, pass_gate
 
