@@ -28,7 +28,7 @@ from audits.services.design import (
     prompt_template_revise,
 )
 from audits.services.judge_runs import judge_run_execute, judge_run_open, judge_run_state
-from audits.services.judging import JudgingResult, judgements_run, turns_to_judge
+from audits.services.judging import judgements_run, turns_to_judge
 
 # The label questions are the judge's metrics, in the judge's order: the report compares them one to one.
 assert tuple(METRIC_QUESTIONS) == tuple(METRICS), "the label questions must follow the judge's metrics"
@@ -40,7 +40,6 @@ __all__ = [
     "JUDGEMENT_OK",
     "JUDGE_METRICS",
     "PURPOSE_JUDGE",
-    "JudgingResult",
     "TemplateTextError",
     "audit_by_id",
     "audit_judge_scores",
