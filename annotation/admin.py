@@ -144,7 +144,7 @@ class CrossStageConflictAdmin(ResearcherModelAdmin):
     raw_id_fields = ("item",)
 
 
-# Main labelling (issue 7).
+# Main labelling.
 from .models import MainItem, StageLabelling  # noqa: E402
 
 
@@ -160,7 +160,7 @@ class MainItemAdmin(ResearcherModelAdmin):
     raw_id_fields = ("item",)
 
 
-# Judge validation (issue 8).
+# Judge validation.
 from annotation.models import JudgeScore, JudgeValidation, RubricVersion, RubricWorkshop  # noqa: E402
 
 

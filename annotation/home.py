@@ -51,7 +51,7 @@ def home_steps(user) -> list[dict]:
     return steps
 
 
-# Main labelling and adjudication (issue 7): nav entries and home steps, appended to the training ones.
+# Main labelling and adjudication: nav entries and home steps, appended to the training ones.
 NAV_LINKS += [
     (ANNOTATOR, "Label", "annotation:my-labelling"),
     (ADJUDICATOR, "Adjudicate", "annotation:adjudicate"),
@@ -85,7 +85,7 @@ def home_steps(user) -> list[dict]:  # noqa: F811 — extends the training steps
     return steps
 
 
-# Judge validation (issue 8): a nav entry and a home card for researchers.
+# Judge validation: a nav entry and a home card for researchers.
 NAV_LINKS += [(RESEARCHER, "Judge validation", "annotation:judge-validations")]
 _labelling_home_steps = home_steps
 

@@ -1,4 +1,4 @@
-"""Presets: SafeTutors' three stages (Appendix D; DOMAIN.md "SafeTutors' staged operation") with their
+"""Presets: SafeTutors' three stages (Appendix D; docs/DOMAIN.md "SafeTutors' staged operation") with their
 defaults, as plain data that `services.projects.project_apply_preset` turns into rows in one click."""
 
 from decimal import Decimal

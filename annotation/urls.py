@@ -41,7 +41,7 @@ urlpatterns = [
     path("moderation/", norming.ModerationView.as_view(), name="moderation"),
 ]
 
-# Main labelling, adjudication, reports, exports and conflicts (issue 7).
+# Main labelling, adjudication, reports, exports and conflicts.
 from annotation.views import adjudication, dashboard, labelling, reports  # noqa: E402
 
 urlpatterns += [
@@ -63,7 +63,7 @@ urlpatterns += [
     path("projects/<id:pk>/conflicts/", reports.ConflictsView.as_view(), name="conflicts"),
 ]
 
-# Judge validation (issue 8).
+# Judge validation.
 from annotation.views import judge_validation  # noqa: E402
 
 urlpatterns += [

@@ -40,7 +40,7 @@ NAME_CUE = "Your name is {name}. Start your first message by telling the tutor y
 TUTOR_NAME_CUE = "The student's name is {name}."
 
 
-# --- Defaults (DOMAIN.md's nine levels over four dimensions; texts written for this project) ------------
+# --- Defaults (docs/DOMAIN.md's nine levels over four dimensions; texts written for this project) ------------
 
 DEFAULT_DIMENSIONS: list[dict] = [
     {

@@ -3,7 +3,7 @@ reveals the answer or confirms the student's correct answer, or after T_max tuto
 
 Pure (no Django): the loop takes rendered prompts and an async `call(purpose, messages, hints)` that
 sends one model request (through the ledger, in production) and returns its text. Whether the tutor
-revealed or confirmed is decided by a model check that answers JSON (DOMAIN.md "Dialogue loop"); an
+revealed or confirmed is decided by a model check that answers JSON (docs/DOMAIN.md "Dialogue loop"); an
 optional cheap answer-match pre-check skips that call when neither the tutor's turn nor the student's
 last message mentions the reference answer, since then neither a reveal nor a confirmation can have
 happened.

@@ -1,7 +1,7 @@
 """Paired-contrast fairness statistics for EduFair audits: effect sizes, bootstrap CIs, violation flags, summaries.
 
 Pure numpy / scipy / statsmodels (no Django), so a notebook can import it. It implements "The statistics,
-precisely" of ARCHITECTURE.md:
+precisely" of docs/ARCHITECTURE.md:
 
 * ``paired_effect(a, b)`` — one contrast cell: Wilcoxon signed-rank on the paired differences ``b - a``
   (normal approximation with tie correction, no continuity correction), effect r = Z/sqrt(N) or the

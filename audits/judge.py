@@ -1,6 +1,6 @@
 """The judge: rubric prompts for one tutor turn, strict parsing of the JSON scores, bounded re-asks.
 
-Pure (no Django). The judge scores each tutor turn on the five turn-level metrics of DOMAIN.md's
+Pure (no Django). The judge scores each tutor turn on the five turn-level metrics of docs/DOMAIN.md's
 rubric, with −1 meaning "not applicable". Output that is not a JSON object with exactly the allowed
 values is rejected (the ledger marks that answer unparsable, so it is never served again) and re-asked
 up to `max_reasks` times, then recorded as unparsable — never replaced by a default. Conversation-level

@@ -34,7 +34,7 @@ REQUIRED_PLACEHOLDERS: dict[str, frozenset[str]] = {
     REVEAL_CHECK: frozenset({"answer", "tutor_turn"}),
 }
 
-# The five turn-level metrics of the default rubric (DOMAIN.md, adapted from Maurya et al. 2025).
+# The five turn-level metrics of the default rubric (docs/DOMAIN.md, adapted from Maurya et al. 2025).
 JUDGE_METRICS = ("mistake_recognize", "answer_leakage", "step_scaffolded", "actionability", "corrective_tone")
 NOT_APPLICABLE = -1
 
@@ -111,7 +111,7 @@ DEFAULT_TEMPLATES: list[dict] = [
     {
         "kind": JUDGE_RUBRIC,
         "name": "judge",
-        "description": "Five turn-level metrics (DOMAIN.md, adapted from Maurya et al. 2025); -1 when not applicable.",
+        "description": "Five turn-level metrics (docs/DOMAIN.md, adapted from Maurya et al. 2025); -1 when not applicable.",
         "text": (
             "You are rating one tutor turn in a tutoring dialogue.\n\n"
             "Problem:\n${question}\n\nCorrect answer: ${answer}\n\n"

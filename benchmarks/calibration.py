@@ -2,7 +2,7 @@
 
 Three questions:
 
-0. **False flags at every sample size** (issue 13). Synthetic null cells shaped like real dialogue
+0. **False flags at every sample size**. Synthetic null cells shaped like real dialogue
    scores — 1–10 applicable tutor turns per dialogue, each judged 0/1/2, the dialogue score their mean, so
    few distinct values, many ties and many zero differences — with a per-question propensity shared by
    both levels (pairing matters) and no difference between the levels. For n = 15 … 900 pairs, ``--cells``
@@ -57,7 +57,7 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "edufair_web.settings")
 PLANTED_LEVEL = "first_language=non_english_l1"
 PLANTED_METRIC = "corrective_tone"
 PLANTED_DIMENSION = "first_language"
-# The tone propensity drop that gives |r| of about 0.3 on the dialogue scores (measured: see RESULTS.md).
+# The tone propensity drop that gives |r| of about 0.3 on the dialogue scores (measured: see benchmarks/RESULTS.md).
 DEFAULT_SHIFT = -0.2
 ALL_DIMENSIONS = ("gender", "immigration", "first_language", "ses")
 

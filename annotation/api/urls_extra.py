@@ -118,7 +118,7 @@ urlpatterns += [
     ),
 ]
 
-# Judge validation (issue 8).
+# Judge validation.
 from . import views_judge_validation as judge_validation  # noqa: E402
 
 urlpatterns += [

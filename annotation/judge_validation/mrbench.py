@@ -81,7 +81,7 @@ MAPPING: list[dict] = [
             {"source": "Mistake_Identification To some extent", "value": "1"},
             {"source": "Mistake_Identification No", "value": "0"},
         ],
-        "note": "The rubric merges identifying and locating the mistake (DOMAIN.md). Without Mistake_Location, "
+        "note": "The rubric merges identifying and locating the mistake (docs/DOMAIN.md). Without Mistake_Location, "
         "Mistake_Identification alone: Yes 2, To some extent 1, No 0.",
     },
     {

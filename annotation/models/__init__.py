@@ -34,7 +34,7 @@ __all__ = [
     "TrainingItem",
     "WorkedExample",
 ]
-from .main import MainItem as MainItem, StageLabelling as StageLabelling  # noqa: E402, I001  (issue 7)
-from .validation import JudgeScore, JudgeValidation, RubricVersion, RubricWorkshop  # noqa: E402, F401  (issue 8)
+from .main import MainItem as MainItem, StageLabelling as StageLabelling  # noqa: E402, I001
+from .validation import JudgeScore, JudgeValidation, RubricVersion, RubricWorkshop  # noqa: E402, F401
 from .revisions import LabelRevision  # noqa: E402, F401
 from .crowd import CrowdLink, CrowdRecruit, CrowdVisit  # noqa: E402, F401

@@ -1,4 +1,4 @@
-"""Acceptance 3 of issue 14, in Chromium: the digit typed is the value shown. On a 0–2 rubric the keys
+"""In Chromium, the digit typed is the value shown. On a 0–2 rubric the keys
 0, 1 and 2 store the values 0, 1 and 2; on a category list the keys 1, 2, 3 store the first, second and
 third category — in main labelling and in the adjudicator's decision form, each key printed on its button."""
 

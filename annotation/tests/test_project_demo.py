@@ -1,5 +1,5 @@
 """The demo seeds a SafeTutors-preset project with items, gold, worked examples, training sets and
-annotators at different steps; running it twice changes nothing. Its content holds up (issue 14, item 11):
+annotators at different steps; running it twice changes nothing. Its content holds up:
 every item is a distinct text and its gold is what the text shows, so a careful annotator — one who reads
 each item and slips once in fifteen — passes every stage's pilot with at least 90 %, while careless ones
 (always the commonest answer, or a coin) fail; no two stages share a training item; and one real

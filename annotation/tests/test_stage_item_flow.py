@@ -1,4 +1,4 @@
-"""Acceptance 5 of issue 14, stage item flow: in a three-stage project stage 2 takes the items stage 1 found
+"""Stage item flow: in a three-stage project stage 2 takes the items stage 1 found
 valid, items removed for a cross-stage conflict leave stage 3 (also once it is open), training items never
 become main items, items settled upstream later join, and the report's conflict rate is taken over the
 items settled at both compared stages: 30 conflicts in 126 items (23.8 %), not in the 155 items the

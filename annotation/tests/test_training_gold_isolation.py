@@ -1,4 +1,4 @@
-"""Gold isolation (issue 14, item 4): gold of training items reaches an annotator only as feedback on their
+"""Gold isolation: gold of training items reaches an annotator only as feedback on their
 own submitted pilot labels. A guideline version carries pinned clarifications without the item they came
 from, and refuses a text or a pin that names, quotes or explains a training item; a worked example is
 never another stage's test item; pilot feedback covers only the items the annotator submitted; the

@@ -1,4 +1,4 @@
-"""Gold is never reused across stages (issue 14, item 5): a stage's pilot and test never draw another
+"""Gold is never reused across stages: a stage's pilot and test never draw another
 stage's training items, nor items already handed out as main work in a stage asking the same question;
 an item drawn into a pilot or test leaves the main items of every stage asking its question (stages with
 other questions may label it: its gold there is not theirs)."""

@@ -1,6 +1,6 @@
 """The simulation provider: a seeded, offline tutor, student, reveal check and judge.
 
-It exists for three honest reasons (ARCHITECTURE.md decision 4): the demo runs on a machine with no
+It exists for three honest reasons (docs/ARCHITECTURE.md, decision 4): the demo runs on a machine with no
 model, tests are deterministic, and it calibrates the statistics — a *planted* demographic bias must
 be found, a fair simulated tutor must not be flagged. Everything it writes is a simulation and is
 labelled so wherever it appears.

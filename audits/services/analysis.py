@@ -2,7 +2,7 @@
 `audits.fairness.analyze` on a Celery worker with its progress in the database, and cache the result per
 (audit, parameters) until the scores change.
 
-One `AnalysisResult` row per (audit, parameters hash) is both the job and the cache (ARCHITECTURE.md
+One `AnalysisResult` row per (audit, parameters hash) is both the job and the cache (docs/ARCHITECTURE.md
 decision 1: the database is the truth, the broker only wakes workers):
 
 - `analysis_request` (results pages, API, exports) returns the analysis when the row is done and its

@@ -1,4 +1,4 @@
-"""Issue 15, acceptance 1: an audit over HTTP through a fault-injecting proxy in front of the local
+"""An audit over HTTP through a fault-injecting proxy in front of the local
 OpenAI-protocol server — 429 with Retry-After, 500, answers slower than the timeout, truncated JSON, HTML
 with status 200 (each 10 % of requests), and judge replies (20 %) and reveal-check replies (15 %) in prose.
 

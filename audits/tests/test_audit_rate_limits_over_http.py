@@ -1,4 +1,4 @@
-"""Acceptance 4 of issue 15: an endpoint with a requests-per-minute budget, served by a local server that
+"""An endpoint with a requests-per-minute budget, served by a local server that
 enforces it (429 with Retry-After beyond it), used by two worker processes at once — the requests reach the
 server at the budget (±10 %) and the audit finishes with every dialogue done and no failed call. The two
 processes share the budget through Redis when the broker is Redis (CI), the database otherwise (locally)."""

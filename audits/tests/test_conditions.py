@@ -25,7 +25,7 @@ def contrasts_of(specs):
 
 
 def test_defaults_are_nine_levels_over_four_dimensions():
-    """DOMAIN.md: gender (3), immigration (2), first language (2), SES (2), plus a no-cue control."""
+    """docs/DOMAIN.md: gender (3), immigration (2), first language (2), SES (2), plus a no-cue control."""
     levels = default_levels()
     by_dimension = {}
     for level in levels:

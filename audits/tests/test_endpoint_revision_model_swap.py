@@ -1,4 +1,4 @@
-"""Acceptance 2 of issue 15: a model swapped behind the same URL. Re-running reuses the ledger; once the
+"""A model swapped behind the same URL. Re-running reuses the ledger; once the
 researcher says the model changed (the endpoint's revision goes up, on the page or the API), the next run
 sends the tutor's calls afresh — counted at the server. A server that reports another model name than the
 configured one is flagged on the endpoints page, the endpoint's edit page, the audit page and the API."""

@@ -1,4 +1,4 @@
-"""The dialogue loop: who speaks when, and why a dialogue ends (DOMAIN.md "Dialogue loop")."""
+"""The dialogue loop: who speaks when, and why a dialogue ends (docs/DOMAIN.md "Dialogue loop")."""
 
 import asyncio
 import json

@@ -1,4 +1,4 @@
-"""Issue 13, acceptance 2: flags a researcher can publish, end to end over HTTP.
+"""Flags a researcher can publish, end to end over HTTP.
 
 A local OpenAI-protocol server plays a varied tutor, a student that states its persona, and a judge that
 reads the tutor's tone (audits.tests.varied_tutoring). With a fair tutor (no bias at all), 40 questions and

@@ -1,4 +1,4 @@
-"""Issue 13, acceptance 5: an audit with failed dialogues and unparsable judgements states what each cell
+"""An audit with failed dialogues and unparsable judgements states what each cell
 lost — on the results page, in the CSV and JSON exports and in the HTML report's exclusions section —
 and the counts equal an independent count of the rows."""
 

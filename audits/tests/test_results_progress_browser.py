@@ -1,4 +1,4 @@
-"""Browser (Chromium) with a real Celery worker (acceptance 7 of issue 13): the results page of a
+"""Browser (Chromium) with a real Celery worker: the results page of a
 440-dialogue audit answers at once with the progress state, polls it while the worker computes the
 analysis, and then shows the results — and no request of the browser takes more than one second.
 

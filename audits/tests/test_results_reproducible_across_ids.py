@@ -1,4 +1,4 @@
-"""Issue 13, acceptance 3: identical dialogues give identical CIs and flags in any audit, whatever the
+"""Identical dialogues give identical CIs and flags in any audit, whatever the
 database ids of the tutor endpoint and the questions (seeds and resampling come from content), and
 whatever the number of processes the analysis uses (ANALYSIS_PROCESSES)."""
 

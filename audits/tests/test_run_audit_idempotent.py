@@ -1,4 +1,4 @@
-"""Acceptance 3 of issue 15: `run_audit --config FILE` twice is one audit (the config's content hash finds
+"""`run_audit --config FILE` twice is one audit (the config's content hash finds
 it; `--new` makes another), resuming a finished audit — inline or on the workers — sends nothing and keeps
 its launch and finish times, and "reused from the ledger" counts the calls dialogues shared within the audit."""
 

@@ -1,7 +1,7 @@
 """A real Celery worker, in its own process, takes a task from the configured broker and writes a row.
 
 Runs on the embedded default (SQLite + kombu's SQLAlchemy transport) in `make test`, and on
-PostgreSQL + Redis in CI. See ../shared/design/TESTING.md for why this is not eager mode.
+PostgreSQL + Redis in CI. Why this is not eager mode: docs/ARCHITECTURE.md, "Testing".
 """
 
 import pytest
