@@ -111,7 +111,7 @@ DEFAULT_TEMPLATES: list[dict] = [
     {
         "kind": JUDGE_RUBRIC,
         "name": "judge",
-        "description": "Five turn-level metrics (docs/DOMAIN.md, adapted from Maurya et al. 2025); -1 when not applicable.",
+        "description": "Five turn-level metrics (adapted from Maurya et al. 2025); -1 when not applicable.",
         "text": (
             "You are rating one tutor turn in a tutoring dialogue.\n\n"
             "Problem:\n${question}\n\nCorrect answer: ${answer}\n\n"
