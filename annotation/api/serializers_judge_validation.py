@@ -12,7 +12,19 @@ from edufair_web.upload_limits import MaxUploadSize
 
 class ValidationProjectCreateSerializer(serializers.Serializer):
     audit = serializers.IntegerField(help_text="The audit whose tutor turns are sampled.")
-    size = serializers.IntegerField(default=DEFAULT_SAMPLE_SIZE, min_value=1)
+    size = serializers.IntegerField(
+        default=DEFAULT_SAMPLE_SIZE, min_value=1, help_text="Turns to sample in proportion to the strata."
+    )
+    per_stratum = serializers.IntegerField(
+        required=False,
+        allow_null=True,
+        default=None,
+        min_value=1,
+        help_text=(
+            "Turns from every stratum (tutor × domain × condition; all of a smaller one's) instead of a "
+            "proportional sample of `size`."
+        ),
+    )
     seed = serializers.IntegerField(default=0)
     hide_persona_cue = serializers.BooleanField(default=True)
     overlap = serializers.IntegerField(default=DEFAULT_OVERLAP, min_value=2, max_value=3)

@@ -45,6 +45,7 @@ __all__ = [
     "audit_judge_scores",
     "audit_turn_candidates",
     "audit_turns",
+    "condition_label",
     "default_judge_template",
     "demo_audit",
     "endpoint_by_id",
@@ -112,9 +113,14 @@ def default_judge_template() -> PromptTemplate:
 # --- Tutor turns and their transcripts ------------------------------------------------------------
 
 
+def condition_label(condition: Condition) -> str:
+    """A condition as the researcher's pages name it: its label, else its key."""
+    return condition.label or condition.key
+
+
 def audit_turn_candidates(audit: Audit) -> list[tuple[Candidate, dict]]:
     """Every scored tutor turn of the audit's finished dialogues, with its stratum (tutor × domain ×
-    condition kind) and what the item needs to show it."""
+    condition) and what the item needs to show it and to find its condition and question again."""
     rows = (
         Turn.objects.filter(
             dialogue__audit=audit,
@@ -128,11 +134,18 @@ def audit_turn_candidates(audit: Audit) -> list[tuple[Candidate, dict]]:
     found = []
     for turn in rows:
         d = turn.dialogue
-        stratum = (d.tutor_id, d.question.domain, d.condition.kind)
+        stratum = (d.tutor_id, d.question.domain, d.condition_id)
         found.append(
             (
                 Candidate(id=turn.pk, stratum=stratum),
-                {"tutor": d.tutor.name, "domain": d.question.domain, "condition_kind": d.condition.kind},
+                {
+                    "tutor": d.tutor.name,
+                    "domain": d.question.domain,
+                    "condition_id": d.condition_id,
+                    "condition": condition_label(d.condition),
+                    "condition_kind": d.condition.kind,
+                    "question_id": d.question_id,
+                },
             )
         )
     return found

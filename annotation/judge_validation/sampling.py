@@ -1,8 +1,11 @@
-"""A stratified sample of tutor turns, pure: strata are tutor × domain × condition kind, each stratum gets
-its proportional share of the sample (largest-remainder rounding, so every count is within one of the exact
-proportion and the counts add up to the size), and the turns inside a stratum are drawn with a fixed seed.
+"""A stratified sample of tutor turns, pure: strata are tutor × domain × condition; each stratum gets either its
+proportional share of a total size (largest-remainder rounding, so every count is within one of the exact
+proportion and the counts add up to the size) or a fixed count (all its turns when it has fewer), and the turns
+inside a stratum are drawn with a fixed seed. Each stratum's inclusion probability is chosen / available: every
+turn of a stratum had the same chance of being drawn.
 
-The same candidates, size and seed always give the same sample, whatever order the candidates come in.
+The same candidates, size (or count per stratum) and seed always give the same sample, whatever order the
+candidates come in.
 """
 
 from __future__ import annotations
@@ -12,13 +15,15 @@ import random
 from collections import defaultdict
 from collections.abc import Hashable, Iterable
 from dataclasses import dataclass, field
+from typing import Literal
 
 Stratum = tuple[Hashable, ...]
+AllocationMode = Literal["proportional", "per_stratum"]
 
 
 @dataclass(frozen=True)
 class Candidate:
-    """A tutor turn that may be sampled: its id and its stratum, e.g. (tutor, domain, condition kind)."""
+    """A tutor turn that may be sampled: its id and its stratum, e.g. (tutor, domain, condition)."""
 
     id: int
     stratum: Stratum
@@ -28,20 +33,28 @@ class Candidate:
 class StratumAllocation:
     stratum: Stratum
     available: int
-    exact_share: float  # size × available / total, before rounding
+    exact_share: float  # what the stratum was due before rounding: size × available / total, or the fixed count
     chosen: int
+
+    @property
+    def inclusion_probability(self) -> float:
+        """The chance each of the stratum's turns had of being drawn (0 for a stratum given none)."""
+        return self.chosen / self.available if self.available else 0.0
 
 
 @dataclass(frozen=True)
 class StratifiedSample:
     ids: list[int]  # chosen turn ids, grouped by stratum (strata in sorted order), each group sorted
     allocation: list[StratumAllocation] = field(default_factory=list)
-    size_requested: int = 0
+    size_requested: int = 0  # the size, or the count per stratum × the strata
     seed: int = 0
+    mode: AllocationMode = "proportional"
+    per_stratum: int | None = None
 
     @property
     def short(self) -> bool:
-        """True when there were fewer candidates than the size asked for (then all were taken)."""
+        """True when there were fewer candidates than asked for (the whole pool, or some stratum's count):
+        then those strata gave all they had."""
         return len(self.ids) < self.size_requested
 
 
@@ -76,8 +89,18 @@ def proportional_allocation(available: dict[Stratum, int], size: int, seed: int 
     return counts
 
 
-def stratified_sample(candidates: Iterable[Candidate], size: int, seed: int = 0) -> StratifiedSample:
-    """Draw ``size`` candidates, proportionally per stratum, reproducibly with ``seed``."""
+def fixed_allocation(available: dict[Stratum, int], per_stratum: int) -> dict[Stratum, int]:
+    """``per_stratum`` turns from every stratum, or all of a stratum's turns when it has fewer."""
+    if per_stratum < 1:
+        raise ValueError("the count per stratum must be at least 1")
+    return {stratum: min(per_stratum, n) for stratum, n in available.items()}
+
+
+def stratified_sample(
+    candidates: Iterable[Candidate], size: int = 0, seed: int = 0, *, per_stratum: int | None = None
+) -> StratifiedSample:
+    """Draw ``size`` candidates proportionally per stratum or, with ``per_stratum``, that many from every
+    stratum (``size`` is then not used), reproducibly with ``seed``."""
     by_stratum: dict[Stratum, list[int]] = defaultdict(list)
     seen: set[int] = set()
     for candidate in candidates:
@@ -86,8 +109,15 @@ def stratified_sample(candidates: Iterable[Candidate], size: int, seed: int = 0)
         seen.add(candidate.id)
         by_stratum[tuple(candidate.stratum)].append(candidate.id)
     available = {stratum: len(ids) for stratum, ids in by_stratum.items()}
-    counts = proportional_allocation(available, size, seed)
     total = sum(available.values())
+    if per_stratum is None:
+        counts = proportional_allocation(available, size, seed)
+        due = {s: size * n / total if total else 0.0 for s, n in available.items()}
+        requested = size
+    else:
+        counts = fixed_allocation(available, per_stratum)
+        due = {s: float(per_stratum) for s in available}
+        requested = per_stratum * len(available)
     chosen: list[int] = []
     allocation = []
     for stratum in sorted(by_stratum, key=_stratum_order):
@@ -99,10 +129,14 @@ def stratified_sample(candidates: Iterable[Candidate], size: int, seed: int = 0)
         chosen.extend(picked)
         allocation.append(
             StratumAllocation(
-                stratum=stratum,
-                available=available[stratum],
-                exact_share=size * available[stratum] / total if total else 0.0,
-                chosen=len(picked),
+                stratum=stratum, available=available[stratum], exact_share=due[stratum], chosen=len(picked)
             )
         )
-    return StratifiedSample(ids=chosen, allocation=allocation, size_requested=size, seed=seed)
+    return StratifiedSample(
+        ids=chosen,
+        allocation=allocation,
+        size_requested=requested,
+        seed=seed,
+        mode="proportional" if per_stratum is None else "per_stratum",
+        per_stratum=per_stratum,
+    )

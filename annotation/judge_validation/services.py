@@ -78,7 +78,9 @@ def rubric_version_for_template(*, template, guideline: str = "", by=None) -> Ru
 # --- Creating the project -------------------------------------------------------------------------
 
 
-def _items_from_turns(project, turn_ids: list[int], strata: dict[int, dict], role: str, hide: bool) -> list[Item]:
+def _items_from_turns(
+    project, turn_ids: list[int], strata: dict[int, dict], role: str, hide: bool, probability: dict[int, float]
+) -> list[Item]:
     by_id = audit_turns(turn_ids)
     items = []
     for turn_id in turn_ids:
@@ -103,7 +105,12 @@ def _items_from_turns(project, turn_ids: list[int], strata: dict[int, dict], rol
                     "tutor_id": turn.dialogue.tutor_id,
                     "tutor": info["tutor"],
                     "domain": info["domain"],
+                    "condition_id": info["condition_id"],
                     "condition_kind": info["condition_kind"],
+                    "question_id": info["question_id"],
+                    # The chance the turn had of being drawn (its stratum's): judge-corrected contrasts weight
+                    # its human label by 1 / this. Training turns were drawn from what the sample left.
+                    "inclusion_probability": probability.get(turn_id),
                 },
             )
         )
@@ -111,18 +118,29 @@ def _items_from_turns(project, turn_ids: list[int], strata: dict[int, dict], rol
 
 
 def _allocation_rows(sample: StratifiedSample, strata_names: dict[tuple, dict]) -> list[dict]:
-    return [
-        {
-            "tutor_id": row.stratum[0],
-            "tutor": strata_names[row.stratum]["tutor"],
-            "domain": row.stratum[1],
-            "condition_kind": row.stratum[2],
-            "available": row.available,
-            "exact_share": row.exact_share,  # exact; pages round it for display
-            "chosen": row.chosen,
-        }
-        for row in sample.allocation
-    ]
+    rows = []
+    for row in sample.allocation:
+        names = strata_names[row.stratum]
+        rows.append(
+            {
+                "tutor_id": row.stratum[0],
+                "tutor": names["tutor"],
+                "domain": row.stratum[1],
+                "condition_id": row.stratum[2],
+                "condition": names["condition"],
+                "condition_kind": names["condition_kind"],
+                "available": row.available,
+                "exact_share": row.exact_share,  # exact; pages round it for display
+                "chosen": row.chosen,
+                "inclusion_probability": row.inclusion_probability,
+            }
+        )
+    return rows
+
+
+def _inclusion_probabilities(sample: StratifiedSample, stratum_of: dict[int, tuple]) -> dict[int, float]:
+    by_stratum = {row.stratum: row.inclusion_probability for row in sample.allocation}
+    return {turn_id: by_stratum[stratum_of[turn_id]] for turn_id in sample.ids}
 
 
 @transaction.atomic
@@ -131,6 +149,7 @@ def validation_project_create(
     audit,
     size: int = DEFAULT_SAMPLE_SIZE,
     seed: int = 0,
+    per_stratum: int | None = None,
     hide_persona_cue: bool = True,
     overlap: int = DEFAULT_OVERLAP,
     training_pool: int = DEFAULT_TRAINING_POOL,
@@ -141,26 +160,38 @@ def validation_project_create(
 ) -> AnnotationProject:
     """The judge-validation project of an audit, in one action: a stratified sample of its scored tutor
     turns as items, the rubric's five metrics as questions, one stage with the rubric's guideline, and a
-    validation of the audit's own judge under the audit's rubric version (its scores copied in)."""
-    if size < 1:
+    validation of the audit's own judge under the audit's rubric version (its scores copied in).
+
+    The sample is stratified by tutor × domain × condition: ``size`` turns in proportion to the strata, or,
+    with ``per_stratum``, that many turns from every stratum (all of a smaller one's), ``size`` then unused.
+    Each stratum's inclusion probability (chosen / available) is recorded in the allocation and on its items."""
+    if per_stratum is not None and per_stratum < 1:
+        raise JudgeValidationRefused("Each stratum needs at least one turn.")
+    if per_stratum is None and size < 1:
         raise JudgeValidationRefused("The sample needs at least one turn.")
     candidates = audit_turn_candidates(audit)
     if not candidates:
         raise JudgeValidationRefused("The audit has no scored tutor turn yet; run it first.")
     info = {c.id: extra for c, extra in candidates}
     strata_names = {c.stratum: extra for c, extra in candidates}
-    sample = stratified_sample([c for c, _ in candidates], size, seed)
+    stratum_of = {c.id: c.stratum for c, _ in candidates}
+    sample = stratified_sample([c for c, _ in candidates], size, seed, per_stratum=per_stratum)
     chosen = set(sample.ids)
     leftover = [c for c, _ in candidates if c.id not in chosen]
     training = stratified_sample(leftover, min(training_pool, len(leftover)), seed + 1) if leftover else None
+    how = (
+        f"{per_stratum} per tutor × domain × condition"
+        if per_stratum is not None
+        else "in proportion to tutor × domain × condition"
+    )
 
     rubric = rubric_version_for_template(template=audit.judge_template, by=by)
     domains = sorted({extra["domain"] for _, extra in candidates})
     project = project_create(
         name=name or f"Judge validation: {audit.name} ({rubric.label})",
         description=(
-            f"Humans label {len(sample.ids)} tutor turns of audit #{audit.pk}, sampled by tutor × domain × condition "
-            f"kind (seed {seed}), on the judge's five metrics; the report compares the judge with them."
+            f"Humans label {len(sample.ids)} tutor turns of audit #{audit.pk}, sampled {how} (seed {seed}), on the "
+            "judge's five metrics; the report compares the judge with them."
         ),
         kind=AnnotationProject.Kind.JUDGE_VALIDATION,
         subjects=domains,
@@ -170,10 +201,12 @@ def validation_project_create(
     project.options = {
         "hide_persona_cue": bool(hide_persona_cue),
         "sample": {
-            "size_requested": size,
+            "mode": sample.mode,
+            "per_stratum": per_stratum,
+            "size_requested": sample.size_requested,
             "size": len(sample.ids),
             "seed": seed,
-            "strata": "tutor × domain × condition kind",
+            "strata": "tutor × domain × condition",
             "allocation": _allocation_rows(sample, strata_names),
         },
         "rubric_version_id": rubric.pk,
@@ -196,9 +229,11 @@ def validation_project_create(
         qualification_min_correct=math.ceil(0.8 * qualification_size),
     )
     guideline_publish(stage=stage, text=rubric.guideline, change_note=f"The guideline of {rubric.label}.", by=by)
-    main_items = _items_from_turns(project, sample.ids, info, ROLE_MAIN, hide_persona_cue)
+    main_items = _items_from_turns(
+        project, sample.ids, info, ROLE_MAIN, hide_persona_cue, _inclusion_probabilities(sample, stratum_of)
+    )
     if training is not None and training.ids:
-        _items_from_turns(project, training.ids, info, ROLE_TRAINING, hide_persona_cue)
+        _items_from_turns(project, training.ids, info, ROLE_TRAINING, hide_persona_cue, {})
     _open_main_items(stage, main_items)
     validation = judge_validation_create(
         project=project,

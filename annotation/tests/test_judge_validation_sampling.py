@@ -1,4 +1,4 @@
-"""Acceptance 2: the validation sample's counts per tutor × domain × condition kind are proportional (±1)
+"""Acceptance 2: the validation sample's counts per tutor × domain × condition are proportional (±1)
 and reproducible with the seed — pure, on an uneven made-up pool, and on a real simulation audit."""
 
 import math
@@ -9,7 +9,7 @@ import pytest
 
 from annotation.judge_validation.sampling import Candidate, proportional_allocation, stratified_sample
 
-# An uneven pool: 3 tutors × 2 domains × 3 condition kinds with sizes from 1 to 60.
+# An uneven pool: 3 tutors × 2 domains × 3 conditions with sizes from 1 to 60.
 SIZES = {
     (tutor, domain, kind): 1 + (7 * t + 13 * d + 5 * k) % 60
     for t, tutor in enumerate((11, 12, 13))
@@ -87,11 +87,11 @@ def test_the_project_built_from_an_audit_follows_the_allocation():
     stratum_of = {c.id: c.stratum for c, _ in candidates}
     counts = Counter(stratum_of[i.source_turn_id] for i in items)
     total = sum(available.values())
-    assert len(available) >= 8  # 2 tutors × 2 domains × 3 condition kinds, as far as turns exist
+    assert len(available) >= 16  # 2 tutors × 2 domains × 5 conditions, as far as turns exist
     for stratum, n in available.items():
         assert abs(counts[stratum] - 40 * n / total) < 1, stratum
     recorded = {
-        (r["tutor_id"], r["domain"], r["condition_kind"]): r["chosen"] for r in project.options["sample"]["allocation"]
+        (r["tutor_id"], r["domain"], r["condition_id"]): r["chosen"] for r in project.options["sample"]["allocation"]
     }
     assert recorded == {s: counts[s] for s in available}
     # The training turns are never part of the sample.

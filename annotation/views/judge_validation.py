@@ -174,6 +174,7 @@ class ValidationCreateView(ResearcherRequiredMixin, View):
         return {
             "audits": finished_audits(),
             "chosen": request.POST.get("audit") or request.GET.get("audit") or "",
+            "per_stratum": request.POST.get("per_stratum") or request.GET.get("per_stratum") or "",
             "defaults": {
                 "size": services.DEFAULT_SAMPLE_SIZE,
                 "training_pool": services.DEFAULT_TRAINING_POOL,
@@ -189,11 +190,13 @@ class ValidationCreateView(ResearcherRequiredMixin, View):
         audit = audit_by_id(request.POST.get("audit") or 0)
         if audit is None:
             return render(request, self.template_name, self._context(request, ["Choose an audit."]), status=400)
+        per_stratum = (request.POST.get("per_stratum") or "").strip()
         try:
             project = services.validation_project_create(
                 audit=audit,
                 size=int(request.POST.get("size") or services.DEFAULT_SAMPLE_SIZE),
                 seed=int(request.POST.get("seed") or 0),
+                per_stratum=int(per_stratum) if per_stratum else None,
                 hide_persona_cue=request.POST.get("show_persona_cue") != "on",
                 overlap=int(request.POST.get("overlap") or services.DEFAULT_OVERLAP),
                 training_pool=int(request.POST.get("training_pool") or services.DEFAULT_TRAINING_POOL),

@@ -1,5 +1,6 @@
-"""`manage.py judge_validation_create AUDIT_ID [--size 180] [--seed 0] [--show-persona-cue] …`: build the
-judge-validation project of a finished audit in one action and print its sample allocation."""
+"""`manage.py judge_validation_create AUDIT_ID [--size 180 | --per-stratum K] [--seed 0] [--show-persona-cue] …`:
+build the judge-validation project of a finished audit in one action and print its sample allocation with each
+stratum's inclusion probability."""
 
 from django.core.management.base import BaseCommand, CommandError
 
@@ -13,6 +14,12 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("audit_id", type=int)
         parser.add_argument("--size", type=int, default=services.DEFAULT_SAMPLE_SIZE)
+        parser.add_argument(
+            "--per-stratum",
+            type=int,
+            default=None,
+            help="Turns from every tutor × domain × condition stratum (all of a smaller one's) instead of --size.",
+        )
         parser.add_argument("--seed", type=int, default=0)
         parser.add_argument("--overlap", type=int, default=services.DEFAULT_OVERLAP, choices=[2, 3])
         parser.add_argument("--training-pool", type=int, default=services.DEFAULT_TRAINING_POOL)
@@ -32,6 +39,7 @@ class Command(BaseCommand):
                 audit=audit,
                 size=options["size"],
                 seed=options["seed"],
+                per_stratum=options["per_stratum"],
                 overlap=options["overlap"],
                 training_pool=options["training_pool"],
                 human_alpha_min=options["human_alpha_min"],
@@ -46,10 +54,12 @@ class Command(BaseCommand):
             f"Validation project #{project.pk} “{project.name}”: {sample['size']} turns (seed {sample['seed']}), "
             f"persona cue {'hidden' if project.options['hide_persona_cue'] else 'shown'}."
         )
+        share = "proportional share" if sample["mode"] == "proportional" else "asked"
         for row in sample["allocation"]:
             self.stdout.write(
-                f"  {row['tutor']} · {row['domain']} · {row['condition_kind']}: {row['chosen']} of {row['available']}"
-                f" (proportional share {row['exact_share']:.2f})"
+                f"  {row['tutor']} · {row['domain']} · {row['condition']} ({row['condition_kind']}): "
+                f"{row['chosen']} of {row['available']} ({share} {row['exact_share']:.2f}, "
+                f"inclusion probability {row['inclusion_probability']:.3f})"
             )
         self.stdout.write(
             "Next: give the training turns gold labels and draw the pilot and qualification test on the stage page, "
