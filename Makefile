@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 DEMO_ENV := DEBUG=1
 PORT ?= 8000
 
-.PHONY: demo test lint format venv dev-venv clean
+.PHONY: demo test test-fast lint format venv dev-venv clean
 
 $(VENV)/.runtime: requirements.txt
 	@echo "Installing the requirements into $(VENV) (once; with an empty pip cache this downloads every package)…"
@@ -27,9 +27,15 @@ demo: $(VENV)/.runtime
 test: $(VENV)/.dev
 	DEBUG=$${DEBUG:-1} $(PY) -m pytest $(PYTEST_ARGS)
 
+# The pure cores alone (no database, server or browser; marked by conftest.py): under half a minute.
+test-fast: $(VENV)/.dev
+	DEBUG=$${DEBUG:-1} $(PY) -m pytest -q -p no:cacheprovider -m "pure and not slow" $(PYTEST_ARGS)
+
+# Style, then the layering and the one seam between the apps (contracts in .importlinter).
 lint: $(VENV)/.dev
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/lint-imports
 
 format: $(VENV)/.dev
 	$(VENV)/bin/ruff format .
