@@ -18,6 +18,16 @@ can cache a simulated reply exactly like a real one.
   probability that grows with the turn and with the tutor's scaffolding.
 - The **judge** scores a turn by transparent rules: which phrase banks the tutor's text uses. The
   **check** reports a reveal or a confirmation the same way.
+- A **cue-sensitive judge**: a judge endpoint's configuration may carry ``judge_bias``, e.g.
+  ``[{"level": "first_language=non_english_l1", "metric": "corrective_tone", "shift": -1}]``: on tutor turns of
+  dialogues whose student cue carries the level, the judge moves that metric's rule score by the shift (whole
+  points, clamped to the scale; "not applicable" stays so). The tutor may be perfectly fair: the gap is the
+  judge's. The judge reads the cue labels from the same simulation-only facts the tutor reads (the request's
+  context, which only a simulation endpoint is given), so a real model's requests are unchanged.
+
+Configuration (``ModelEndpoint.simulation_config``): ``seed``; for a tutor ``propensity`` (per metric) and
+``bias`` (planted tutor biases, as above); for a judge ``judge_bias``. The configuration is part of a simulation
+endpoint's identity in the ledger, so a judge with another ``judge_bias`` never reuses another judge's replies.
 """
 
 from __future__ import annotations
@@ -41,6 +51,8 @@ DEFAULT_PROPENSITY: dict[str, float] = {
     "corrective_tone": 0.6,
 }
 LEAK_GROWTH = 0.04
+# The simulated judge's scale on every metric (−1, "not applicable", aside).
+SCORE_MIN, SCORE_MAX = 0, 2
 QUESTION_RATE = 0.6
 
 # Phrase banks. Each phrase belongs to exactly one (behaviour, level) and no phrase contains another,
@@ -235,8 +247,31 @@ def _uses(text: str, bank: list[str]) -> bool:
     return False
 
 
-def simulated_judge_scores(context: dict) -> dict[str, int]:
-    """The rule-based judge: scores read from the phrase banks the tutor's turn uses."""
+def judge_shifts(config: dict, cue_labels: list[str]) -> dict[str, int]:
+    """The cue-sensitive judge's shift per metric: the sum of every ``judge_bias`` whose level is among the
+    student's cues (whole points; metrics the judge does not score are ignored)."""
+    labels = {label.casefold() for label in cue_labels or []}
+    shifts: dict[str, int] = {}
+    for bias in config.get("judge_bias") or []:
+        metric = bias.get("metric")
+        if str(bias.get("level", "")).casefold() in labels and metric in METRICS:
+            shifts[metric] = shifts.get(metric, 0) + round(float(bias.get("shift", 0)))
+    return shifts
+
+
+def simulated_judge_scores(context: dict, config: dict | None = None) -> dict[str, int]:
+    """The rule-based judge: scores read from the phrase banks the tutor's turn uses; with a configuration
+    whose ``judge_bias`` matches the student's cue labels (``context["cue_labels"]``), those metrics move by the
+    shift, clamped to the scale (a "not applicable" −1 stays). Without ``judge_bias``: the rule scores alone."""
+    scores = _rule_scores(context)
+    for metric, shift in judge_shifts(config or {}, context.get("cue_labels") or []).items():
+        if scores[metric] != -1:
+            scores[metric] = min(SCORE_MAX, max(SCORE_MIN, scores[metric] + shift))
+    return scores
+
+
+def _rule_scores(context: dict) -> dict[str, int]:
+    """Scores read from the phrase banks the tutor's turn uses (the judge without any ``judge_bias``)."""
     text = context.get("turn_text", "")
     answer = context.get("answer", "")
     student_correct = _student_correct(context.get("student_last", ""), answer, context.get("question", ""))
@@ -274,7 +309,7 @@ def simulate(purpose: str, messages: list[dict], context: dict, config: dict) ->
     elif purpose == "student":
         text = simulated_student(config, context, messages)
     elif purpose == "judge":
-        text = json.dumps(simulated_judge_scores(context))
+        text = json.dumps(simulated_judge_scores(context, config))
     elif purpose == "check":
         text = json.dumps(simulated_check(context))
     else:
