@@ -1,0 +1,91 @@
+"""An audit's judge-corrected fairness contrasts: every turn-level cell of its analysis, the judge-only flag beside
+the prediction-powered (PPI++) difference that propagates the judge's measured error, from the human labels of the
+audit's judge-validation project.
+
+One query reads the judge's scores of every tutor turn (`audits.selectors.judge_corrected`); the human subset comes
+through the audits app's door into annotation (`audits.selectors.judge_validation.audit_human_subset`); the turns
+are grouped once with numpy (`audits.judge_corrected_table.TurnBlocks`) and only cells with at least 2 human labels
+on both sides call the estimator (`audits.judge_corrected`).
+"""
+
+from __future__ import annotations
+
+from audits.fairness import TURN_METRICS
+from audits.judge_corrected import MIN_LABELLED
+from audits.judge_corrected_table import (
+    CorrectedCell,
+    JudgeCorrectedResults,
+    TurnBlocks,
+    attach_human,
+    cell_order_key,
+    corrected_cell,
+    methods_text,
+)
+from audits.models import Audit
+from audits.selectors import judge_validation
+from audits.selectors.judge_corrected import audit_turn_judge_scores
+from audits.selectors.results import side_condition_ids
+from audits.services.analysis import AuditAnalysis, audit_analysis
+
+__all__ = ["CorrectedCell", "JudgeCorrectedResults", "judge_corrected_results"]
+
+
+def judge_corrected_results(
+    audit: Audit, *, alpha: float = 0.05, analysis: AuditAnalysis | None = None
+) -> JudgeCorrectedResults:
+    """The audit's judge-corrected table at level 1 − `alpha`.
+
+    The cells are the turn-level rows of `analysis` (default: the audit's analysis under the default parameters,
+    through `audit_analysis`, which computes it here when it is not current); each cell's judge-only flag is that
+    row's violation. Without a judge-validation project the table has no cell and every row counts as skipped.
+    """
+    analysis = audit_analysis(audit=audit) if analysis is None else analysis
+    rows = [row for row in analysis.pedagogical.rows if row.metric in TURN_METRICS]
+    methods = methods_text(alpha)
+    subset = judge_validation.audit_human_subset(audit)
+    if subset is None:
+        return JudgeCorrectedResults(subset=None, cells=[], skipped=len(rows), methods=methods, alpha=alpha)
+
+    scores = audit_turn_judge_scores(audit)
+    human, probability = attach_human(scores.turn, scores.metric, subset.values)
+    blocks = TurnBlocks.build(
+        tutor=scores.tutor,
+        domain=scores.domain,
+        metric=scores.metric,
+        condition=scores.condition,
+        judge=scores.value,
+        human=human,
+        probability=probability,
+    )
+    cells: list[CorrectedCell] = []
+    skipped = 0
+    for row in rows:
+        contrast = analysis.contrast((row.kind, row.family, row.dimension, row.level_a, row.level_b))
+        if contrast is None:
+            skipped += 1
+            continue
+        conditions_a = side_condition_ids(contrast.side_a)
+        conditions_b = side_condition_ids(contrast.side_b)
+        key = (row.tutor, row.domain, row.metric)
+        if min(blocks.n_labelled(*key, conditions_a), blocks.n_labelled(*key, conditions_b)) < MIN_LABELLED:
+            skipped += 1
+            continue
+        cells.append(
+            corrected_cell(
+                tutor=analysis.tutor_name(row.tutor),
+                tutor_id=int(row.tutor),
+                domain=str(row.domain),
+                kind=row.kind,
+                family=row.family,
+                dimension=row.dimension,
+                level_a=row.level_a,
+                level_b=row.level_b,
+                metric=str(row.metric),
+                judge_only_flag=bool(row.violation),
+                side_a=blocks.side(*key, conditions_a),
+                side_b=blocks.side(*key, conditions_b),
+                alpha=alpha,
+            )
+        )
+    cells.sort(key=cell_order_key)
+    return JudgeCorrectedResults(subset=subset, cells=cells, skipped=skipped, methods=methods, alpha=alpha)
