@@ -10,6 +10,8 @@ import json
 import re
 from typing import Any
 
+from edufair_web.json_input import MAX_DEPTH, nesting_depth
+
 # The whole reply is one fence (```json … ``` or ``` … ```, any case); text outside a fence is not accepted.
 FENCE = re.compile(r"^\s*```(?:json)?\s*(.*?)\s*```\s*$", re.DOTALL | re.IGNORECASE)
 
@@ -50,8 +52,13 @@ def reply_object(text: str | None) -> dict[str, Any]:
     """The JSON object a reply holds (optionally inside a ```json fence); ReplyJSONError otherwise."""
     if text is None or not text.strip():
         raise ReplyJSONError(EMPTY)
+    body = unfenced(text)
+    # A reply nested deeper than any answer asked for is refused before it is built (the same bound as every
+    # other JSON input): it is an invalid reply, re-asked and recorded like one, never a RecursionError.
+    if nesting_depth(body, MAX_DEPTH) > MAX_DEPTH:
+        raise ReplyJSONError(INVALID, json_msg=f"nested more than {MAX_DEPTH} levels deep", json_pos=0)
     try:
-        data = json.loads(unfenced(text))
+        data = json.loads(body)
     except json.JSONDecodeError as exc:
         raise ReplyJSONError(INVALID, json_msg=exc.msg, json_pos=exc.pos) from None
     if not isinstance(data, dict):

@@ -75,3 +75,11 @@ def test_each_caller_keeps_its_own_wording():
     with pytest.raises(ValueError, match=r"^the reply was empty$"):
         parse_check_output(" ")
     assert parse_check_output('```json\n{"revealed": true, "confirmed": false}\n```') == (True, False)
+
+
+def test_a_reply_nested_deeper_than_the_bound_is_an_invalid_reply_not_a_recursion_error():
+    deep = '{"a": ' * 5000 + "1" + "}" * 5000
+    with pytest.raises(ReplyJSONError) as refused:
+        reply_object(deep)
+    assert refused.value.kind == INVALID and "nested more than 64 levels" in str(refused.value)
+    assert reply_object('```json\n{"a": {"b": [1, 2]}}\n```') == {"a": {"b": [1, 2]}}
