@@ -1,16 +1,20 @@
 """Reads of judge validation: a validation project's labelling stage and sampled items; the human labels,
 consensus and judge scores of a validation project under one rubric version, assembled into
-`annotation.judge_validation.report`'s report; and the judge's status for an audit — "judge validated on
-rubric vX (date, N turns, per-metric verdicts)" or "not validated".
+`annotation.judge_validation.report`'s report; the (judge, consensus) pairs and sample design the label
+planner reads; the judge's status for an audit — "judge validated on rubric vX (date, N turns, per-metric
+verdicts)" or "not validated"; and an audit's human subset (the settled consensus of its validation project's
+sampled turns, with their inclusion probabilities) for judge-corrected contrasts.
 
-The audits app asks `judge_validation_status` (through `audits.selectors.judge_validation`) for every page,
-export and report, so this module reads annotation's tables only and never imports the audits app.
+The audits app asks `judge_validation_status` and `human_subset` (through `audits.selectors.judge_validation`)
+for its pages, exports and reports, so this module reads annotation's tables only and never imports the audits
+app.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field
+from datetime import datetime
 
 from django.urls import reverse
 
@@ -111,17 +115,30 @@ def _human_labels(stage: Stage, metric: str, items: set[int]) -> tuple[dict, dic
     return dict(pre), final
 
 
-def _consensus(project: AnnotationProject, stage: Stage | None, metric: str, items: set[int]) -> dict[int, str]:
+def _settled(
+    project: AnnotationProject, stage: Stage | None, metric: str, items: set[int]
+) -> dict[int, tuple[str, datetime | None]]:
+    """Item → its settled consensus value on ``metric`` and when it was settled."""
     if project.options.get("consensus") == CONSENSUS_FROM_GOLD:
         rows = GoldLabel.objects.filter(item_id__in=items, question__key=metric).values_list("item_id", "value")
-        return dict(rows)
+        return {item: (value, None) for item, value in rows}
     if stage is None:
         return {}
-    return dict(
+    rows = (
         Adjudication.objects.filter(stage=stage, question__key=metric, item_id__in=items)
         .exclude(final_value="")
-        .values_list("item_id", "final_value")
+        .values_list("item_id", "final_value", "created_at")
     )
+    return {item: (value, at) for item, value, at in rows}
+
+
+def _consensus(project: AnnotationProject, stage: Stage | None, metric: str, items: set[int]) -> dict[int, str]:
+    return {item: value for item, (value, _) in _settled(project, stage, metric, items).items()}
+
+
+def _on_scale(value: str) -> float | None:
+    """A label value as a number on the rubric's scale; None for "n/a" (and anything off the scale)."""
+    return float(value) if value in SCALE else None
 
 
 def judge_values(validation: JudgeValidation, metric: str) -> dict[int, str]:
@@ -323,4 +340,145 @@ def judge_validation_status(audit, judge_endpoint=None, rubric_version=None) -> 
         validation_id=found.pk,
         project_id=found.project_id,
         on_audit_id=found.audit_id,
+    )
+
+
+# --- What the label planner reads -----------------------------------------------------------------
+
+
+def judge_consensus_pairs(
+    project: AnnotationProject, rubric: RubricVersion, validation: JudgeValidation
+) -> dict[str, list[tuple[float, float]]]:
+    """Metric → (judge value, human consensus) per sampled turn where both are on the scale ("n/a" and
+    unusable scores left out), in item order: the validation's measure of the judge's error."""
+    items = set(sample_item_ids(project))
+    stages = label_stages(project, rubric)
+    pairs: dict[str, list[tuple[float, float]]] = {}
+    for metric in project.questions.order_by("position").values_list("key", flat=True):
+        stage = stages.get(metric)
+        consensus = _consensus(project, stage, metric, items) if stage is not None else {}
+        judge = judge_values(validation, metric)
+        found = []
+        for item in sorted(consensus):
+            human, judged = _on_scale(consensus[item]), _on_scale(judge.get(item, ""))
+            if human is not None and judged is not None:
+                found.append((judged, human))
+        pairs[metric] = found
+    return pairs
+
+
+@dataclass(frozen=True)
+class SampleDesign:
+    """How the project's turns were sampled, as the planner needs it: the audit's domains, and per
+    (tutor, condition) — one side of a contrast — the inclusion probabilities of its sampled turns."""
+
+    domains: tuple[str, ...]
+    side_probabilities: dict[tuple, list[float]]
+
+
+def sample_design(project: AnnotationProject) -> SampleDesign:
+    allocation = project.options.get("sample", {}).get("allocation", [])
+    domains = tuple(sorted({row["domain"] for row in allocation}))
+    sides: dict[tuple, list[float]] = defaultdict(list)
+    probability = _allocation_probabilities(project)
+    for metadata in sampled_items(project).values_list("metadata", flat=True):
+        found = _item_probability(metadata, probability)
+        if found is not None:
+            condition = metadata.get("condition_id", metadata.get("condition_kind"))
+            sides[(metadata.get("tutor_id"), condition)].append(found)
+    return SampleDesign(domains=domains, side_probabilities=dict(sides))
+
+
+def _allocation_probabilities(project: AnnotationProject) -> dict[tuple, float]:
+    """(tutor id, domain, condition kind) → chosen / available, for samples recorded before each item carried
+    its inclusion probability (they were stratified by condition kind)."""
+    found = {}
+    for row in project.options.get("sample", {}).get("allocation", []):
+        if row.get("available") and "condition_kind" in row and "condition_id" not in row:
+            found[(row["tutor_id"], row["domain"], row["condition_kind"])] = row["chosen"] / row["available"]
+    return found
+
+
+def _item_probability(metadata: dict, by_stratum: dict[tuple, float]) -> float | None:
+    recorded = metadata.get("inclusion_probability")
+    if recorded is not None:
+        return float(recorded)
+    found = by_stratum.get((metadata.get("tutor_id"), metadata.get("domain"), metadata.get("condition_kind")))
+    return None if not found else float(found)
+
+
+# --- An audit's human subset ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class HumanSubset:
+    """The human truth on an audit's sampled tutor turns: per metric, audit Turn id → (the settled consensus as
+    a number on the rubric's scale, the turn's inclusion probability); "n/a" is left out.
+
+    ``labelled_items``: sampled turns with a settled consensus on at least one metric (n/a included);
+    ``updated_at``: when the newest consensus was settled."""
+
+    project_id: int
+    project_name: str
+    rubric_label: str
+    labelled_items: int
+    updated_at: datetime | None
+    values: dict[str, dict[int, tuple[float, float]]]
+
+
+def audit_validation_project(audit) -> tuple[AnnotationProject, RubricVersion] | None:
+    """The audit's judge-validation project and the rubric version whose labels count: the newest project
+    built from the audit with a rubric version of the audit's judge template (that version), else the newest
+    project built from it (the version it started with); None when there is none."""
+    projects = list(
+        AnnotationProject.objects.filter(
+            kind=AnnotationProject.Kind.JUDGE_VALIDATION, source_audit_id=audit.pk
+        ).order_by("-id")
+    )
+    fallback = None
+    for project in projects:
+        rubrics = project_rubrics(project)
+        matching = next((r for r in rubrics if r.judge_template_id == audit.judge_template_id), None)
+        if matching is not None:
+            return project, matching
+        if fallback is None and rubrics:
+            fallback = (project, rubrics[0])
+    return fallback
+
+
+def human_subset(audit) -> HumanSubset | None:
+    """The settled consensus of the audit's judge-validation project on its sampled turns (see HumanSubset),
+    or None when the audit has no judge-validation project."""
+    found = audit_validation_project(audit)
+    if found is None:
+        return None
+    project, rubric = found
+    items = list(
+        sampled_items(project).filter(source_turn_id__isnull=False).values_list("id", "source_turn_id", "metadata")
+    )
+    by_stratum = _allocation_probabilities(project)
+    turn_of = {item: turn for item, turn, _ in items}
+    probability = {item: _item_probability(metadata, by_stratum) for item, _, metadata in items}
+    stages = label_stages(project, rubric)
+    values: dict[str, dict[int, tuple[float, float]]] = {}
+    labelled: set[int] = set()
+    newest: datetime | None = None
+    for metric in project.questions.order_by("position").values_list("key", flat=True):
+        stage = stages.get(metric)
+        settled = _settled(project, stage, metric, set(turn_of)) if stage is not None else {}
+        values[metric] = {}
+        for item, (value, at) in settled.items():
+            labelled.add(item)
+            if at is not None and (newest is None or at > newest):
+                newest = at
+            number = _on_scale(value)
+            if number is not None and probability[item] is not None:
+                values[metric][turn_of[item]] = (number, probability[item])
+    return HumanSubset(
+        project_id=project.pk,
+        project_name=project.name,
+        rubric_label=rubric.label,
+        labelled_items=len(labelled),
+        updated_at=newest,
+        values=values,
     )
