@@ -1,5 +1,7 @@
-"""Sends a crowd recruit who has finished (their quota, or screened out by the gate) to the completion page from
-any page they open, so that every way out of labelling and training ends with the code."""
+"""Middleware that sends a finished crowd recruit to the completion page from any page they open.
+
+Finished means their quota is done, or the gate screened them out; so every way out of labelling and training ends with
+the code."""
 
 from django.shortcuts import redirect
 

@@ -1,6 +1,7 @@
-"""Exports of every label of a project with its provenance — annotator pseudonym, stage, phase, round,
-time, justification — as CSV or JSONL; the Label Studio tasks and label config come from
-`annotation.label_studio.export`.
+"""Exports of every label of a project with its provenance, as CSV or JSONL.
+
+The provenance is the annotator pseudonym, stage, phase, round, time and justification; the Label Studio tasks and label
+config come from `annotation.label_studio.export`.
 
 CSV cells that a spreadsheet would read as a formula (starting with = + - @, or a tab or carriage return)
 are prefixed with an apostrophe (OWASP's advice against CSV injection); JSON is left exact.

@@ -1,5 +1,6 @@
-"""Forms of the people and crowd pages: a new person, usernames to enrol, a replacement by username, and a
-stage's crowd link settings."""
+"""Django forms of the people and crowd pages.
+
+They cover a new person, usernames to enrol, a replacement by username, and a stage's crowd link settings."""
 
 from django import forms
 

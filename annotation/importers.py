@@ -1,5 +1,7 @@
-"""Item import from JSONL or CSV: every row is checked first, and nothing is written unless every row is
-right (errors name the line and the field); importing the same file twice changes nothing.
+"""Item import from JSONL or CSV, all or nothing and idempotent.
+
+Every row is checked first, and nothing is written unless every row is right (errors name the line and the field);
+importing the same file twice changes nothing.
 
 JSONL, one object per line::
 

@@ -1,5 +1,6 @@
-"""The body the adjudication and discussion endpoints answer with: one item's labels, decisions and
-discussion, as the caller may see them (`workflow.blindness`; 404 to anyone it keeps out).
+"""One item's labels, decisions and discussion, as the adjudication and discussion endpoints answer with them.
+
+The caller sees them as `workflow.blindness` allows (404 to anyone it keeps out).
 """
 
 from rest_framework.exceptions import NotFound

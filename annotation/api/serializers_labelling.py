@@ -1,6 +1,8 @@
-"""Serializers for main labelling and adjudication: the answers an annotator submits (reusing the training
-answer shape), post-discussion answers, a reviewer's decisions, the stage's assignment settings, and every
-response body these endpoints send (so the OpenAPI schema documents each one)."""
+"""Serializers for the main-labelling and adjudication API: what callers submit and every response body.
+
+They cover the answers an annotator submits (reusing the training answer shape), post-discussion answers, a reviewer's
+decisions, the stage's assignment settings, and every response body these endpoints send (so the OpenAPI schema
+documents each one)."""
 
 from rest_framework import serializers
 

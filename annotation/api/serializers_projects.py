@@ -1,5 +1,7 @@
-"""Serializers for researchers scripting projects: projects, questions, items, gold, stages, guidelines,
-worked examples, enrolments and the pass-rate table. Annotators never see these (gold is here)."""
+"""Serializers for the researchers' project-scripting API.
+
+They cover projects, questions, items, gold, stages, guidelines, worked examples, enrolments and the pass-rate table.
+Annotators never see these (gold is here)."""
 
 from django.db import transaction
 from rest_framework import serializers

@@ -1,6 +1,7 @@
-"""Response bodies of the project report and the stage dashboard, as the OpenAPI schema documents them.
-Statistics are full-precision floats (rounding is for display only); an undefined one is null with its
-reason."""
+"""Serializers of the project report's and the stage dashboard's API response bodies.
+
+The OpenAPI schema documents each body through them. Statistics are full-precision floats (rounding is for display
+only); an undefined one is null with its reason."""
 
 from rest_framework import serializers
 

@@ -1,5 +1,7 @@
-"""Serializers for annotators: an item to label (payload only — no gold, no metadata), answers to submit,
-the training state, pilot feedback (after submission), worked examples and norming threads."""
+"""Serializers for the annotators' training and labelling API.
+
+They cover an item to label (payload only — no gold, no metadata), answers to submit, the training state, pilot feedback
+(after submission), worked examples and norming threads."""
 
 from rest_framework import serializers
 

@@ -1,5 +1,7 @@
-"""API for adjudicators: the reviewer queue, the item discussions (adjudication threads), and one item's
-labels side by side with the reviewer's decisions on its open questions.
+"""API views for adjudicators: the reviewer queue, item discussions and one item's labels with decisions.
+
+The item discussions are adjudication threads; an item's labels stand side by side with the reviewer's decisions on its
+open questions.
 """
 
 from django.shortcuts import get_object_or_404

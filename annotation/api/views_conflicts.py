@@ -1,5 +1,6 @@
-"""API for a project's cross-stage conflicts: detect and list them, and record a disposition
-(researchers).
+"""API views for a project's cross-stage conflicts and their dispositions.
+
+Researchers detect and list them, and record a disposition.
 """
 
 from django.shortcuts import get_object_or_404

@@ -1,5 +1,7 @@
-"""API for an item's discussion, as the blindness rule allows: the annotator's disputed items, the
-discussion itself (read, comment, post-discussion answers) and closing it (adjudicators).
+"""API views for an item's discussion, served only as the blindness rule allows.
+
+They serve the annotator's disputed items, the discussion itself (read, comment, post-discussion answers) and closing it
+(adjudicators).
 
 An item's discussion is served only through `workflow.blindness` (404 to anyone it keeps out).
 """

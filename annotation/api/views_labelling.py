@@ -1,5 +1,6 @@
-"""API for main labelling (annotators who passed the gate): the next item, its submit, the recent items
-and revising a label.
+"""API views for main labelling: the next item, its submit, the recent items and label revision.
+
+They serve annotators who passed the gate.
 
 Labelling stays blind: the next-item answer carries the item and the questions only, never other labels.
 """

@@ -1,6 +1,8 @@
-"""People API: look users up by username, create and invite them (a one-time link to set a password),
-deactivate them; enrol usernames into a stage (all or nothing), mark replacements by username; and a stage's
-crowd entry link (settings, recruits by pseudonym, and the researcher-only platform ids).
+"""API views for people: users and invitations, stage enrolment, replacements and a stage's crowd link.
+
+Look users up by username, create and invite them (a one-time link to set a password), deactivate them; enrol usernames
+into a stage (all or nothing), mark replacements by username; and a stage's crowd entry link (settings, recruits by
+pseudonym, and the researcher-only platform ids).
 
 Researchers manage annotators and adjudicators; operators manage every role (`edufair_web.accounts.people`).
 Enrolment, replacements and crowd links are research: researchers only."""

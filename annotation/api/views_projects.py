@@ -1,6 +1,7 @@
-"""Researcher API: script a whole project (questions, items and gold, stages, guidelines, examples,
-training sets, enrolments, replacements) and read the pass-rate table. Enrolments are also readable by
-annotators, who only ever get their own."""
+"""API views for researchers scripting a whole project, and the pass-rate table.
+
+Researchers script a whole project (questions, items and gold, stages, guidelines, examples, training sets, enrolments,
+replacements) and read the pass-rate table. Enrolments are also readable by annotators, who only ever get their own."""
 
 from django.contrib.auth.models import User
 from django.shortcuts import get_object_or_404

@@ -1,5 +1,6 @@
-"""API for what researchers read about a project: the Appendix-D report, a stage's running dashboard
-and the label exports.
+"""API views for a project's report, a stage's running dashboard and the label exports.
+
+These are what researchers read about a project; the report is its Appendix-D paper trail.
 """
 
 from django.http import HttpResponse

@@ -1,5 +1,6 @@
-"""API for a stage's main-labelling settings: assignment strategy, seed, reservation time and revision
-window (researchers).
+"""API view for a stage's main-labelling settings.
+
+Researchers set its assignment strategy, seed, reservation time and revision window.
 """
 
 from django.shortcuts import get_object_or_404

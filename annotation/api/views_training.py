@@ -1,6 +1,7 @@
-"""Annotator API for training and labelling: the same steps as the pages, the same step machine, so a
-step out of order is 403 here too. Responses carry only the caller's own data: items without gold until
-the pilot is submitted, never another annotator's labels."""
+"""API views for annotators' training and labelling steps, driven by the same step machine as the pages.
+
+The same steps as the pages, so a step out of order is 403 here too. Responses carry only the caller's own data: items
+without gold until the pilot is submitted, never another annotator's labels."""
 
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import extend_schema

@@ -1,8 +1,9 @@
-"""A project in Label Studio's JSON task format, ready for ``POST /api/projects/{id}/import`` as it is, with
-its label config: one task per item (the layout the config reads, plus EduFair's own payload and ids), one
-annotation per (annotator, stage, phase, round) with ``completed_by`` as the annotator's pseudonymous
-e-mail (or left out), each adjudicated final as a ``ground_truth`` annotation, and each item's gold
-labels as another. Every annotation says what it is in its provenance region."""
+"""Export of a project as Label Studio JSON tasks, with its label config.
+
+The tasks are ready for ``POST /api/projects/{id}/import`` as they are: one task per item (the layout the config reads,
+plus EduFair's own payload and ids), one annotation per (annotator, stage, phase, round) with ``completed_by`` as the
+annotator's pseudonymous e-mail (or left out), each adjudicated final as a ``ground_truth`` annotation, and each item's
+gold labels as another. Every annotation says what it is in its provenance region."""
 
 from __future__ import annotations
 

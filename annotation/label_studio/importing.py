@@ -1,8 +1,9 @@
-"""Import a Label Studio project export into an EduFair project, in one transaction: tasks become items
-(matched by ``data.external_id`` when the export came from EduFair), annotations become labels mapped by
-question key, each Label Studio annotator becomes a pseudonymous annotator (``ls-`` and a hash of the
-e-mail or id Label Studio named them by), and ``gold`` / ``adjudication`` annotations (from the provenance
-region) become gold labels and adjudicated finals.
+"""Import of a Label Studio project export into an EduFair project, in one transaction.
+
+Tasks become items (matched by ``data.external_id`` when the export came from EduFair), annotations become labels mapped
+by question key, each Label Studio annotator becomes a pseudonymous annotator (``ls-`` and a hash of the e-mail or id
+Label Studio named them by), and ``gold`` / ``adjudication`` annotations (from the provenance region) become gold labels
+and adjudicated finals.
 
 An annotation without provenance is a main-phase, before-discussion label of the stage given (default the
 project's first); a Label Studio ground-truth star on such an annotation does not make it gold. Items made
