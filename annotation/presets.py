@@ -1,5 +1,7 @@
-"""Presets: SafeTutors' three stages (Appendix D; docs/DOMAIN.md "SafeTutors' staged operation") with their
-defaults, as plain data that `services.projects.project_apply_preset` turns into rows in one click."""
+"""Project presets as plain data: SafeTutors' three stages with their defaults.
+
+The stages are those of Appendix D (docs/DOMAIN.md "SafeTutors' staged operation"); the plain data is what
+`services.projects.project_apply_preset` turns into rows in one click."""
 
 from decimal import Decimal
 

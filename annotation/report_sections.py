@@ -1,7 +1,9 @@
-"""The Appendix-D report's display form: `report_sections` turns the report's data (`annotation.reports`'
-dict, exact numbers) into sections of titled paragraphs, tables and lists with every number rounded for
-reading, and `sections_markdown` writes them as Markdown; the HTML template renders the same sections, so
-the page, the HTML download and the Markdown cannot disagree.
+"""The annotation report's display form: sections with rounded numbers, and their Markdown (pure).
+
+This is the Appendix-D report: `report_sections` turns the report's data (`annotation.reports`' dict, exact numbers)
+into sections of titled paragraphs, tables and lists with every number rounded for reading, and `sections_markdown`
+writes them as Markdown; the HTML template renders the same sections, so the page, the HTML download and the Markdown
+cannot disagree.
 
 Pure: plain dicts in, dataclasses and text out; no database, no Django.
 """

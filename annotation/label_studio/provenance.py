@@ -1,7 +1,8 @@
-"""Where a Label Studio annotation came from, kept inside the annotation itself: Label Studio stores an
-annotation's ``result`` as given but no free-form fields beside it, so the kind (label, gold,
-adjudication), stage, phase, round, method and time travel as one read-only ``provenance`` text region,
-``kind=label; stage=1; phase=main; round=pre; labelled_at=…`` (pure: no database)."""
+"""The provenance text region that says where a Label Studio annotation came from (pure).
+
+It is kept inside the annotation itself: Label Studio stores an annotation's ``result`` as given but no free-form fields
+beside it, so the kind (label, gold, adjudication), stage, phase, round, method and time travel as one read-only
+``provenance`` text region, ``kind=label; stage=1; phase=main; round=pre; labelled_at=…``. No database here."""
 
 from __future__ import annotations
 

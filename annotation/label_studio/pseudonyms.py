@@ -1,6 +1,8 @@
-"""Annotator pseudonyms that Label Studio accepts as ``completed_by``: an e-mail address derived from the
-user's id with a per-deployment salt (HMAC-SHA256), so one person has the same pseudonym in every project
-of a deployment and a different one in another deployment; no name or real address leaves."""
+"""Pseudonymous annotator e-mail addresses for Label Studio's ``completed_by``.
+
+Each is an e-mail address derived from the user's id with a per-deployment salt (HMAC-SHA256), so one person has the
+same pseudonym in every project of a deployment and a different one in another deployment; no name or real address
+leaves."""
 
 from __future__ import annotations
 

@@ -1,7 +1,9 @@
-"""Reading a Label Studio project export (its JSON format: a list of tasks with ``data`` and
-``annotations``) into plain records, checking every region against the target project's questions
-(pure: no database). Everything that cannot be mapped is an error naming the task and the annotation;
-what is left out on purpose (cancelled annotations, predictions, tasks without annotations) is a warning.
+"""Reading a Label Studio project export into plain records checked against a project's questions (pure).
+
+The export is Label Studio's JSON format (a list of tasks with ``data`` and ``annotations``); every region is checked
+against the target project's questions, with no database. Everything that cannot be mapped is an error naming the task
+and the annotation; what is left out on purpose (cancelled annotations, predictions, tasks without annotations) is a
+warning.
 
 A file of bare task data (no ``data`` key: Label Studio's JSON-MIN export, or a file flattened by hand)
 is refused: its labels would otherwise be lost without a word.

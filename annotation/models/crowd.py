@@ -1,5 +1,7 @@
-"""Crowd entry links: a stage's link for a recruiting platform (Prolific), the pseudonymous annotators it made,
-and each visit's raw platform ids (read only by the researcher-only export)."""
+"""Models of crowd entry links: a stage's recruiting-platform link, its annotators and their visits.
+
+The platform is a recruiting one (Prolific); the annotators are the pseudonymous ones the link made, and each visit
+keeps its raw platform ids (read only by the researcher-only export)."""
 
 from django.conf import settings
 from django.core.validators import MinValueValidator

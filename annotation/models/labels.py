@@ -1,5 +1,7 @@
-"""Labelling: who labels which item in which stage, the labels themselves (pilot, qualification and main;
-before and after discussion), discussion threads, adjudications and cross-stage conflicts."""
+"""Models of labelling: assignments, labels, discussion threads, adjudications and cross-stage conflicts.
+
+An assignment says who labels which item in which stage; labels are of the pilot, qualification and main phases, before
+and after discussion."""
 
 from django.conf import settings
 from django.db import models

@@ -1,6 +1,7 @@
-"""Main labelling: each stage's assignment settings (how items are handed out, and which items are the
-stage's main work), and one row per (stage, main item) that counts the item's taken slots (live
-reservations + submitted labels) and says where its resolution stands.
+"""Models of main labelling: a stage's assignment settings and a slot-counting row per (stage, main item).
+
+The assignment settings say how items are handed out and which items are the stage's main work; the row per (stage, main
+item) counts the item's taken slots (live reservations + submitted labels) and says where its resolution stands.
 
 `MainItem.slots_taken` is what keeps an item at exactly N labels under concurrency: a slot is taken by a
 compare-and-swap ``UPDATE … SET slots_taken = slots_taken + 1 WHERE slots_taken < N`` on a row locked

@@ -1,5 +1,7 @@
-"""Earlier versions of main labels: when an annotator revises a label, the answer it replaces is kept here
-(the audit trail), and the `Label` row carries the current answer that agreement and resolution read."""
+"""Model of a main label's earlier versions, kept when an annotator revises it.
+
+When an annotator revises a label, the answer it replaces is kept here (the audit trail), and the `Label` row carries
+the current answer that agreement and resolution read."""
 
 from django.db import models
 

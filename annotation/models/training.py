@@ -1,5 +1,7 @@
-"""Training and the gate: guidelines (versioned), worked examples, gold labels, pilot and qualification
-items, and each annotator's enrolment in a stage with the stored gate decision."""
+"""Models of training and the gate: guidelines, worked examples, gold, training items and enrolments.
+
+Guidelines are versioned; the training items are the pilot and qualification items; each annotator's enrolment in a
+stage carries the stored gate decision."""
 
 from django.conf import settings
 from django.db import models

@@ -1,7 +1,8 @@
-"""Judge validation: rubric versions (the judge's prompt and the human guideline, versioned together), a
-validation of one judge endpoint under one rubric version against a project's human labels (with the
-judge's scores on the sampled turns), and the refinement workshops that lead from one rubric version to the
-next.
+"""Models of judge validation: rubric versions, validations of a judge endpoint and refinement workshops.
+
+A rubric version holds the judge's prompt and the human guideline, versioned together; a validation tests one judge
+endpoint under one rubric version against a project's human labels (with the judge's scores on the sampled turns), and a
+refinement workshop leads from one rubric version to the next.
 
 Audits objects are referred to by plain ids (as `AnnotationProject.source_audit_id` does), so this app's
 migrations never depend on the audits app's.

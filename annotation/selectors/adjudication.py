@@ -1,6 +1,7 @@
-"""Reads for adjudication: the queue of items waiting for a discussion or a reviewer, who may see an item's
-labels and discussion (the facts `workflow.blindness` decides on), and one item's labels, justifications and
-comments side by side, cut to what that viewer may see."""
+"""Reads for adjudication: the queue, who may see an item, and an item's labels cut to what its viewer may see.
+
+The queue holds the items waiting for a discussion or a reviewer; who may see an item's labels and discussion is read as
+the facts `workflow.blindness` decides on; an item's labels, justifications and comments come side by side."""
 
 from __future__ import annotations
 

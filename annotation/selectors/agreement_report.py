@@ -1,7 +1,9 @@
-"""Reads for the agreement and cost part of a project's report: every figure SafeTutors' Appendix D gives
-(Fleiss' κ per stage, subject and single- vs multi-turn; adjudication rates; label distribution after
-adjudication; label volume), plus Krippendorff's α, pre- and post-discussion agreement, each annotator's
-agreement with the final labels, and the hours and spend the paper never reported.
+"""Reads for the agreement and cost figures of a project's report.
+
+They give every figure SafeTutors' Appendix D gives (Fleiss' κ per stage, subject and single- vs multi-turn;
+adjudication rates; label distribution after adjudication; label volume), plus Krippendorff's α, pre- and
+post-discussion agreement, each annotator's agreement with the final labels, and the hours and spend the paper never
+reported.
 
 The statistics come from `annotation.agreement` (pure); this module only arranges stored labels into the
 matrices those functions take. Conventions, stated in the report as well:

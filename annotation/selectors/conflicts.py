@@ -1,5 +1,6 @@
-"""Reads for cross-stage conflicts: which question's settled answer says whether an item passed a stage,
-the settled answers of the compared stages, the dispositions and the conflict rate, the removed items.
+"""Reads for cross-stage conflicts: the settled answers compared, the dispositions and the conflict rate.
+
+They also say which question's settled answer says whether an item passed a stage, and which items were removed.
 
 Which answer stands for a stage: its first question (by position) that names positive values; a stage
 without such a question is not compared. Only settled answers (an `Adjudication`) are compared, and the

@@ -1,5 +1,7 @@
-"""The label form's questions as every door shows them (the pages' form and the API's next-item answers):
-choices with their keys, Unsure where the stage and question allow it, Not applicable."""
+"""The label form's questions, as every door (the pages and the API) shows them.
+
+The doors are the pages' form and the API's next-item answers; a question shows its choices with their keys, Unsure
+where the stage and question allow it, Not applicable."""
 
 from __future__ import annotations
 

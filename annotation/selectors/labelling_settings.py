@@ -1,5 +1,6 @@
-"""Reads of a stage's main-labelling settings: its assignment settings (strategy, seed, reservation and
-revision windows, item rule) and whether its main labelling has started."""
+"""Reads of a stage's main-labelling settings and of whether its main labelling has started.
+
+The settings are its assignment settings: strategy, seed, reservation and revision windows, item rule."""
 
 from __future__ import annotations
 

@@ -1,5 +1,7 @@
-"""Reads for projects: lists, each stage's enrolments with progress and scores, and the pass-rate table
-(recruited, passed, failed, replaced, pass rate — SafeTutors' "24 of 33 (72.7%)")."""
+"""Reads for projects: lists, each stage's enrolments with progress and scores, and the pass-rate table.
+
+The pass-rate table counts recruited, passed, failed and replaced, with the pass rate
+(SafeTutors' "24 of 33 (72.7%)")."""
 
 from __future__ import annotations
 

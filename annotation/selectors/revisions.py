@@ -1,5 +1,7 @@
-"""Reads for revising labels: an annotator's recent submitted items in a stage with their current answers
-and whether each can still be revised (`workflow.revision_rules`), and a label's stored versions."""
+"""Reads for revising labels: an annotator's recent items in a stage and a label's stored versions.
+
+The recent items are the submitted ones, with their current answers and whether each can still be revised
+(`workflow.revision_rules`)."""
 
 from __future__ import annotations
 

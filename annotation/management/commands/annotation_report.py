@@ -1,4 +1,6 @@
-"""`manage.py annotation_report PROJECT_ID [--format html|md|json] [--output FILE]`: the project's
+"""Management command that writes a project's annotation report as HTML, Markdown or JSON.
+
+Usage: `manage.py annotation_report PROJECT_ID [--format html|md|json] [--output FILE]`. The report is the project's
 Appendix-D paper trail, the same report as the project's report page."""
 
 from pathlib import Path
