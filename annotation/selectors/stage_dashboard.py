@@ -1,7 +1,8 @@
-"""Reads for a stage's live dashboard while it runs: items complete / in progress / waiting, labels per
-annotator with their median seconds per item, the running Fleiss κ and Krippendorff α on the
-pre-discussion labels so far (computed by `annotation.agreement`, through the report's own
-`agreement_cell`), the disagreement and adjudication rates, revised labels and reservations held.
+"""Reads for a stage's live dashboard: progress, annotators' pace, running agreement and rates.
+
+While the stage runs: items complete / in progress / waiting, labels per annotator with their median seconds per item,
+the running Fleiss κ and Krippendorff α on the pre-discussion labels so far (computed by `annotation.agreement`, through
+the report's own `agreement_cell`), the disagreement and adjudication rates, revised labels and reservations held.
 
 A handful of queries per request whatever the stage's size, read again on every refresh."""
 

@@ -1,6 +1,8 @@
-"""Reads behind a stage's item flow: which items its rule makes main work (`workflow.item_rules` decides from
-what is read here), which items are closed to it because they train or test annotators, and which items
-its pilot and qualification test may not draw because another stage already uses them."""
+"""Reads behind a stage's item flow: its main items, the items closed to it, and those its training may not draw.
+
+Which items its rule makes main work (`workflow.item_rules` decides from what is read here), which items are closed to
+it because they train or test annotators, and which items its pilot and qualification test may not draw because another
+stage already uses them."""
 
 from __future__ import annotations
 

@@ -1,7 +1,8 @@
-"""Who may open a thread, and what they see of it. Norming threads (pilot items) are for the annotators of
-their stage once their own pilot is in, and for moderators; an item's discussion (an adjudication thread)
-is only what the blindness rule (`workflow.blindness`) lets the viewer see. Comment authors are named as
-that rule says: usernames for moderators, pseudonyms for annotators."""
+"""Reads of threads: who may open a norming or discussion thread, and what they see of it.
+
+Norming threads (pilot items) are for the annotators of their stage once their own pilot is in, and for moderators; an
+item's discussion (an adjudication thread) is only what the blindness rule (`workflow.blindness`) lets the viewer see.
+Comment authors are named as that rule says: usernames for moderators, pseudonyms for annotators."""
 
 from __future__ import annotations
 

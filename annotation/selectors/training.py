@@ -1,6 +1,8 @@
-"""Reads for training: an enrolment's progress (fed to the pure step machine), the next pilot or
-qualification item, the pilot feedback (only after submission, only for the items the annotator
-submitted), gold comparisons for the gate, and what identifies training items (for gold isolation)."""
+"""Reads for training: progress, the next training item, pilot feedback and the gate's gold comparisons.
+
+The progress is an enrolment's, fed to the pure step machine; the next item is the next pilot or qualification item; the
+pilot feedback comes only after submission, only for the items the annotator submitted. They also say what identifies
+training items (for gold isolation)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,8 @@
-"""Writes for adjudication: comments in an item's discussion, annotators' post-discussion answers,
-closing a discussion, a reviewer's decisions, and the researcher's dispositions of cross-stage conflicts.
-Thin doors over `services.resolution` and `services.conflicts`, shared by pages, API and tests. Who may take
-part in a discussion is the blindness rule's to say (`workflow.blindness`), as for who may read it."""
+"""Writes for adjudication: discussions, reviewer decisions and dispositions of cross-stage conflicts.
+
+A discussion takes comments and annotators' post-discussion answers, and is closed; the dispositions are the
+researcher's. Thin doors over `services.resolution` and `services.conflicts`, shared by pages, API and tests. Who may
+take part in a discussion is the blindness rule's to say (`workflow.blindness`), as for who may read it."""
 
 from __future__ import annotations
 

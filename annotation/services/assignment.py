@@ -1,5 +1,6 @@
-"""Hand out main items: each item of a stage gets exactly N labels (the stage's overlap) from N distinct
-annotators, nobody gets an item twice, and this holds with dozens of annotators asking at once.
+"""Handing out main items: exactly N labels per item from N distinct annotators, under concurrency.
+
+N is the stage's overlap; nobody gets an item twice, and this holds with dozens of annotators asking at once.
 
 `next_assignment` gives an annotator their open reservation again (a reload shows the same item), or
 reserves a new item for the stage's reservation time. The order of preference comes from the pure

@@ -1,7 +1,8 @@
-"""Writes for cross-stage conflicts: store each item settled positive at one stage and negative at a
-later one once (the pure rule is `conflict_rules.find_conflicts`, the settled answers compared are read by
-`selectors.conflicts`), and record the researcher's disposition — removed, or retained with a
-"cross-category" flag.
+"""Writes for cross-stage conflicts: storing each conflict once and recording its disposition.
+
+A conflict is an item settled positive at one stage and negative at a later one, stored once (the pure rule is
+`conflict_rules.find_conflicts`, the settled answers compared are read by `selectors.conflicts`), and the researcher's
+disposition is removed, or retained with a "cross-category" flag.
 
 A removal takes the item out of every later stage: a disposition brings the project's open stages up to
 their item rules at once (`services.assignment.project_main_items_sync`), so a removed item leaves a later

@@ -1,6 +1,8 @@
-"""Crowd entry links: open and configure a stage's link, turn an arrival with a platform's participant id into
-the same pseudonymous annotator every time (keyed hash, never the raw id, on the annotator side), and say when
-a recruit has finished (their quota of main items, or screened out by the gate) and with which code."""
+"""Writes for crowd entry links: the link's settings, pseudonymous arrivals and when a recruit has finished.
+
+Open and configure a stage's link, turn an arrival with a platform's participant id into the same pseudonymous annotator
+every time (keyed hash, never the raw id, on the annotator side), and say when a recruit has finished (their quota of
+main items, or screened out by the gate) and with which code."""
 
 from __future__ import annotations
 

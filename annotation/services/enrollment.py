@@ -1,5 +1,7 @@
-"""Writes for enrolment: putting annotators into a stage, and marking a replacement for a recruit who
-failed the gate (or left), so the pass-rate table can say how the workforce was filtered."""
+"""Writes for enrolment: annotators into a stage, and replacements for recruits who failed or left.
+
+A replacement is marked for a recruit who failed the gate (or left), so the pass-rate table can say how the workforce
+was filtered."""
 
 from __future__ import annotations
 

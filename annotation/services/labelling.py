@@ -1,7 +1,8 @@
-"""Writes for main labelling: the next item for an annotator who passed the gate, the submit of their
-answers (validated like every label by `workflow.answers.answers_validate`) followed by the item's
-resolution once it has its N labels, the revision of a submitted label, a stage's assignment settings, and
-its item rule (which items are its main work).
+"""Writes for main labelling: next item, submit and resolution, revision, a stage's settings and item rule.
+
+The next item is for an annotator who passed the gate; their submitted answers (validated like every label by
+`workflow.answers.answers_validate`) are followed by the item's resolution once it has its N labels; the item rule says
+which items are the stage's main work.
 
 A submit locks the annotator's assignment and then the item's `MainItem` row, so the N-th label and the
 resolution it triggers are decided by exactly one transaction, whichever annotator submits last.

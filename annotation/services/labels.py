@@ -1,7 +1,8 @@
-"""The door for labels of any phase: `any_phase_label_submit` validates an item's answers
-(`workflow.answers`), enforces the training order for the phase (pilot, qualification, main), stores them
-once (a double submit changes nothing) and runs what follows an answer: the pilot's norming threads, the
-gate after the last qualification item.
+"""The one door for submitting labels of any phase.
+
+`any_phase_label_submit` validates an item's answers (`workflow.answers`), enforces the training order for the phase
+(pilot, qualification, main), stores them once (a double submit changes nothing) and runs what follows an answer: the
+pilot's norming threads, the gate after the last qualification item.
 
 A main label goes on to `services.labelling.main_label_submit` (reservations, resolution of the item), which
 accepts it only from an annotator who passed the gate and confirmed the current guideline.

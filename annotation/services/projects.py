@@ -1,5 +1,6 @@
-"""Writes for projects: creating one, applying a preset (SafeTutors' three stages in one click), label
-questions, stages, and gold labels."""
+"""Writes for projects: creation, presets, label questions, stages and gold labels.
+
+A preset sets up SafeTutors' three stages in one click."""
 
 from __future__ import annotations
 

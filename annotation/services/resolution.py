@@ -1,6 +1,8 @@
-"""Settle items once they have their N labels, by the stage's policy (the pure rules are in
-`resolution_rules`); open and close the discussion among an item's annotators; record the senior
-reviewer's decisions. Every settled question becomes an `Adjudication` row: method, final value, who, note.
+"""Settling main items once they have their N labels: the stage's policy, discussion and reviewer decisions.
+
+The pure rules of the policies are in `resolution_rules`; the discussion is among an item's annotators, opened and
+closed here; the reviewer is a senior one. Every settled question becomes an `Adjudication` row: method, final value,
+who, note.
 
 Statuses of a `MainItem` as it moves: labelling → resolved (unanimous / majority), or
 labelling → discussion → resolved (the discussion made it unanimous) or senior_review → resolved, or

@@ -1,5 +1,7 @@
-"""Writes for training: guideline versions and confirmations, worked examples, choosing the pilot and
-qualification sets, finishing the pilot (score, norming threads), norming comments and pins, and the gate.
+"""Writes for training: guidelines, worked examples, training sets, the pilot, norming and the gate.
+
+Guidelines have versions and confirmations; the training sets are the pilot and qualification sets, chosen here;
+finishing the pilot scores it and opens norming threads, which take comments and pins.
 
 Gold isolation is kept here at every door that writes what all annotators read: a guideline version (and
 the clarifications pinned into it) may not name, quote or explain a training item

@@ -1,6 +1,8 @@
-"""Adjudicator pages: the queue of items waiting for a discussion to end or for a reviewer, and one item
-with every annotator's answers and justifications side by side, its discussion, and a keyboard-driven
-decision form (the label form's script: number keys choose, Enter decides)."""
+"""Adjudicator pages: the queue, and one item's answers side by side with its decision form.
+
+The queue holds the items waiting for a discussion to end or for a reviewer; an item's page shows every annotator's
+answers and justifications side by side, its discussion, and a keyboard-driven decision form (the label form's script:
+number keys choose, Enter decides)."""
 
 from __future__ import annotations
 

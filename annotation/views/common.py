@@ -1,6 +1,7 @@
-"""What several pages share: the labelling form's context and parsing (reused by main
-labelling), and turning a refused training step into a 403 page. The form's questions come from
-`selectors.label_form`, which the API serves too."""
+"""What the training and labelling pages share: the label form, and the 403 page for a refused step.
+
+The labelling form's context and parsing (reused by main labelling), and turning a refused training step into a 403
+page. The form's questions come from `selectors.label_form`, which the API serves too."""
 
 from __future__ import annotations
 

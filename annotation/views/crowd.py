@@ -1,5 +1,7 @@
-"""Crowd pages: the entry link (a platform sends its participant here with their ids; they are signed in as
-their pseudonymous annotator, with no password) and the completion page (the code, then the platform)."""
+"""Crowd pages: the entry link that signs a participant in, and the completion page.
+
+A platform sends its participant to the entry link with their ids; they are signed in as their pseudonymous annotator,
+with no password. The completion page shows the code, then leads back to the platform."""
 
 from __future__ import annotations
 

@@ -1,5 +1,7 @@
-"""The live stage dashboard for researchers: the page, and the fragment htmx polls for while the stage
-runs (`selectors.stage_dashboard`), with links to the project's report, conflicts and label exports."""
+"""The researchers' live stage dashboard: the page and the fragment htmx polls.
+
+htmx polls for the fragment while the stage runs (`selectors.stage_dashboard`); the page has links to the project's
+report, conflicts and label exports."""
 
 from __future__ import annotations
 

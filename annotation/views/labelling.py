@@ -1,6 +1,8 @@
-"""Annotator pages for main labelling: the stages they may label, the labelling page (one item at a time
-through the shared label form and its keyboard script, with the annotator's recent items to go back to),
-the revision of a submitted item, and the discussion of an item they labelled.
+"""Annotator pages for main labelling: the stages, the labelling page, revisions and an item's discussion.
+
+The stages are those they may label; the labelling page shows one item at a time through the shared label form and its
+keyboard script, with the annotator's recent items to go back to; a revision is of a submitted item, and a discussion
+of an item they labelled.
 
 Labelling is blind: the labelling page shows the item and the questions only. Other annotators' answers
 appear on the discussion page only as the blindness rule (`workflow.blindness`) allows: in a discussion

@@ -1,5 +1,7 @@
-"""Norming threads: annotators of a stage (after their own pilot is in) and moderators discuss pilot items;
-a moderator (adjudicator role) answers and pins clarifications for the next guideline version.
+"""Norming thread pages, where annotators and moderators discuss pilot items.
+
+The annotators are those of a stage, after their own pilot is in; a moderator (adjudicator role) answers and pins
+clarifications for the next guideline version.
 
 The thread page serves norming threads to the annotators of their stage and nothing else: an item's
 discussion (an adjudication thread) opens only as the blindness rule allows, on the discussion page; any
