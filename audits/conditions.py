@@ -1,5 +1,6 @@
-"""The demographic design: default dimensions, levels and names, the conditions built from them, and the
-analysis's view of those conditions.
+"""The demographic design: dimensions, levels, names and the conditions built from them (pure).
+
+The dimensions, levels and names have defaults; the module also holds the analysis's view of the conditions.
 
 Pure: no Django. Inputs are plain `LevelInfo` / `NameInfo` rows (loaded from the tables, or the defaults
 while the tables are empty, by `audits.selectors.design`); outputs are `ConditionSpec` dataclasses, which

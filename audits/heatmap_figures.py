@@ -1,6 +1,7 @@
-"""The results page's heatmap figures (and the HTML report's), built from an audit's analysis: per tutor the
-domain × dimension cells, metric × tutor, the implicit names, the opposite decomposition, and per
-(tutor, domain) every contrast row.
+"""The heatmap figures of an audit's results page and HTML report (pure).
+
+They are built from an audit's analysis: per tutor the domain × dimension cells, metric × tutor, the implicit names, the
+opposite decomposition, and per (tutor, domain) every contrast row.
 
 Pure (no Django): the analysis (`audits.services.analysis.AuditAnalysis`) is duck-typed and `link` builds each
 cell's address; the SVG comes from `audits.svg_heatmap`.

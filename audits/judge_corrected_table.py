@@ -1,6 +1,7 @@
-"""The judge-corrected table of an audit: its cells (one per tutor, domain, contrast and turn-level metric), the
-turn scores grouped per (tutor, domain, metric, condition) that the cells' sides are cut from, their order, their
-flat rows for the exports, and the estimator in words.
+"""The judge-corrected table of an audit: its cells, their order and flat rows, and the estimator in words (pure).
+
+There is one cell per tutor, domain, contrast and turn-level metric; the table also holds the turn scores grouped per
+(tutor, domain, metric, condition) that the cells' sides are cut from, and the flat rows are for the exports.
 
 Pure numpy (no Django): the service (`audits.services.judge_corrected`) reads the turns and the human subset and
 calls the arithmetic of `audits.judge_corrected` through here; the pages, exports and tests read the result.

@@ -1,6 +1,8 @@
-"""People pages: researchers and operators create, look up, invite and deactivate users (each within the roles
-they manage); researchers enrol annotators into a stage by username, mark replacements and run the stage's crowd
-entry link. The invitee's page where a one-time link sets a password is Django's password-reset page."""
+"""People pages: users and invitations, enrolment, replacements and a stage's crowd link.
+
+Researchers and operators create, look up, invite and deactivate users (each within the roles they manage); researchers
+enrol annotators into a stage by username, mark replacements and run the stage's crowd entry link. The invitee's page
+where a one-time link sets a password is Django's password-reset page."""
 
 from __future__ import annotations
 

@@ -1,6 +1,8 @@
-"""Researcher pages: projects (create, with the SafeTutors preset in one click), item import, stages with
-every enrolment's progress and scores, guideline versions, worked examples, pilot and qualification sets,
-replacements, and the pass-rate table with its export."""
+"""Researcher pages for setting up projects, their stages and training, and the pass-rate table.
+
+Projects (created with the SafeTutors preset in one click), item import, stages with every enrolment's progress and
+scores, guideline versions, worked examples, pilot and qualification sets, replacements, and the pass-rate table with
+its export."""
 
 from __future__ import annotations
 

@@ -1,5 +1,7 @@
-"""Researcher pages: a project's Appendix-D report (page and downloads in HTML, Markdown and JSON), the
-label exports (CSV, JSONL, Label Studio JSON), and the cross-stage conflicts with their dispositions."""
+"""Researcher pages for a project's report, its label exports and its cross-stage conflicts.
+
+The report is the project's Appendix-D report (page and downloads in HTML, Markdown and JSON); the label exports are
+CSV, JSONL and Label Studio JSON; the cross-stage conflicts come with their dispositions."""
 
 from __future__ import annotations
 

@@ -1,6 +1,8 @@
-"""Annotator pages for training: what to do next, the guideline, worked examples, pilot and qualification
-labelling, pilot feedback and the norming discussion. Every page asks the same step machine as the API,
-so a step out of order is refused by the server (403) whatever the page shows."""
+"""Annotator pages for training, each step asked of the same step machine as the API.
+
+The pages: what to do next, the guideline, worked examples, pilot and qualification labelling, pilot feedback and the
+norming discussion. Since every page asks the same step machine, a step out of order is refused by the server (403)
+whatever the page shows."""
 
 from __future__ import annotations
 

@@ -1,5 +1,7 @@
-"""Answers to label questions: the `Answer` type, its parsing from a form or a JSON body, and the rules an
-answer must meet, for a submit of any phase and for a post-discussion answer. No Django here.
+"""Answers to label questions: the `Answer` type, its parsing and the rules it must meet (pure).
+
+An answer is parsed from a form or a JSON body; the rules hold for a submit of any phase and for a post-discussion
+answer. No Django here.
 
 The rules read a question through the attributes `annotation.models.LabelQuestion` has (`Question`), so
 the services pass their questions as they loaded them and the tests can pass plain objects.

@@ -1,6 +1,8 @@
-"""Blind labelling as one rule: whether a viewer may see other annotators' labels on a main item, which of
-its questions, and under which names. Every page, fragment and API answer that shows an item's discussion
-(or a thread's comments) asks here first; the callers read the facts from the database.
+"""Blind labelling as one pure rule: who may see other annotators' labels on an item, and under which names.
+
+It says whether a viewer may see other annotators' labels on a main item, which of its questions, and under which names.
+Every page, fragment and API answer that shows an item's discussion (or a thread's comments) asks here first; the
+callers read the facts from the database.
 
 The rule: adjudicators and researchers ("moderators") see everything. An annotator sees other annotators'
 answers on an item only when the stage resolves by discussion, all N labels of the item are in, the item is

@@ -1,6 +1,7 @@
-"""The training gate, pure: an annotator passes when pilot agreement with gold ≥ its threshold AND at least
-K of the N qualification items are answered correctly (SafeTutors Appendix D: ≥ 80 % on the pilot and
-≥ 8/10 on the test).
+"""The training gate as a pure decision on pilot agreement with gold and qualification answers.
+
+An annotator passes when pilot agreement with gold ≥ its threshold AND at least K of the N qualification items are
+answered correctly (SafeTutors Appendix D: ≥ 80 % on the pilot and ≥ 8/10 on the test).
 
 The qualification counts correct answers over the whole test: an Unsure answer is not correct, whatever
 the stage's Unsure rule ("8 of 10" means eight right answers out of ten items). The stage's rule applies

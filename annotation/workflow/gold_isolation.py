@@ -1,5 +1,7 @@
-"""Gold isolation, pure: what a text meant for every annotator (a guideline version, a pinned norming
-clarification) would give away about the pilot and qualification items.
+"""Gold isolation (pure): what a text every annotator reads would give away about the training items.
+
+Such a text is a guideline version or a pinned norming clarification; the training items are the pilot and qualification
+items.
 
 Gold of a training item reaches an annotator only as feedback on their own submitted pilot labels
 (`selectors.training.pilot_feedback`, the norming thread of an item they labelled). A guideline is read

@@ -1,6 +1,7 @@
-"""The pilot sampler, pure: draws a stage's pilot from its gold items spread evenly across categories ×
-subjects (SafeTutors Appendix D: 30 items, or 15 for the crowd stage, "drawn evenly across categories and
-subjects"), and says plainly when the items on hand cannot support an even spread.
+"""The pilot sampler (pure): a stage's pilot drawn evenly across categories × subjects from its gold items.
+
+The spread follows SafeTutors Appendix D: 30 items, or 15 for the crowd stage, "drawn evenly across categories and
+subjects"; the sampler says plainly when the items on hand cannot support an even spread.
 
 "Even" is three promises at once: every (category, subject) cell gets ⌊n/K⌋ or ⌈n/K⌉ items (K cells), every
 category gets ⌊n/C⌋ or ⌈n/C⌉, and every subject ⌊n/S⌋ or ⌈n/S⌉. Which cells take the one extra item is a

@@ -1,5 +1,6 @@
-"""When an annotator may revise a main label they submitted — the pure rule behind `services.labelling`'s
-`label_revise`. No Django here.
+"""The pure rule for when an annotator may revise a main label they submitted.
+
+It is the rule behind `services.labelling`'s `label_revise`. No Django here.
 
 A revised label must still be a blind, pre-discussion label. So an item's labels can be revised only while
 the item is still waiting for its N labels: once the last one is in, the item is settled, opens a

@@ -1,5 +1,7 @@
-"""Which environment variables an endpoint may send as its API key, and which addresses it may call: the
-operator's rule, checked when an endpoint is saved and again when its HTTP client is built and connects.
+"""The outbound policy for model endpoints: which API-key variables they may send and which addresses they may call.
+
+The API key is named by an environment variable. The policy is the operator's rule, checked when an endpoint is saved
+and again when its HTTP client is built and connects.
 
 Without it, a researcher could name `SECRET_KEY` (or `DATABASE_URL`) as an endpoint's key variable and a
 listener of theirs as its URL, and the connection test would send the value as a bearer token; or point

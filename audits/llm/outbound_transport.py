@@ -1,7 +1,8 @@
-"""HTTP clients for model endpoints that check, at the moment of connecting, the address they connect to
-against `audits.llm.outbound_policy` — so a host name that resolved to a public address when the endpoint
-was saved and resolves to a private one now (DNS rebinding), or a redirect to an internal URL, is refused
-before a byte is sent.
+"""HTTP transports for model endpoints that check each address against the outbound policy when connecting.
+
+The policy is `audits.llm.outbound_policy`; checking at the moment of connecting means a host name that resolved to a
+public address when the endpoint was saved and resolves to a private one now (DNS rebinding), or a redirect to an
+internal URL, is refused before a byte is sent.
 
 Both of the SDK's transports (`LLM_HTTP_TRANSPORT`) resolve the name once and connect only to the
 addresses that were checked: httpx through a network backend that resolves, checks and connects to the

@@ -1,6 +1,7 @@
-"""The fairness analyses of audits: one row per (audit, analysis parameters), which is both the job that
-computes the analysis on a Celery worker (its state and progress) and the cache of its result, valid while
-the audit's scores are unchanged.
+"""Model of an audit's fairness analysis: the worker's job and the cache of its result, in one row.
+
+There is one row per (audit, analysis parameters): both the job that computes the analysis on a Celery worker (its state
+and progress) and the cache of its result, valid while the audit's scores are unchanged.
 
 A row is keyed by a hash of the parameters and carries a fingerprint of the scores it is (being) computed
 from (counts, largest ids and value sums of the finished dialogues and judge scores). Its status moves

@@ -1,5 +1,6 @@
-"""Tables of judging runs that a worker carries out (re-judging an audit under another rubric version,
-scoring a validation set, adding a judge) and of the OpenAI Batch API batches they send.
+"""Models of the judging runs that workers carry out and of the OpenAI Batch API batches they send.
+
+A judging run re-judges an audit under another rubric version, scores a validation set or adds a judge.
 
 A run's progress lives in its row (turns judged of the total), and so does the claim of the worker
 that holds it (a lease), so a sweep can hand a run whose worker died to another. A batch row records

@@ -1,6 +1,8 @@
-"""Tables of the endpoints' shared rate-limit state: the token buckets that worker processes share when
-the broker is not Redis (`audits.services.rate_limits` keeps them in Redis otherwise), and the in-flight
-limit each worker process has reached per endpoint, for the audit page."""
+"""Models of the endpoints' shared rate-limit state: token buckets and per-process in-flight limits.
+
+The token buckets are the ones worker processes share when the broker is not Redis (`audits.services.rate_limits` keeps
+them in Redis otherwise), and the in-flight limit is the one each worker process has reached per endpoint, for the audit
+page."""
 
 from django.db import models
 

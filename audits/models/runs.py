@@ -1,5 +1,6 @@
-"""Tables of running audits: the audit, its conditions, one dialogue per (tutor, question, condition),
-the dialogue's turns and the judge's scores for each tutor turn.
+"""Models of running audits: the audit, its conditions, dialogues, turns and judge scores.
+
+There is one dialogue per (tutor, question, condition), and the judge scores each tutor turn.
 
 Progress is never kept anywhere but here: it is a count of dialogue rows by status. A dialogue is
 claimed by compare-and-swap on its status (and a lease, so work a killed worker held is taken up again),

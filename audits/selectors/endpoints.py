@@ -1,5 +1,7 @@
-"""Reads about model endpoints beyond their rows: which models the servers said answered (a model swapped
-behind the same URL shows here), and the in-flight limits the worker processes report."""
+"""Reads about model endpoints: the models their servers answered with, and the in-flight limits reported.
+
+They go beyond the endpoints' rows: a model swapped behind the same URL shows here; the worker processes report the
+in-flight limits."""
 
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
-"""Reads behind the judge-corrected contrasts: the judge's usable score on every tutor turn of an audit's finished
-dialogues, one row per (turn, turn-level metric), with the turn's tutor, domain, condition and question, as numpy
-columns (one query)."""
+"""Reads behind the judge-corrected contrasts: the judge's score on every tutor turn, as numpy columns.
+
+The scores are the judge's usable ones on every tutor turn of an audit's finished dialogues, one row per (turn,
+turn-level metric), with the turn's tutor, domain, condition and question, read in one query."""
 
 from __future__ import annotations
 

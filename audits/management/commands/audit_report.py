@@ -1,6 +1,8 @@
-"""`manage.py audit_report AUDIT_ID --out DIR`: write an audit's fairness results to a folder — the
-self-contained HTML report, the JSON of every table and the raw scores, and one CSV per table — with the
-same numbers as the results page and the API (and the same parameters, given as options)."""
+"""Management command that writes an audit's fairness results (HTML, JSON and CSV) to a folder.
+
+Usage: `manage.py audit_report AUDIT_ID --out DIR`. The folder gets the self-contained HTML report, the JSON of every
+table and the raw scores, and one CSV per table, with the same numbers as the results page and the API (and the same
+parameters, given as options)."""
 
 from pathlib import Path
 
