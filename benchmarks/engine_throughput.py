@@ -1,5 +1,6 @@
-"""Engine throughput: model calls per second of a real audit on a real worker, against the ideal and
-against a plain asyncio loop over `AsyncOpenAI` with the same semaphore.
+"""Benchmark of engine throughput: model calls per second of a real audit on a real worker.
+
+It is measured against the ideal and against a plain asyncio loop over `AsyncOpenAI` with the same semaphore.
 
     DEBUG=1 .venv/bin/python benchmarks/engine_throughput.py [--dialogues 500] [--concurrency 64] [--delay 0.2]
 

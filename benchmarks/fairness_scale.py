@@ -1,5 +1,6 @@
-"""Benchmark: the fairness analysis (audits.fairness.analyze) at EduFair-Bench paper scale, against a plain
-scipy loop.
+"""Benchmark of the fairness analysis at EduFair-Bench paper scale, against a plain scipy loop.
+
+The analysis is audits.fairness.analyze.
 
 Synthetic dialogues: 5 tutors × 1,907 questions (907 maths, 500 physics, 500 chemistry) × 22 conditions
 (control; 9 explicit levels; 8 implicit name conditions in 7 name cells — female/male × white/black, one of

@@ -1,5 +1,6 @@
-"""Labelling under load: gunicorn + PostgreSQL on loopback, simulated annotators doing "next item" + "submit"
-through the API for a fixed time.
+"""Benchmark of labelling under load: simulated annotators against gunicorn and PostgreSQL.
+
+Gunicorn + PostgreSQL on loopback, simulated annotators doing "next item" + "submit" through the API for a fixed time.
 
 (a) closed loop: C clients (default 32) with no think time — the maximum throughput;
 (b) open loop: requests started on a fixed schedule (default 100 requests/s) whatever the server does, with

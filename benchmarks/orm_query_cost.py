@@ -1,7 +1,9 @@
-"""CPU per statement of the labelling hot path: the same reads built through the ORM and written as SQL
-(`annotation/services/main_sql.py`, `edufair_web/accounts/authentication.py`), against PostgreSQL on
-loopback. It seeds the same database as `labelling_load.py` (dropped and made anew), then times each form
-in a loop and prints the median of several rounds, in CPU milliseconds per statement of this process.
+"""Benchmark of CPU per statement on the labelling hot path, the ORM against hand-written SQL.
+
+The same reads built through the ORM and written as SQL (`annotation/services/main_sql.py`,
+`edufair_web/accounts/authentication.py`), against PostgreSQL on loopback. It seeds the same database as
+`labelling_load.py` (dropped and made anew), then times each form in a loop and prints the median of several rounds, in
+CPU milliseconds per statement of this process.
 
     .venv/bin/python benchmarks/orm_query_cost.py --rounds 5 --loops 1000
 """

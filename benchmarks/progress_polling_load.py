@@ -1,10 +1,11 @@
-"""Researchers polling audit progress while an audit runs and annotators label: gunicorn + PostgreSQL +
-Redis on loopback, a real Celery worker running a simulation audit, simulated annotators doing "next item"
-+ "submit" at a fixed open-loop rate (the labelling benchmark's client, imported from labelling_load.py),
-and simulated researchers each polling `GET /api/audits/{id}/progress/` on a fixed schedule (every
-`--poll-interval` s, as the audit page's htmx polling does). Latency is measured from the scheduled start
-(no coordinated omission). Reports p50/p95/p99 and errors for polling and for labelling, and how far the
-audit got while it was being polled. A benchmark, not a test; benchmarks/RESULTS.md records its numbers.
+"""Benchmark of researchers polling audit progress while an audit runs and annotators label.
+
+Gunicorn + PostgreSQL + Redis on loopback, a real Celery worker running a simulation audit, simulated annotators doing
+"next item" + "submit" at a fixed open-loop rate (the labelling benchmark's client, imported from labelling_load.py),
+and simulated researchers each polling `GET /api/audits/{id}/progress/` on a fixed schedule (every `--poll-interval` s,
+as the audit page's htmx polling does). Latency is measured from the scheduled start (no coordinated omission). Reports
+p50/p95/p99 and errors for polling and for labelling, and how far the audit got while it was being polled. A benchmark,
+not a test; benchmarks/RESULTS.md records its numbers.
 
     .venv/bin/python benchmarks/progress_polling_load.py --duration 30 --researchers 20
 """

@@ -1,5 +1,6 @@
-"""Results page height: the page of the demo audit, as a researcher sees it in Chromium at
-1280 × 800 with the default filters (target: under 15,000 px).
+"""Benchmark of the results page's height in Chromium, for the demo audit.
+
+The page is seen as a researcher sees it in Chromium at 1280 × 800 with the default filters (target: under 15,000 px).
 
     DEBUG=1 .venv/bin/python benchmarks/results_page_height.py [--screenshot FILE.png]
 

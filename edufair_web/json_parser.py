@@ -1,5 +1,7 @@
-"""The API's JSON input by json_input's rule: request bodies (the parser) and the JSON text of form fields (every
-serializer JSONField, model serializers' included), nested deeper than MAX_DEPTH, are a 400 and never a 500.
+"""Depth-bounded JSON for the API: a parser and a JSONField that answer JSON nested too deep with a 400, never a 500.
+
+This is json_input's rule, for request bodies (the parser) and the JSON text of form fields (every serializer JSONField,
+model serializers' included): deeper than MAX_DEPTH is a 400.
 
 The body's size is bounded before the parser runs: DRF hands JSON parsers `request.body`, which Django refuses
 (400) over DATA_UPLOAD_MAX_MEMORY_SIZE.

@@ -1,6 +1,8 @@
-"""Requests whose path or query parameters hold text no database can store (a NUL, edufair_web.storable_text)
-are answered 400 here, once for every view: such a value reaches filters (`?kind=`, `?status=`) and lookups
-(`/api/workers/<hostname>/`) that no field validates, and PostgreSQL refused it with a DataError (a 500)."""
+"""Middleware that answers 400 to paths and query parameters holding text no database can store.
+
+Such text is a NUL (edufair_web.storable_text); it is refused here, once for every view, because such a value reaches
+filters (`?kind=`, `?status=`) and lookups (`/api/workers/<hostname>/`) that no field validates, and PostgreSQL refused
+it with a DataError (a 500)."""
 
 from collections.abc import Iterator
 

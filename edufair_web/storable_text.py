@@ -1,5 +1,7 @@
-"""Text no database here can store, found before the write: a NUL character (PostgreSQL refuses it in text and
-in JSON) or a lone surrogate (JSON's "\\ud800" escape decodes to one; it is not UTF-8, so the driver fails).
+"""Finding text no database here can store (a NUL or a lone surrogate) before the write (pure).
+
+Such text is a NUL character (PostgreSQL refuses it in text and in JSON) or a lone surrogate (JSON's "\\ud800" escape
+decodes to one; it is not UTF-8, so the driver fails).
 
 Pure: no Django. Importers refuse such a value as a line or field error instead of a database error (a 500).
 """

@@ -1,5 +1,7 @@
-"""Reads of running audits: progress (row counts), cost, transcripts, the objects a clone's changed factor
-names, and the long frame of scores that `audits.fairness` analyses."""
+"""Reads of running audits: progress, cost, transcripts, a clone's changed objects and the frame of scores.
+
+Progress is row counts; the objects read for a clone are those its changed factor names; the frame of scores is the long
+one that `audits.fairness` analyses."""
 
 from __future__ import annotations
 

@@ -1,6 +1,8 @@
-"""Writes that steer an audit through its life: create it (from its parts or from a design), launch, pause,
-resume, cancel, retry its failed dialogues, clone it with one factor changed; the sweep that sends again the
-work a dead worker held, and the status refresh that finishes an audit with no open work.
+"""Writes that steer an audit through its life, from creation and launch to retries, clones and sweeps.
+
+Create it (from its parts or from a design), launch, pause, resume, cancel, retry its failed dialogues, clone it with
+one factor changed; the sweep that sends again the work a dead worker held, and the status refresh that finishes an
+audit with no open work.
 
 The database is the truth. `audit_launch` creates every Dialogue row idempotently and, on commit, sends
 batches of dialogue ids to the workers, which run them (`audits.services.dialogue_batches`); progress is a

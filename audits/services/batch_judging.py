@@ -1,6 +1,8 @@
-"""Judging through the OpenAI Batch API, for endpoints marked batch-capable: the turns of a judging run
-go to the provider as JSONL files of judge requests, in rounds (first asks, then re-asks of replies that
-did not parse), and come back into the ledger at the batch price.
+"""Judging through the OpenAI Batch API, in rounds that survive a killed worker.
+
+It serves endpoints marked batch-capable: the turns of a judging run go to the provider as JSONL files of judge
+requests, in rounds (first asks, then re-asks of replies that did not parse), and come back into the ledger at the batch
+price.
 
 Each round is a `JudgeBatch` row, found again by the content hash of its request keys. Every step at the
 provider (file uploaded, batch created, polled, output collected) is saved before the next, so a worker

@@ -1,6 +1,7 @@
-"""Writes of the demographic design and the prompt templates (default seeding, the default template of a
-kind, template versions), and the one computation of a design preview that the preview page and the
-launch form share.
+"""Writes of the demographic design and the prompt templates, and the one computation of a design preview.
+
+They cover default seeding, the default template of a kind and template versions; the preview page and the launch form
+share the design preview.
 
 Template versions are immutable once used: `prompt_template_mark_used` is the one door an audit calls when
 it starts using a version, and `prompt_template_revise` is the one door for editing — it always writes a

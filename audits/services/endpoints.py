@@ -1,6 +1,7 @@
-"""Writes of model endpoints that are more than a form save: declaring that the model behind an
-endpoint's URL changed (its revision, part of the ledger identity, goes up by one), and testing the
-connection to an endpoint (its outcome stored for the launch form)."""
+"""Writes of model endpoints beyond a form save: declaring a changed model, and testing the connection.
+
+When the model behind an endpoint's URL changed, its revision (part of the ledger identity) goes up by one; a connection
+test's outcome is stored for the launch form."""
 
 import asyncio
 

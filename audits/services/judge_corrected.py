@@ -1,6 +1,7 @@
-"""An audit's judge-corrected fairness contrasts: every turn-level cell of its analysis, the judge-only flag beside
-the prediction-powered (PPI++) difference that propagates the judge's measured error, from the human labels of the
-audit's judge-validation project.
+"""An audit's judge-corrected (PPI++) fairness contrasts, beside the judge-only flags.
+
+Every turn-level cell of its analysis puts the judge-only flag beside the prediction-powered (PPI++) difference that
+propagates the judge's measured error, from the human labels of the audit's judge-validation project.
 
 One query reads the judge's scores of every tutor turn (`audits.selectors.judge_corrected`); the human subset comes
 through the audits app's door into annotation (`audits.selectors.judge_validation.audit_human_subset`); the turns

@@ -1,5 +1,7 @@
-"""Judging runs on the workers: open one (queued on commit), claim it by compare-and-swap with a lease,
-keep the lease while it works, finish it; a sweep re-sends the task of a run whose worker died.
+"""Judging runs on the workers: open, claim with a lease, keep, finish, and sweep the dead ones.
+
+Opening a run queues it on commit; a worker claims it by compare-and-swap and keeps the lease while it works; a sweep
+re-sends the task of a run whose worker died.
 
 A run is a `JudgeRun` row: which task carries it out and with what parameters (`task_args`), and its
 progress (turns judged of the total). Pages read progress from the row; the broker only wakes workers.

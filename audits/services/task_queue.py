@@ -1,5 +1,6 @@
-"""Sending work to the Celery workers by task name, so services enqueue without importing `audits.tasks`
-(the tasks import the services, never the other way round).
+"""Sending work to the Celery workers by task name, without importing `audits.tasks`.
+
+Services enqueue this way because the tasks import the services, never the other way round.
 
 The names below are the ones `audits.tasks` registers. A task is sent through its own `apply_async`, found
 in the app's registry by name, so whatever applies to calling the task object applies here as well: the

@@ -1,5 +1,6 @@
-"""Admin registrations for accounts: operators get users, groups, API tokens (never readable), lockouts and
-worker heartbeats."""
+"""Admin registrations of the operators' models.
+
+Operators get users, groups, API tokens (never readable), lockouts and worker heartbeats."""
 
 from django.contrib import admin
 from knox.models import AuthToken

@@ -1,5 +1,7 @@
-"""The admin site: operators (users, API tokens, lockouts, workers) and researchers (the research data), each
-seeing their own models. Other signed-in users get 403 rather than a second login form."""
+"""The admin site, where operators and researchers each see their own models.
+
+Operators see users, API tokens, lockouts and workers; researchers see the research data. Other signed-in users get 403
+rather than a second login form."""
 
 from django.contrib import admin
 from django.core.exceptions import PermissionDenied

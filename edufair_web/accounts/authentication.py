@@ -1,7 +1,8 @@
-"""API token authentication (django-rest-knox's hashed, expiring tokens) that reads the token, its user and the
-user's roles in one SQL statement: every API view checks a role, and the labelling requests that dozens of
-annotators send at once should pay neither a second query for the roles nor the ORM's cost of building the first
-(see `annotation.services.main_sql` for the numbers)."""
+"""API token authentication that reads the token, its user and the user's roles in one SQL statement.
+
+The tokens are django-rest-knox's hashed, expiring ones. One statement because every API view checks a role, and the
+labelling requests that dozens of annotators send at once should pay neither a second query for the roles nor the ORM's
+cost of building the first (see `annotation.services.main_sql` for the numbers)."""
 
 import binascii
 from hmac import compare_digest

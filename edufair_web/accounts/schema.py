@@ -1,5 +1,6 @@
-"""The OpenAPI schema: drf-spectacular's view, for researchers only, built once per process and format; the
-token scheme it documents.
+"""The OpenAPI schema view (researchers only, cached per process) and the token scheme it documents.
+
+The view is drf-spectacular's, built once per process and format.
 
 Building the schema walks every view and serializer (about a second for ~180 KB); it only changes when the code
 does, and new code means new processes, so the `schema` cache is local memory and never expires. The permission

@@ -1,6 +1,8 @@
-"""Request throttles (DRF's, counted in the `default` cache): password log-ins per client address, and writes
-and expensive reads per user. Rates are read from `settings.THROTTLE_RATES` on every request, so an operator sets
-them from the environment and a test can change them; a rate of None switches that throttle off.
+"""Request throttles for log-ins, writes and expensive reads, with rates read from settings.
+
+The throttles are DRF's, counted in the `default` cache: password log-ins per client address, and writes and expensive
+reads per user. Rates are read from `settings.THROTTLE_RATES` on every request, so an operator sets them from the
+environment and a test can change them; a rate of None switches that throttle off.
 
 The counts live in the cache: with the default local-memory cache each web process counts on its own (N processes
 allow N times the rate); `CACHE_URL` names a Redis database that all processes share.

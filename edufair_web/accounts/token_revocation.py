@@ -1,5 +1,7 @@
-"""A changed password deletes the user's API tokens, however it was changed (the log-in pages, the admin,
-`manage.py changepassword`, `create_user` resetting it): a token must not outlive the password that issued it."""
+"""Revoking a user's API tokens whenever their password changes.
+
+They are deleted however the password was changed (the log-in pages, the admin, `manage.py changepassword`,
+`create_user` resetting it): a token must not outlive the password that issued it."""
 
 from django.contrib.auth.models import User
 from django.db.models.signals import post_save, pre_save
