@@ -7,7 +7,7 @@ import subprocess
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-MAP = ROOT / "docs" / "ARCHITECTURE.md"
+MAP = ROOT / "docs/ARCHITECTURE.md"
 # What a newcomer asks for first: each must be a row of the concept table.
 CONCEPTS = (
     "ledger",
