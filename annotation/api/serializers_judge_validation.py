@@ -145,6 +145,13 @@ class ValidationReportSerializer(serializers.Serializer):
     metrics = serializers.ListField(child=serializers.DictField(), help_text="Per metric: agreement and verdicts.")
     best_judge = serializers.JSONField()
     imported = serializers.JSONField()
+    planner = serializers.DictField(
+        help_text=(
+            "Human-labelled turns a judge-corrected contrast needs per side and per stratum for the target "
+            "half-width, per metric and judge, from the judge's error SD on these labels (λ = 1, so conservative; "
+            "sides independent; Kish's design effect from the recorded inclusion probabilities)."
+        )
+    )
 
 
 class PersonaResultSerializer(serializers.Serializer):

@@ -1,11 +1,13 @@
-"""API of judge validation (researchers): create a validation project from an audit, read the report, add
+"""API of judge validation (researchers): create a validation project from an audit, read the report (with the
+label planner for a target half-width, ``?half_width=``), add
 a judge or re-run one (queued on a worker: 202 with the run's progress, also in GET …/judges/), set
 thresholds, record verdicts, record a rubric workshop, hide or show the persona cue, import an
 MRBench-style file, and read an audit's judge status."""
 
 from django.http import Http404
 from django.shortcuts import get_object_or_404
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import status
 from rest_framework.exceptions import ValidationError
 from rest_framework.parsers import FormParser, MultiPartParser
@@ -16,6 +18,13 @@ from annotation.judge_validation import services
 from annotation.judge_validation.audit_source import audit_by_id, endpoint_by_id
 from annotation.judge_validation.importing import MRBenchError, labelled_file_import
 from annotation.judge_validation.judging import judge_run_state, judge_validation_add
+from annotation.judge_validation.planner import (
+    HALF_WIDTH_MAX,
+    HALF_WIDTH_MIN,
+    PlannerInputError,
+    label_planner,
+    target_half_width_from,
+)
 from annotation.models import AnnotationProject, JudgeValidation, RubricVersion
 from annotation.selectors.judge_validation import (
     judge_validation_status,
@@ -105,12 +114,33 @@ class ValidationReportAPIView(APIView):
 
     permission_classes = [IsResearcher]
 
-    @extend_schema(responses=ValidationReportSerializer)
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("rubric", OpenApiTypes.INT, description="Rubric version id; default: the latest."),
+            OpenApiParameter(
+                "half_width",
+                OpenApiTypes.DOUBLE,
+                description=(
+                    "The label planner's target half-width of a judge-corrected contrast's interval "
+                    f"({HALF_WIDTH_MIN} to {HALF_WIDTH_MAX}; default 0.25)."
+                ),
+            ),
+        ],
+        responses=ValidationReportSerializer,
+    )
     def get(self, request, project_pk):
         project = _project(project_pk)
         rubric_id = request.query_params.get("rubric")
         rubric = _rubric(project, rubric_id) if rubric_id else None
-        return Response(validation_report(project, rubric=rubric))
+        try:
+            half_width = target_half_width_from(request.query_params.get("half_width"))
+        except PlannerInputError as exc:
+            raise ValidationError({"half_width": str(exc)}) from exc
+        report = validation_report(project, rubric=rubric)
+        rubric = rubric or RubricVersion.objects.get(pk=report["rubric"]["id"])
+        judges = list(project.judge_validations.filter(rubric=rubric).order_by("id"))
+        planner = label_planner(project, rubric=rubric, validations=judges, target_half_width=half_width)
+        return Response({**report, "planner": planner.as_dict()})
 
 
 class JudgeAddAPIView(APIView):

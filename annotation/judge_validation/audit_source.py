@@ -3,7 +3,9 @@ audits app (no other module of the app imports `audits`).
 
 It offers an audit's scored tutor turns (the sample's candidates) and their transcripts as item payloads,
 the audit judge's stored scores, model endpoints and judge_rubric templates, the engine's judge call over
-the ledger with its judging runs on a worker, and the demo audit. Audits objects stay audits objects; the
+the ledger with its judging runs on a worker, the demo audit, the judge-corrected contrasts of an audit (for
+the cue check) and the label planner's arithmetic (the judge's error SD, labels needed for a target half-width,
+Kish's design effect). Audits objects stay audits objects; the
 functions here only say which of them annotation needs and how it reads them.
 """
 
@@ -19,14 +21,17 @@ from annotation.judge_validation.sampling import Candidate
 from audits.demo import DEMO_AUDIT_NAME
 from audits.engine import PURPOSE_JUDGE
 from audits.judge import METRICS, PARSE_OK
+from audits.judge_corrected import LabelPlan, error_sd, kish_design_effect, labels_needed
 from audits.llm.dialogue import TurnToJudge
 from audits.models import Audit, Condition, Dialogue, ModelEndpoint, PromptTemplate, Turn, TurnScore
+from audits.services.analysis import AnalysisState, analysis_request
 from audits.services.design import (
     TemplateTextError,
     default_template,
     prompt_template_mark_used,
     prompt_template_revise,
 )
+from audits.services.judge_corrected import JudgeCorrectedResults, judge_corrected_results
 from audits.services.judge_runs import judge_run_execute, judge_run_open, judge_run_state
 from audits.services.judging import judgements_run, turns_to_judge
 
@@ -37,10 +42,14 @@ JUDGE_METRICS: tuple[str, ...] = tuple(METRICS)
 JUDGEMENT_OK = PARSE_OK  # a judgement whose scores were parsed
 
 __all__ = [
+    "AnalysisState",
     "JUDGEMENT_OK",
     "JUDGE_METRICS",
+    "JudgeCorrectedResults",
+    "LabelPlan",
     "PURPOSE_JUDGE",
     "TemplateTextError",
+    "analysis_request",
     "audit_by_id",
     "audit_judge_scores",
     "audit_turn_candidates",
@@ -50,14 +59,18 @@ __all__ = [
     "demo_audit",
     "endpoint_by_id",
     "endpoints_by_name",
+    "error_sd",
     "finished_audits",
     "imported_turn_to_judge",
+    "judge_corrected_results",
     "judge_endpoint",
     "judge_template",
     "judge_run_execute",
     "judge_run_open",
     "judge_run_state",
     "judgements_run",
+    "kish_design_effect",
+    "labels_needed",
     "persona_cue_of",
     "prompt_template_mark_used",
     "prompt_template_revise",

@@ -1,7 +1,8 @@
 """Researcher pages of judge validation: the list of validation projects (and the MRBench-style import), the
 one-action form that builds a validation project from an audit, the report (several judges side by side,
-per rubric version) with its actions — thresholds, recording verdicts, adding a judge, hiding or showing
-the persona cue — and the rubric-workshop form. A judge added or re-run is judged on a worker; the report
+per rubric version, with the label planner for a target half-width, ``?half_width=``, and the judge's cue
+check on the audit's contrasts) with its actions — thresholds, recording verdicts, adding a judge, hiding or
+showing the persona cue — and the rubric-workshop form. A judge added or re-run is judged on a worker; the report
 shows each judge's run (turns judged of the total, its batches) and reloads itself while one is open."""
 
 from __future__ import annotations
@@ -16,10 +17,17 @@ from django.views import View
 
 from annotation.judge_validation import judging, services
 from annotation.judge_validation.audit_source import audit_by_id, endpoint_by_id, endpoints_by_name, finished_audits
+from annotation.judge_validation.cue_check import cue_section
 from annotation.judge_validation.importing import MRBenchError, labelled_file_import
+from annotation.judge_validation.planner import (
+    DEFAULT_HALF_WIDTH,
+    PlannerInputError,
+    label_planner,
+    target_half_width_from,
+)
 from annotation.judge_validation.report import NA
 from annotation.judge_validation.rubric import METRIC_QUESTIONS
-from annotation.models import AnnotationProject, JudgeValidation
+from annotation.models import AnnotationProject, JudgeValidation, RubricVersion
 from annotation.selectors.judge_validation import (
     item_sources,
     project_rubrics,
@@ -222,18 +230,25 @@ class ValidationReportView(ResearcherRequiredMixin, View):
         rubrics = project_rubrics(project)
         chosen = next((r for r in rubrics if str(r.pk) == request.GET.get("rubric")), None)
         report = validation_report(project, rubric=chosen)
+        rubric = chosen or RubricVersion.objects.get(pk=report["rubric"]["id"])
         stages = list(project.stages.order_by("order"))
-        validations = [
-            {"v": v, "run": judging.judge_run_state(v)}
-            for v in project.judge_validations.filter(rubric_id=report["rubric"]["id"])
-        ]
+        judges = list(project.judge_validations.filter(rubric=rubric).order_by("id"))
+        validations = [{"v": v, "run": judging.judge_run_state(v)} for v in judges]
+        try:
+            half_width, planner_error = target_half_width_from(request.GET.get("half_width")), ""
+        except PlannerInputError as exc:
+            half_width, planner_error = DEFAULT_HALF_WIDTH, str(exc)
+        audit = audit_by_id(project.source_audit_id) if project.source_audit_id else None
         return render(
             request,
             "annotation/judge_validation/report.html",
             {
                 "project": project,
-                "audit": audit_by_id(project.source_audit_id),
+                "audit": audit,
                 "report": report,
+                "planner": label_planner(project, rubric=rubric, validations=judges, target_half_width=half_width),
+                "planner_error": planner_error,
+                "cue": cue_section(audit, project.pk) if audit is not None else None,
                 "tables": report_tables(report, transcript_links(project)),
                 "imported": imported_tables(report["imported"]),
                 "rubrics": rubrics,

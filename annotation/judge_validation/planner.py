@@ -1,0 +1,154 @@
+"""The label planner of a judge validation: per metric and judge, how many human-labelled turns a fairness
+contrast needs for its judge-corrected interval to reach a target half-width.
+
+The judge's error SD comes from the validation's own (judge, human consensus) pairs; the count comes from the
+closed form of the judge-corrected estimator with λ = 1 (`audits.judge_corrected.labels_needed`, reached through
+`audit_source`), which PPI++'s tuned λ can only improve on, so the counts are conservative. Both sides of a contrast
+get the same count, drawn independently; a side's strata are the audit's domains (equal labels per domain), and the
+design effect of unequal inclusion probabilities is Kish's, from the probabilities this sample recorded (the largest
+over the sample's sides, tutor × condition). The judge mean's own variance is left out (many turns per side).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from annotation.judge_validation.audit_source import error_sd, kish_design_effect, labels_needed
+from annotation.models import AnnotationProject, JudgeValidation, RubricVersion
+from annotation.selectors.judge_validation import judge_consensus_pairs, sample_design
+
+DEFAULT_HALF_WIDTH = 0.25
+HALF_WIDTH_MIN = 0.01  # on a 0–2 scale a difference lies in [−2, 2]; narrower than this is no plan
+HALF_WIDTH_MAX = 2.0
+
+ASSUMPTIONS = (
+    "λ = 1 (PPI++'s tuned λ does at least as well, so these counts are conservative); the two sides' human samples "
+    "independent, with the same count on each; the judge's error SD the same on both sides, as measured on this "
+    "validation's turns; a side's strata are the audit's domains, with equal labels per domain; the design effect is "
+    "Kish's from the recorded inclusion probabilities (the largest over the sample's tutor × condition sides); the "
+    "judge mean's own variance left out (many turns per side)."
+)
+
+
+class PlannerInputError(ValueError):
+    """A target half-width the planner cannot use (the message says why)."""
+
+
+def target_half_width_from(text: str | None) -> float:
+    """The researcher's target half-width from a form or query value (blank: the default)."""
+    if text is None or not str(text).strip():
+        return DEFAULT_HALF_WIDTH
+    try:
+        value = float(text)
+    except ValueError:
+        raise PlannerInputError(f"The target half-width must be a number, not {text!r}.") from None
+    if not math.isfinite(value) or not HALF_WIDTH_MIN <= value <= HALF_WIDTH_MAX:
+        raise PlannerInputError(f"The target half-width must lie between {HALF_WIDTH_MIN} and {HALF_WIDTH_MAX}.")
+    return value
+
+
+@dataclass(frozen=True)
+class PlanRow:
+    """One metric and judge: the pairs the error SD rests on and, when there are at least 2, the plan."""
+
+    metric: str
+    judge_key: str
+    judge_name: str
+    n_pairs: int
+    error_sd: float | None
+    per_side: int | None
+    per_stratum: int | None
+    predicted_half_width: float | None
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class LabelPlanner:
+    target_half_width: float
+    alpha: float
+    strata_per_side: int
+    domains: tuple[str, ...]
+    design_effect: float
+    rows: list[PlanRow]
+    assumptions: str = ASSUMPTIONS
+
+    @property
+    def level_percent(self) -> str:
+        return f"{100 * (1 - self.alpha):g}"
+
+    def as_dict(self) -> dict:
+        return {
+            "target_half_width": self.target_half_width,
+            "alpha": self.alpha,
+            "strata_per_side": self.strata_per_side,
+            "domains": list(self.domains),
+            "design_effect": self.design_effect,
+            "assumptions": self.assumptions,
+            "rows": [row.__dict__.copy() for row in self.rows],
+        }
+
+
+def design_effect_of(side_probabilities: dict[tuple, list[float]]) -> float:
+    """The largest Kish design effect over the sample's sides (1 with none)."""
+    effects = [kish_design_effect(found) for found in side_probabilities.values() if found]
+    return max(effects, default=1.0)
+
+
+def label_planner(
+    project: AnnotationProject,
+    *,
+    rubric: RubricVersion,
+    validations: list[JudgeValidation],
+    target_half_width: float = DEFAULT_HALF_WIDTH,
+    alpha: float = 0.05,
+) -> LabelPlanner:
+    """The plan for every metric and judge of the report (see the module docstring)."""
+    design = sample_design(project)
+    strata = max(1, len(design.domains))
+    design_effect = design_effect_of(design.side_probabilities)
+    rows = []
+    for validation in validations:
+        for metric, pairs in judge_consensus_pairs(project, rubric, validation).items():
+            base = {"metric": metric, "judge_key": str(validation.pk), "judge_name": validation.judge_name}
+            if len(pairs) < 2:
+                rows.append(
+                    PlanRow(
+                        **base,
+                        n_pairs=len(pairs),
+                        error_sd=None,
+                        per_side=None,
+                        per_stratum=None,
+                        predicted_half_width=None,
+                        note="fewer than 2 turns with both a judge score and a human consensus on the scale",
+                    )
+                )
+                continue
+            sd = error_sd([judge for judge, _ in pairs], [human for _, human in pairs])
+            plan = labels_needed(
+                sd,
+                sd,
+                target_half_width,
+                alpha=alpha,
+                strata_a=strata,
+                strata_b=strata,
+                design_effect=design_effect,
+            )
+            rows.append(
+                PlanRow(
+                    **base,
+                    n_pairs=len(pairs),
+                    error_sd=sd,
+                    per_side=plan.per_side,
+                    per_stratum=max(plan.per_stratum_a, plan.per_stratum_b),
+                    predicted_half_width=plan.predicted_half_width,
+                )
+            )
+    return LabelPlanner(
+        target_half_width=target_half_width,
+        alpha=alpha,
+        strata_per_side=strata,
+        domains=design.domains,
+        design_effect=design_effect,
+        rows=rows,
+    )
