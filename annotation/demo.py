@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from django.contrib.auth.models import User
 
+from annotation.judge_validation.demo import cue_validation_demo_seed, judge_validation_demo_seed
 from annotation.models import AnnotationProject, ExampleView, GoldLabel, Item, Thread, TrainingItem
 from annotation.presets import SAFETUTORS, SAFETUTORS_RISK_CATEGORIES, SAFETUTORS_SUBJECTS
 from annotation.services.adjudication import discussion_comment
@@ -316,9 +317,8 @@ def _main_labelling_with_one_disagreement(stage, first, second) -> str:
 
 
 def demo_seed(stdout, small: bool = False) -> None:
-    """The SafeTutors-preset project, then a judge-validation project on the demo audit (each idempotent;
-    ``small`` changes nothing here: the projects are the same on the small demo audit)."""
-    from annotation.judge_validation.demo import judge_validation_demo_seed
-
+    """The SafeTutors-preset project, then a judge-validation project on each demo audit (each idempotent;
+    ``small`` changes nothing here: the projects are the same on the small demo audits)."""
     safetutors_demo_seed(stdout)
     judge_validation_demo_seed(stdout)
+    cue_validation_demo_seed(stdout)

@@ -23,7 +23,8 @@ class Command(BaseCommand):
             "--small",
             action="store_true",
             help="A smaller demo audit (2 questions per domain instead of all the sample questions), in a few "
-            "seconds; everything else as in the full demo.",
+            "seconds, and no second demo audit (the cue-sensitive judge) with its judge-validation project; "
+            "everything else as in the full demo.",
         )
 
     def handle(self, *args, **options):
