@@ -10,6 +10,9 @@ simulated). Every row whose number rests on a metric whose judge failed validati
 existing readers keep their column order. CSV cells that a spreadsheet would run as a formula (text
 starting with = + - @, tab or carriage return) are prefixed with a quote; numbers are written in full
 precision (repr) so a re-read gives the same floats.
+
+The judge-corrected table (`audits.services.judge_corrected`: the judge-only flags beside the PPI++ differences
+that rest on the audit's human-labelled turns) has its own CSV and JSON, and a section in the HTML report.
 """
 
 from __future__ import annotations
@@ -28,6 +31,8 @@ from django.utils import timezone
 
 from audits import heatmap_figures
 from audits.exclusions import EXCLUSION_COLUMNS
+from audits.judge_corrected_figures import judge_corrected_figures
+from audits.judge_corrected_table import CORRECTED_COLUMNS, JudgeCorrectedResults, corrected_row, subset_facts
 from audits.judge_failed_marks import JUDGE_FAILED_MARK, JUDGE_FAILED_TEXT, judge_failed_among, summary_cell_metrics
 from audits.selectors.results import (
     audit_analysis_inputs,
@@ -35,6 +40,7 @@ from audits.selectors.results import (
     judge_validation_status,
     raw_score_rows,
 )
+from audits.services.judge_corrected import judge_corrected_results
 from audits.violation_rules import bh_text, rule_text
 from edufair_web.csv_cells import neutralise_text
 
@@ -429,6 +435,7 @@ def results_html(analysis) -> str:
     methods = analysis_methods(analysis)
     failed = methods["judge_failed_metrics"]
     tables = export_tables(analysis, include_raw=False, failed=failed)
+    corrected = judge_corrected_results(analysis.audit, analysis=analysis)
     return render_to_string(
         "audits/results/report.html",
         {
@@ -444,10 +451,54 @@ def results_html(analysis) -> str:
             "violations": [row for row in tables["contrasts"] if row["violation"]],
             "exclusion_rows": exclusion_rows(tables),
             "counts": tables["cells_over_threshold"],
+            "judge_corrected": corrected,
+            "judge_corrected_rows": [{"cell": cell, "href": ""} for cell in corrected.cells],
+            "judge_corrected_figures": judge_corrected_figures(corrected.cells),
             "css": _inline_css(),
             "generated_at": timezone.now(),
         },
     )
+
+
+# --- judge-corrected table ----------------------------------------------------------------------------------
+
+
+def judge_corrected_rows(results: JudgeCorrectedResults) -> list[dict[str, Any]]:
+    """The judge-corrected cells as flat rows (`CORRECTED_COLUMNS`), in the table's order."""
+    return [corrected_row(cell) for cell in results.cells]
+
+
+def judge_corrected_csv(analysis, results: JudgeCorrectedResults) -> str:
+    """The judge-corrected table as CSV: one header row, then one row per cell, `simulation` last."""
+    simulation = is_simulation(analysis.audit)
+    rows = [{**row, "simulation": simulation} for row in judge_corrected_rows(results)]
+    return rows_to_csv(rows, columns=[*CORRECTED_COLUMNS, "simulation"])
+
+
+def judge_corrected_payload(analysis, results: JudgeCorrectedResults) -> dict[str, Any]:
+    """The judge-corrected table as plain JSON-able data (the API's body and the JSON export)."""
+    simulation = is_simulation(analysis.audit)
+    audit = analysis.audit
+    return _json_safe(
+        {
+            "audit": {"id": audit.pk, "name": audit.name, "status": audit.status},
+            "simulation": simulation,
+            "label": SIMULATION_LABEL if simulation else "",
+            "parameters": analysis.parameters.as_dict(),
+            "alpha": results.alpha,
+            "methods": results.methods,
+            "validation": subset_facts(results.subset),
+            "skipped": results.skipped,
+            "disagreeing": len(results.disagreeing),
+            "cue_sensitive_metrics": results.cue_sensitive_metrics,
+            "columns": [*CORRECTED_COLUMNS, "simulation"],
+            "cells": [{**row, "simulation": simulation} for row in judge_corrected_rows(results)],
+        }
+    )
+
+
+def judge_corrected_json(analysis, results: JudgeCorrectedResults) -> str:
+    return json.dumps(judge_corrected_payload(analysis, results), indent=1, allow_nan=False)
 
 
 def exclusion_rows(tables: Mapping[str, list[dict[str, Any]]]) -> list[dict[str, Any]]:

@@ -1,5 +1,6 @@
 """HTTP responses of the results exports, shared by the results pages and the API: the file of one export
-(CSV table, methods sidecar, JSON, HTML report) and, while its analysis is not ready, the progress state."""
+(CSV table, methods sidecar, JSON, HTML report; the judge-corrected table as CSV or JSON) and, while its analysis
+is not ready, the progress state."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from django.http import Http404, HttpResponse, JsonResponse
 
 from audits import exports
 from audits.services.analysis import AnalysisState, AuditAnalysis
+from audits.services.judge_corrected import judge_corrected_results
 
 
 def analysis_state_response(state: AnalysisState) -> JsonResponse:
@@ -41,6 +43,24 @@ def export_response(analysis: AuditAnalysis, fmt: str, table: str = "contrasts")
         raise Http404("format must be csv, json, methods or html")
     response = HttpResponse(body, content_type=content_type)
     response["Content-Disposition"] = f'attachment; filename="{exports.export_filename(audit, name, extension)}"'
+    if audit.uses_simulation:
+        response["X-EduFair-Simulation"] = "true"
+    return response
+
+
+def judge_corrected_export_response(analysis: AuditAnalysis, fmt: str) -> HttpResponse:
+    """The judge-corrected table as a CSV or JSON file (the page's links and the API)."""
+    results = judge_corrected_results(analysis.audit, analysis=analysis)
+    if fmt == "csv":
+        body, content_type = exports.judge_corrected_csv(analysis, results), "text/csv; charset=utf-8"
+    elif fmt == "json":
+        body, content_type = exports.judge_corrected_json(analysis, results), "application/json"
+    else:
+        raise Http404("format must be csv or json")
+    audit = analysis.audit
+    response = HttpResponse(body, content_type=content_type)
+    name = exports.export_filename(audit, "judge-corrected", fmt)
+    response["Content-Disposition"] = f'attachment; filename="{name}"'
     if audit.uses_simulation:
         response["X-EduFair-Simulation"] = "true"
     return response

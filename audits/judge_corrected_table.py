@@ -10,6 +10,7 @@ calls the arithmetic of `audits.judge_corrected` through here; the pages, export
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -281,6 +282,11 @@ def corrected_cell(
     alpha: float,
 ) -> CorrectedCell:
     result = corrected_difference(side_a, side_b, alpha=alpha)
+    with warnings.catch_warnings():
+        # A judge that agrees with every label errs by a constant 0 on both sides: scipy's t-test warns of
+        # "precision loss" before answering nan, which cue_check reads as "no evidence" (p = 1).
+        warnings.filterwarnings("ignore", message="Precision loss", category=RuntimeWarning)
+        cue = cue_check(side_a, side_b, alpha=alpha)
     return CorrectedCell(
         tutor=tutor,
         tutor_id=tutor_id,
@@ -292,7 +298,7 @@ def corrected_cell(
         metric=metric,
         judge_only_flag=judge_only_flag,
         result=result,
-        cue=cue_check(side_a, side_b, alpha=alpha),
+        cue=cue,
         disagreement=disagreement(judge_only_flag, result),
         family=family,
     )

@@ -64,8 +64,8 @@ urlpatterns += runs_urls
 
 # Fairness results, under results/ (runs/<pk>/<action>/ would catch runs/<pk>/results/): dashboard,
 # results pages (heatmaps, cell rows, pairs with transcripts), exports, the analysis's progress (polled
-# while a worker computes it) and retry, compare.
-from audits.views import dashboard, results  # noqa: E402
+# while a worker computes it) and retry, compare, and the judge-corrected table with its downloads.
+from audits.views import dashboard, judge_corrected, results  # noqa: E402
 
 results_urls = [
     path("", dashboard.DashboardView.as_view(), name="dashboard"),
@@ -76,5 +76,13 @@ results_urls = [
     path("results/<id:pk>/status/", results.AnalysisStatusView.as_view(), name="results-status"),
     path("results/<id:pk>/retry/", results.AnalysisRetryView.as_view(), name="results-retry"),
     path("results/compare/", results.CompareView.as_view(), name="results-compare"),
+    path(
+        "results/<id:pk>/judge-corrected/", judge_corrected.JudgeCorrectedView.as_view(), name="results-judge-corrected"
+    ),
+    path(
+        "results/<id:pk>/judge-corrected/export/",
+        judge_corrected.JudgeCorrectedExportView.as_view(),
+        name="results-judge-corrected-export",
+    ),
 ]
 urlpatterns += results_urls

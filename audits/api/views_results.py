@@ -1,6 +1,8 @@
 """API of the fairness results (researchers only): `GET /api/audits/{id}/results/` (every table as JSON,
 under the query's parameters), `POST` to the same path (compute a failed analysis again) and
-`GET /api/audits/{id}/export/?format=csv|methods|json|html` (the same files the results page offers).
+`GET /api/audits/{id}/export/?format=csv|methods|json|html` (the same files the results page offers) and
+`GET /api/audits/{id}/results/judge-corrected/` (the judge-only flags beside the PPI++ differences corrected with
+the human labels of the audit's judge-validation project).
 
 The analysis runs on a Celery worker: until it is done both GETs answer 202 with its progress
 ({status, cells_done, cells_total, retry_after, error}) and a Retry-After header — the request starts the
@@ -16,6 +18,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from audits import exports
+from audits.api.serializers_judge_corrected import JudgeCorrectedSerializer
 from audits.api.serializers_results import (
     AnalysisParametersSerializer,
     AnalysisProgressSerializer,
@@ -26,6 +29,7 @@ from audits.fairness import AnalysisParameters
 from audits.http_exports import analysis_state_response, export_response
 from audits.models import Audit
 from audits.services.analysis import AnalysisState, analysis_parameters_from, analysis_request, analysis_retry
+from audits.services.judge_corrected import judge_corrected_results
 from edufair_web.accounts.permissions import IsResearcher
 
 
@@ -126,3 +130,21 @@ class AuditExportAPIView(APIView):
         if isinstance(found, AnalysisState):
             return analysis_state_response(found)
         return export_response(found, fmt, table)
+
+
+class AuditJudgeCorrectedAPIView(APIView):
+    permission_classes = [IsResearcher]
+
+    @extend_schema(
+        parameters=[AnalysisParametersSerializer, RETRY_AFTER_HEADER],
+        responses={200: JudgeCorrectedSerializer, 202: COMPUTING, 500: FAILED},
+        description="The judge-only flags of the audit's analysis (under the query's parameters) beside the PPI++ "
+        "differences corrected with the human labels of its judge-validation project, with the judge's cue check "
+        "per cell; no cell (validation null) when the audit has no validation project.",
+    )
+    def get(self, request, pk: int):
+        audit = get_object_or_404(Audit, pk=pk)
+        found = analysis_request(audit=audit, parameters=_parameters(request.query_params))
+        if isinstance(found, AnalysisState):
+            return _state_response(found)
+        return Response(exports.judge_corrected_payload(found, judge_corrected_results(audit, analysis=found)))

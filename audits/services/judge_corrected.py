@@ -23,8 +23,8 @@ from audits.judge_corrected_table import (
     methods_text,
 )
 from audits.models import Audit
-from audits.selectors import judge_validation
 from audits.selectors.judge_corrected import audit_turn_judge_scores
+from audits.selectors.judge_validation import audit_human_subset
 from audits.selectors.results import side_condition_ids
 from audits.services.analysis import AuditAnalysis, audit_analysis
 
@@ -43,7 +43,7 @@ def judge_corrected_results(
     analysis = audit_analysis(audit=audit) if analysis is None else analysis
     rows = [row for row in analysis.pedagogical.rows if row.metric in TURN_METRICS]
     methods = methods_text(alpha)
-    subset = judge_validation.audit_human_subset(audit)
+    subset = audit_human_subset(audit)
     if subset is None:
         return JudgeCorrectedResults(subset=None, cells=[], skipped=len(rows), methods=methods, alpha=alpha)
 

@@ -17,7 +17,7 @@ from django.utils import timezone
 
 from audits.fairness import AnalysisParameters
 from audits.models import Audit, TurnScore
-from audits.selectors import judge_validation
+from audits.services import judge_corrected
 from audits.tests.engine_factories import scored_audit
 
 HARSH_METRIC = "corrective_tone"
@@ -64,5 +64,5 @@ def planted_subset(audit: Audit, before: dict[int, float]) -> StandInSubset:
 
 
 def plant_subset(monkeypatch, subset: StandInSubset | None) -> None:
-    """Make the audits app's door into annotation answer `subset` for every audit."""
-    monkeypatch.setattr(judge_validation, "audit_human_subset", lambda audit: subset, raising=False)
+    """Make the judge-corrected table read `subset` as every audit's human subset."""
+    monkeypatch.setattr(judge_corrected, "audit_human_subset", lambda audit: subset)

@@ -1,6 +1,7 @@
 """Results pages of an audit (researchers only): the paper's tables as heatmaps, a summary cell's
 contrast rows, a contrast's pairs with side-by-side transcripts, the conversation-level table, the
-methods box, exports, and the compare page (two audits or two tutors side by side).
+methods box, exports, and the compare page (two audits or two tutors side by side). The results page links the
+judge-corrected page (audits.views.judge_corrected) and names the metrics whose judge is cue-sensitive there.
 
 Every page reads one `AuditAnalysis` (audits.services.analysis) under the parameters of the GET form,
 so the numbers match the API and the exports. The analysis is computed on a Celery worker: until it is done
@@ -50,6 +51,7 @@ from audits.services.analysis import (
     analysis_retry,
     analysis_state,
 )
+from audits.services.judge_corrected import judge_corrected_results
 from edufair_web.accounts.permissions import ResearcherRequiredMixin
 
 PARAMETER_FIELDS = ("effect", "zero_method", "n_boot", "threshold", "seed", "min_pairs", "rule")
@@ -170,7 +172,7 @@ def link_maker(audit: Audit, parameters: AnalysisParameters):
     return link
 
 
-def _safe_figures(figures: list[heatmap_figures.Figure]) -> list[dict]:
+def safe_figures(figures: list[heatmap_figures.Figure]) -> list[dict]:
     # The SVG is built by audits.svg_heatmap with every text escaped.
     return [{"key": f.key, "title": f.title, "note": f.note, "svg": mark_safe(f.svg)} for f in figures]  # noqa: S308
 
@@ -193,7 +195,7 @@ def _int_or_404(value) -> int:
         raise Http404("bad parameter") from exc
 
 
-class _ResultsMixin(ResearcherRequiredMixin):
+class ResultsPageMixin(ResearcherRequiredMixin):
     links_back_to_results = True  # the progress state of a cell or pairs page links to the results page
 
     def get(self, request, *args, **kwargs):
@@ -237,7 +239,7 @@ class _ResultsMixin(ResearcherRequiredMixin):
         }
 
 
-class AuditResultsView(_ResultsMixin, TemplateView):
+class AuditResultsView(ResultsPageMixin, TemplateView):
     template_name = "audits/results/results.html"
     links_back_to_results = False
 
@@ -270,8 +272,10 @@ class AuditResultsView(_ResultsMixin, TemplateView):
         context.update(
             {
                 "progress": audit_progress(audit=self.audit),
+                "judge_corrected": judge_corrected_results(self.audit, analysis=analysis),
+                "judge_corrected_url": self._judge_corrected_url(),
                 "counts": tables["cells_over_threshold"],
-                **{name: _safe_figures(found) for name, found in figures.items()},
+                **{name: safe_figures(found) for name, found in figures.items()},
                 "filter_form": filter_form,
                 "filter_active": shown.active,
                 "conversation_rows": self._rows_with_links(shown.apply(tables["conversation_contrasts"])),
@@ -287,6 +291,9 @@ class AuditResultsView(_ResultsMixin, TemplateView):
             }
         )
         return context
+
+    def _judge_corrected_url(self) -> str:
+        return f"{reverse('audits:results-judge-corrected', args=[self.audit.pk])}?{self.query}"
 
     def _rows_with_links(self, rows: list[dict]) -> list[dict]:
         keys = ("tutor", "domain", "kind", "family", "dimension", "level_a", "level_b", "metric")
@@ -309,7 +316,7 @@ class AuditResultsView(_ResultsMixin, TemplateView):
         return {"tutor": tutor, "backbone": backbone, "changes": marked}
 
 
-class ResultsCellView(_ResultsMixin, TemplateView):
+class ResultsCellView(ResultsPageMixin, TemplateView):
     """The contrast rows one summary cell averages, each linking to its pairs."""
 
     template_name = "audits/results/cell.html"
@@ -352,7 +359,7 @@ class ResultsCellView(_ResultsMixin, TemplateView):
         return context
 
 
-class ContrastPairsView(_ResultsMixin, TemplateView):
+class ContrastPairsView(ResultsPageMixin, TemplateView):
     """One contrast cell: its statistics, its question pairs, and the transcripts of one question under
     level A and level B side by side with the judge's scores per turn."""
 

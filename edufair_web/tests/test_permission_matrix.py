@@ -133,10 +133,17 @@ expect("audits/results/<id:pk>/export/", "/audits/results/{audit}/export/?format
 expect("audits/results/<id:pk>/status/", "/audits/results/{audit}/status/", PAGE_RESEARCHER)
 expect("audits/results/<id:pk>/retry/", "/audits/results/{audit}/retry/", PAGE_RESEARCHER_POST)
 expect("audits/results/compare/", "/audits/results/compare/", PAGE_RESEARCHER)
+expect("audits/results/<id:pk>/judge-corrected/", "/audits/results/{audit}/judge-corrected/", PAGE_RESEARCHER)
+expect(
+    "audits/results/<id:pk>/judge-corrected/export/",
+    "/audits/results/{audit}/judge-corrected/export/?format=json",
+    PAGE_RESEARCHER,
+)
 
 # --- audits API ----------------------------------------------------------------------------------
 expect("api/audits/<id:pk>/results/", "/api/audits/{audit}/results/", API_RESEARCHER)
 expect("api/audits/<id:pk>/export/", "/api/audits/{audit}/export/?format=json", API_RESEARCHER)
+expect("api/audits/<id:pk>/results/judge-corrected/", "/api/audits/{audit}/results/judge-corrected/", API_RESEARCHER)
 expect("api/^model-endpoints/$", "/api/model-endpoints/", API_RESEARCHER)
 expect("api/^model-endpoints/(?P<pk>[^/.]+)/$", "/api/model-endpoints/{endpoint}/", API_RESEARCHER)
 expect(
