@@ -1,7 +1,8 @@
-"""The cue check of a judge validation's report: per metric, the audit's contrasts where the judge's error
-(judge − human consensus) differs between the two sides, from the audit's judge-corrected contrasts
-(`audits.services.judge_corrected.judge_corrected_results`, reached through `audit_source`; Welch's test at
-the table's α on each side's labelled turns).
+"""The cue check of a judge validation's report: the contrasts where the judge errs differently per side.
+
+Per metric, the audit's contrasts where the judge's error (judge − human consensus) differs between the two sides,
+from the audit's judge-corrected contrasts (`audits.services.judge_corrected.judge_corrected_results`, reached
+through `audit_source`; Welch's test at the table's α on each side's labelled turns).
 
 A judge whose error depends on the student's cue manufactures or hides gaps even when it agrees with humans on
 average; the judge-corrected contrasts correct for it, and this section names where it happens.

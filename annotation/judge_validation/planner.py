@@ -1,12 +1,13 @@
-"""The label planner of a judge validation: per metric and judge, how many human-labelled turns a fairness
-contrast needs for its judge-corrected interval to reach a target half-width.
+"""The label planner of a judge validation: human labels a contrast needs for a target half-width.
 
-The judge's error SD comes from the validation's own (judge, human consensus) pairs; the count comes from the
-closed form of the judge-corrected estimator with λ = 1 (`audits.judge_corrected.labels_needed`, reached through
-`audit_source`), which PPI++'s tuned λ can only improve on, so the counts are conservative. Both sides of a contrast
-get the same count, drawn independently; a side's strata are the audit's domains (equal labels per domain), and the
-design effect of unequal inclusion probabilities is Kish's, from the probabilities this sample recorded (the largest
-over the sample's sides, tutor × condition). The judge mean's own variance is left out (many turns per side).
+Per metric and judge, how many human-labelled turns a fairness contrast needs for its judge-corrected interval to
+reach the researcher's target half-width. The judge's error SD comes from the validation's own (judge, human
+consensus) pairs; the count comes from the closed form of the judge-corrected estimator with λ = 1
+(`audits.judge_corrected.labels_needed`, reached through `audit_source`), which PPI++'s tuned λ can only improve on,
+so the counts are conservative. Both sides of a contrast get the same count, drawn independently; a side's strata
+are the audit's domains (equal labels per domain), and the design effect of unequal inclusion probabilities is
+Kish's, from the probabilities this sample recorded (the largest over the sample's sides, tutor × condition). The
+judge mean's own variance is left out (many turns per side).
 """
 
 from __future__ import annotations
