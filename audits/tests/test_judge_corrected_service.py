@@ -1,6 +1,8 @@
-"""The judge-corrected table of a finished audit: a judge-only flag the planted human labels do not support is
-listed first as "unsupported", the cells without labels are counted as skipped, the sides are the turns of the
-side's conditions with the humans' labels, and an audit without a validation project has no cell."""
+"""The judge-corrected table of a finished audit, against planted human labels.
+
+A judge-only flag the planted human labels do not support is listed first as "unsupported", the cells without
+labels are counted as skipped, the sides are the turns of the side's conditions with the humans' labels, and an
+audit without a validation project has no cell."""
 
 import numpy as np
 import pytest
