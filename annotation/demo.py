@@ -1,6 +1,8 @@
-"""Demo content for annotation (`manage.py seed_demo`, idempotent): a project built with the SafeTutors
-preset, sample items with gold labels across the 11 risk categories × 3 subjects, worked examples, the
-pilot and qualification sets of every stage, and demo annotators at different steps of stage 1:
+"""Demo content for annotation (`manage.py seed_demo`, idempotent): a SafeTutors project and its demo annotators.
+
+The project is built with the SafeTutors preset: sample items with gold labels across the 11 risk categories × 3
+subjects, worked examples, the pilot and qualification sets of every stage, and demo annotators at different steps of
+stage 1:
 
 - ``annotator``  — just enrolled: starts at the guideline (walk through it yourself);
 - ``annotator2`` — passed the gate;

@@ -1,5 +1,7 @@
-"""Serializers of the judge-validation API: create a validation project from an audit, add a judge, set
-thresholds, record a workshop, hide or show the persona cue, and import an MRBench-style file."""
+"""Serializers of the judge-validation API: the bodies its views read and return.
+
+Requests: create a validation project from an audit, add a judge, set thresholds, record a workshop, hide or show the
+persona cue, and import an MRBench-style file."""
 
 from drf_spectacular.utils import inline_serializer
 from rest_framework import serializers

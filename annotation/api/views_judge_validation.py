@@ -1,8 +1,9 @@
-"""API of judge validation (researchers): create a validation project from an audit, read the report (with the
-label planner for a target half-width, ``?half_width=``), add
-a judge or re-run one (queued on a worker: 202 with the run's progress, also in GET …/judges/), set
-thresholds, record verdicts, record a rubric workshop, hide or show the persona cue, import an
-MRBench-style file, and read an audit's judge status."""
+"""API of judge validation (researchers): validation projects, their report, judges, verdicts and imported files.
+
+Create a validation project from an audit, read the report (with the label planner for a target half-width,
+``?half_width=``), add a judge or re-run one (queued on a worker: 202 with the run's progress, also in GET …/judges/),
+set thresholds, record verdicts, record a rubric workshop, hide or show the persona cue, import an MRBench-style file,
+and read an audit's judge status."""
 
 from django.http import Http404
 from django.shortcuts import get_object_or_404

@@ -1,5 +1,6 @@
-"""What judge validation takes from an audit, in annotation's terms: the annotation app's one door into the
-audits app (no other module of the app imports `audits`).
+"""The annotation app's one door into the audits app: what judge validation takes from an audit.
+
+It reads audits in annotation's terms; no other module of the app imports `audits`.
 
 It offers an audit's scored tutor turns (the sample's candidates) and their transcripts as item payloads,
 the audit judge's stored scores, model endpoints and judge_rubric templates, the engine's judge call over

@@ -1,6 +1,8 @@
-"""Import of a published human-labelled file (MRBench V1/V2, BEA 2025; read by `mrbench`) as a judge-validation
-project: one item per tutor response, the file's labels as the consensus (gold labels), what the file lacks
-and what it warned about kept in the project's options for the page, the API and the command to state.
+"""Import of a published human-labelled file (MRBench V1/V2, BEA 2025) as a judge-validation project.
+
+The file is read by `mrbench`. The project has one item per tutor response, the file's labels as the consensus (gold
+labels), and what the file lacks and what it warned about kept in the project's options for the page, the API and the
+command to state.
 
 The file's labels are single labels per response: there is no human–human α, so the report gives no pass on
 them (it says the human reliability is unknown)."""

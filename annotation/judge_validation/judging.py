@@ -1,6 +1,7 @@
-"""Run a judge endpoint on a validation project's sampled turns under one rubric version, on a worker: a
-judging run queued by the page or the API, whose progress both show, and whose task (annotation.tasks)
-calls `judge_validation_run`.
+"""Judging runs of a validation project: a judge endpoint on its sampled turns under one rubric version, on a worker.
+
+A judging run is queued by the page or the API, both show its progress, and its task (annotation.tasks) calls
+`judge_validation_run`.
 
 The turns are judged by the audits' one function for it (`audit_source.judgements_run`, over the engine's
 own judge call, through the ledger; through the Batch API when the judge endpoint is batch-capable): a call

@@ -1,6 +1,7 @@
-"""Readers of the published human-labelled tutor-response files, pure: MRBench V1/V2 (Maurya et al., NAACL 2025)
-and the BEA 2025 shared-task files built on it, told apart by their keys, each response mapped to the judge's
-rubric by one stated table (`MAPPING`) that the page and the API show as it is.
+"""Readers of the published human-labelled tutor-response files (MRBench V1/V2, BEA 2025), pure.
+
+MRBench V1/V2 (Maurya et al., NAACL 2025) and the BEA 2025 shared-task files built on it are told apart by their keys;
+each response is mapped to the judge's rubric by one stated table (`MAPPING`) that the page and the API show as it is.
 
 The schemas, as published: a JSON list of dialogues. Each has ``conversation_id`` and ``conversation_history``
 (one string of "Tutor:" / "Student:" lines; a line may read "Turor:"). MRBench adds ``Data`` (MathDial,

@@ -1,5 +1,6 @@
-"""What an annotator sees of one tutor turn, pure: the problem, the dialogue up to and including the turn
-(highlighted), and — unless the project shows it — no persona cue.
+"""What an annotator sees of one tutor turn, pure: the problem and the dialogue, with the persona cue redacted.
+
+The dialogue runs up to and including the turn (highlighted), and it shows no persona cue unless the project shows it.
 
 Hiding the cue lets humans judge pedagogy, not demographics. The cue reaches a transcript in two ways: the
 simulated (or real) student introduces itself with its persona statement or name, and a tutor may address

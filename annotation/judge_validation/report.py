@@ -1,8 +1,9 @@
-"""The judge-validation report, pure: per metric, how well humans agree with each other (Krippendorff's α,
-ordinal, before and after discussion), how well a judge agrees with the human consensus (Cohen's κ
-linear-weighted with a bootstrap CI, α with the judge as one more rater, exact and within-one agreement),
-the confusion matrix, the turns where the judge and the consensus differ most, and a verdict against the
-researcher's thresholds.
+"""The judge-validation report, pure: per metric, human–human and judge–human agreement and a verdict.
+
+Per metric it gives how well humans agree with each other (Krippendorff's α, ordinal, before and after discussion), how
+well a judge agrees with the human consensus (Cohen's κ linear-weighted with a bootstrap CI, α with the judge as one
+more rater, exact and within-one agreement), the confusion matrix, the turns where the judge and the consensus differ
+most, and a verdict against the researcher's thresholds.
 
 Conventions, stated once and used by every number here:
 

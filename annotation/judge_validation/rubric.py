@@ -1,7 +1,8 @@
-"""The judge's rubric as humans label it, pure: the five turn-level metrics (adapted from Maurya et al. 2025)
-as ordinal label questions with their scales and "not applicable", and the first human guideline. A rubric
-version carries its own guideline text; this is only the default. The questions follow the judge's metrics
-in the judge's order (`audit_source` checks it on import)."""
+"""The judge's rubric as humans label it, pure: its five metrics as label questions, and the default guideline.
+
+The five turn-level metrics (adapted from Maurya et al. 2025) are ordinal label questions with their scales and "not
+applicable"; the guideline here is the first human guideline. A rubric version carries its own guideline text; this is
+only the default. The questions follow the judge's metrics in the judge's order (`audit_source` checks it on import)."""
 
 from __future__ import annotations
 

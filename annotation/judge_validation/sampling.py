@@ -1,8 +1,9 @@
-"""A stratified sample of tutor turns, pure: strata are tutor × domain × condition; each stratum gets either its
-proportional share of a total size (largest-remainder rounding, so every count is within one of the exact
-proportion and the counts add up to the size) or a fixed count (all its turns when it has fewer), and the turns
-inside a stratum are drawn with a fixed seed. Each stratum's inclusion probability is chosen / available: every
-turn of a stratum had the same chance of being drawn.
+"""A stratified sample of tutor turns, pure: strata (tutor × domain × condition), their allocation and a seeded draw.
+
+Each stratum gets either its proportional share of a total size (largest-remainder rounding, so every count is within
+one of the exact proportion and the counts add up to the size) or a fixed count (all its turns when it has fewer), and
+the turns inside a stratum are drawn with a fixed seed. Each stratum's inclusion probability is chosen / available:
+every turn of a stratum had the same chance of being drawn.
 
 The same candidates, size (or count per stratum) and seed always give the same sample, whatever order the
 candidates come in.

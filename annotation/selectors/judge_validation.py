@@ -1,9 +1,10 @@
-"""Reads of judge validation: a validation project's labelling stage and sampled items; the human labels,
-consensus and judge scores of a validation project under one rubric version, assembled into
-`annotation.judge_validation.report`'s report; the (judge, consensus) pairs and sample design the label
-planner reads; the judge's status for an audit — "judge validated on rubric vX (date, N turns, per-metric
-verdicts)" or "not validated"; and an audit's human subset (the settled consensus of its validation project's
-sampled turns, with their inclusion probabilities) for judge-corrected contrasts.
+"""Reads of judge validation: its projects' labels and report, the label planner's inputs, and an audit's judge status.
+
+They are: a validation project's labelling stage and sampled items; the human labels, consensus and judge scores of a
+validation project under one rubric version, assembled into `annotation.judge_validation.report`'s report; the (judge,
+consensus) pairs and sample design the label planner reads; the judge's status for an audit — "judge validated on rubric
+vX (date, N turns, per-metric verdicts)" or "not validated"; and an audit's human subset (the settled consensus of its
+validation project's sampled turns, with their inclusion probabilities) for judge-corrected contrasts.
 
 The audits app asks `judge_validation_status` and `human_subset` (through `audits.selectors.judge_validation`)
 for its pages, exports and reports, so this module reads annotation's tables only and never imports the audits

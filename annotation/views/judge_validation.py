@@ -1,9 +1,11 @@
-"""Researcher pages of judge validation: the list of validation projects (and the MRBench-style import), the
-one-action form that builds a validation project from an audit, the report (several judges side by side,
-per rubric version, with the label planner for a target half-width, ``?half_width=``, and the judge's cue
-check on the audit's contrasts) with its actions — thresholds, recording verdicts, adding a judge, hiding or
-showing the persona cue — and the rubric-workshop form. A judge added or re-run is judged on a worker; the report
-shows each judge's run (turns judged of the total, its batches) and reloads itself while one is open."""
+"""Researcher pages of judge validation: the project list and import, the create form, the report and the workshop.
+
+The pages: the list of validation projects (and the MRBench-style import), the one-action form that builds a validation
+project from an audit, the report (several judges side by side, per rubric version, with the label planner for a target
+half-width, ``?half_width=``, and the judge's cue check on the audit's contrasts) with its actions — thresholds,
+recording verdicts, adding a judge, hiding or showing the persona cue — and the rubric-workshop form. A judge added or
+re-run is judged on a worker; the report shows each judge's run (turns judged of the total, its batches) and reloads
+itself while one is open."""
 
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
-"""`manage.py judge_validation_create AUDIT_ID [--size 180 | --per-stratum K] [--seed 0] [--show-persona-cue] …`:
-build the judge-validation project of a finished audit in one action and print its sample allocation with each
-stratum's inclusion probability."""
+"""`manage.py judge_validation_create`: build the judge-validation project of a finished audit in one action.
+
+Usage: `manage.py judge_validation_create AUDIT_ID [--size 180 | --per-stratum K] [--seed 0] [--show-persona-cue] …`. It
+prints the sample allocation with each stratum's inclusion probability."""
 
 from django.core.management.base import BaseCommand, CommandError
 

@@ -1,6 +1,7 @@
-"""`manage.py judge_validation_import FILE [--name NAME]`: import a published human-labelled file (MRBench
-V1/V2 or the BEA 2025 shared-task files) as a judge-validation project — the same import as the page's and
-the API's — and print what was imported, what the file lacks and every warning."""
+"""`manage.py judge_validation_import FILE [--name NAME]`: import a human-labelled file as a judge-validation project.
+
+The file is a published one (MRBench V1/V2 or the BEA 2025 shared-task files); the import is the same as the page's and
+the API's. The command prints what was imported, what the file lacks and every warning."""
 
 from pathlib import Path
 
