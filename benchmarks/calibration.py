@@ -114,7 +114,8 @@ def simulate_audit(
     from audits.conditions import ConditionChoice, build_conditions, default_levels, default_names
     from audits.fairness import ConditionSpec, ScoreFrame, dialogue_scores
     from audits.judge import METRICS
-    from audits.llm.client import PROVIDER_SIMULATION, EndpointConfig, LLMClient, MemoryLedger
+    from audits.llm.calls import PROVIDER_SIMULATION, EndpointConfig, MemoryLedger
+    from audits.llm.client import LLMClient
     from audits.llm.dialogue import DialogueEndpoints, dialogue_execute
     from audits.models import Condition
     from audits.prompt_templates import DEFAULT_TEMPLATES

@@ -17,7 +17,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from ..judge import TurnJudgement
-from .client import MAX_ATTEMPT_ROUNDS, CallRequest, CallResult, EndpointConfig, attempt_key
+from .calls import MAX_ATTEMPT_ROUNDS, CallRequest, CallResult, EndpointConfig, attempt_key
 from .dialogue import TurnToJudge, turn_judge
 
 BATCH_URL = "/v1/chat/completions"
@@ -236,7 +236,7 @@ def _drive(coroutine):
 
 def answer_lookup(request: CallRequest, answers: dict[str, KnownAnswer]) -> tuple[str, KnownAnswer | None]:
     """The attempt key the online client would use for this request, and what is known under it: the
-    first key whose row is not unparsable (`audits.llm.client.attempt_key`)."""
+    first key whose row is not unparsable (`audits.llm.calls.attempt_key`)."""
     request_hash = request.request_hash()
     key = request_hash
     for round_number in range(MAX_ATTEMPT_ROUNDS):

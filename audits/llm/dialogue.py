@@ -35,7 +35,8 @@ from ..judge import (
     judge_messages,
     judge_turn,
 )
-from .client import CallRequest, EndpointConfig, LLMClient
+from .calls import CallRequest, EndpointConfig
+from .client import LLMClient
 
 
 @dataclass

@@ -27,7 +27,7 @@ import aiohttp
 import openai
 from openai.types.chat import ChatCompletion
 
-from .client import CallRequest, EndpointConfig, PermanentError, ProviderReply, RetryableError
+from .calls import CallRequest, EndpointConfig, PermanentError, ProviderReply, RetryableError
 from .outbound_policy import OutboundRefused, current_policy
 
 # vLLM, llama.cpp and Ollama accept any key; the SDK insists on one being set.

@@ -40,6 +40,7 @@ from dataclasses import dataclass
 
 from ..engine import answer_mentioned
 from ..judge import METRICS
+from .calls import ProviderReply
 
 SIMULATION_LABEL = "simulation"
 
@@ -325,8 +326,6 @@ class SimulationProvider:
         self.config = endpoint.simulation or {}
 
     async def send(self, request):
-        from .client import ProviderReply
-
         reply = simulate(request.purpose, request.messages, request.context, self.config)
         return ProviderReply(reply.text, reply.prompt_tokens, reply.completion_tokens)
 

@@ -12,7 +12,7 @@ import re
 from django.core.exceptions import ValidationError
 from django.db import models
 
-from audits.llm.client import PROVIDER_OPENAI, PROVIDER_SIMULATION, EndpointConfig
+from audits.llm.calls import PROVIDER_OPENAI, PROVIDER_SIMULATION, EndpointConfig
 from audits.llm.outbound_policy import current_policy
 
 ENV_VAR_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from django.db import IntegrityError, transaction
 from django.db.models import F
 
-from audits.llm.client import STATUS_OK, STATUS_UNPARSABLE, CallRequest, CallResult
+from audits.llm.calls import STATUS_OK, STATUS_UNPARSABLE, CallRequest, CallResult
 from audits.llm.runtime import LoopRuntime
 from audits.models import LLMCall
 
@@ -49,7 +49,7 @@ class _Round:
 
 
 class DatabaseLedger:
-    """`audits.llm.client.Ledger` on the database, grouped per round on the runtime's database thread."""
+    """`audits.llm.calls.Ledger` on the database, grouped per round on the runtime's database thread."""
 
     def __init__(self, runtime: LoopRuntime) -> None:
         self.runtime = runtime

@@ -12,7 +12,8 @@ import threading
 
 import pytest
 
-from audits.llm.client import CallRequest, EndpointConfig, LLMClient, MemoryLedger
+from audits.llm.calls import CallRequest, EndpointConfig, MemoryLedger
+from audits.llm.client import LLMClient
 from audits.llm.openai_compat import CONNECTION_FAILED, endpoint_connection_check
 from audits.services.batch_judging import BatchApiError, _api, batch_client
 from audits.tests.engine_factories import openai_endpoint

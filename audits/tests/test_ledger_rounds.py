@@ -6,7 +6,7 @@ import asyncio
 import pytest
 from django.db import connections
 
-from audits.llm.client import STATUS_OK, CallRequest, CallResult, EndpointConfig
+from audits.llm.calls import STATUS_OK, CallRequest, CallResult, EndpointConfig
 from audits.llm.runtime import LoopRuntime
 from audits.models import LLMCall
 from audits.services.ledger import DatabaseLedger

@@ -4,15 +4,8 @@ the storm has passed the limit grows back to the endpoint's max_concurrency. No 
 
 import asyncio
 
-from audits.llm.client import (
-    CallRequest,
-    EndpointConfig,
-    LLMClient,
-    MemoryLedger,
-    ProviderReply,
-    RetryableError,
-    RetryPolicy,
-)
+from audits.llm.calls import CallRequest, EndpointConfig, MemoryLedger, ProviderReply, RetryableError
+from audits.llm.client import LLMClient, RetryPolicy
 
 CONCURRENCY = 8
 STORM = 40  # the first 40 answers are 429s

@@ -5,7 +5,8 @@ import logging
 
 import pytest
 
-from audits.llm.client import CallRequest, EndpointConfig, LLMClient, MemoryLedger, RetryPolicy
+from audits.llm.calls import CallRequest, EndpointConfig, MemoryLedger
+from audits.llm.client import LLMClient, RetryPolicy
 from audits.tests.openai_server import Fault, OpenAITestServer
 
 

@@ -6,15 +6,8 @@ import asyncio
 
 import pytest
 
-from audits.llm.client import (
-    STATUS_UNPARSABLE,
-    CallRequest,
-    EndpointConfig,
-    LLMClient,
-    MemoryLedger,
-    RetryPolicy,
-    attempt_key,
-)
+from audits.llm.calls import STATUS_UNPARSABLE, CallRequest, EndpointConfig, MemoryLedger, attempt_key
+from audits.llm.client import LLMClient, RetryPolicy
 from audits.tests.fault_proxy import FaultProxy
 from audits.tests.openai_server import OpenAITestServer
 
@@ -86,7 +79,7 @@ class Exploding:
         self.calls = 0
 
     async def send(self, request):
-        from audits.llm.client import ProviderReply
+        from audits.llm.calls import ProviderReply
 
         self.calls += 1
         if self.calls == 1:

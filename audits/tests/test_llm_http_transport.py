@@ -3,7 +3,8 @@
 
 import pytest
 
-from audits.llm.client import LLMClient, MemoryLedger
+from audits.llm.calls import MemoryLedger
+from audits.llm.client import LLMClient
 from audits.llm.openai_compat import http_transport
 from audits.tests.openai_server import Fault, OpenAITestServer
 from audits.tests.test_llm_client_faults import RecordedSleep, complete, endpoint, request

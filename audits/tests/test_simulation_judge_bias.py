@@ -5,7 +5,8 @@ unchanged."""
 import asyncio
 
 from audits.engine import PURPOSE_JUDGE, DialogueSpec
-from audits.llm.client import CallRequest, EndpointConfig, LLMClient, MemoryLedger
+from audits.llm.calls import CallRequest, EndpointConfig, MemoryLedger
+from audits.llm.client import LLMClient
 from audits.llm.dialogue import DialogueEndpoints, DialogueJob, dialogue_execute, model_call
 from audits.llm.simulation import judge_shifts, simulate, simulated_judge_scores
 

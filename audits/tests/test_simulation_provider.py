@@ -4,7 +4,8 @@ import asyncio
 import statistics
 
 from audits.engine import DialogueSpec
-from audits.llm.client import EndpointConfig, LLMClient, MemoryLedger
+from audits.llm.calls import EndpointConfig, MemoryLedger
+from audits.llm.client import LLMClient
 from audits.llm.dialogue import DialogueEndpoints, DialogueJob, dialogue_execute
 from audits.llm.simulation import simulate, simulated_judge_scores, tutor_propensities
 
