@@ -1,5 +1,6 @@
-"""One tutoring dialogue: the student states the problem, tutor and student alternate until the tutor
-reveals the answer or confirms the student's correct answer, or after T_max tutor turns.
+"""The tutoring dialogue loop, pure: the student states the problem, then tutor and student alternate until it ends.
+
+It ends when the tutor reveals the answer or confirms the student's correct answer, or after T_max tutor turns.
 
 Pure (no Django): the loop takes rendered prompts and an async `call(purpose, messages, hints)` that
 sends one model request (through the ledger, in production) and returns its text. Whether the tutor

@@ -1,5 +1,7 @@
-"""Exports of an audit's fairness results: every table and the raw dialogue scores as CSV or JSON, and a
-self-contained HTML report — the same numbers the results page shows (one `AuditAnalysis` feeds all).
+"""Exports of an audit's fairness results: CSV and JSON tables, the methods sidecar and a self-contained HTML report.
+
+Every table and the raw dialogue scores go out as CSV or JSON, beside the HTML report — the same numbers the results
+page shows (one `AuditAnalysis` feeds all).
 
 Every export states its methods (every parameter, the judge and rubric version, the judge's validation
 status) and says SIMULATION when any model of the audit is a simulation. A CSV is one header row and its

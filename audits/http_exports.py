@@ -1,6 +1,7 @@
-"""HTTP responses of the results exports, shared by the results pages and the API: the file of one export
-(CSV table, methods sidecar, JSON, HTML report; the judge-corrected table as CSV or JSON) and, while its analysis
-is not ready, the progress state."""
+"""HTTP responses of the results exports, shared by the results pages and the API.
+
+A response is the file of one export (CSV table, methods sidecar, JSON, HTML report; the judge-corrected table as CSV or
+JSON) or, while its analysis is not ready, the progress state."""
 
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
-"""Server-rendered SVG heatmaps: colour by |r|, a mark on violations, insufficient cells greyed, a "†" on
-numbers that rest on a metric whose judge failed validation, a hover <title> with the numbers, and each cell
-a link.
+"""Server-rendered SVG heatmaps, pure: one coloured cell per number, each a link, every text escaped.
+
+Each heatmap colours by |r|, puts a mark on violations, greys insufficient cells, puts a "†" on numbers that rest on a
+metric whose judge failed validation, gives a hover <title> with the numbers, and makes each cell a link.
 
 Pure (no Django): the results pages' figures (`audits.heatmap_figures`), the self-contained HTML report and
 the tests call `heatmap_svg` with plain `HeatCell`s and get a string of SVG markup with every text escaped.

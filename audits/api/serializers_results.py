@@ -1,6 +1,7 @@
-"""Serializers of the fairness results API: the query parameters it accepts and, for the OpenAPI schema,
-the shape of the bodies it returns (results built by audits.exports.results_payload; the progress of an
-analysis a worker is computing, from audits.services.analysis.AnalysisState)."""
+"""Serializers of the fairness results API: the query parameters it accepts and the bodies it returns.
+
+The bodies are described for the OpenAPI schema: results built by audits.exports.results_payload, and the progress of an
+analysis a worker is computing, from audits.services.analysis.AnalysisState."""
 
 from rest_framework import serializers
 

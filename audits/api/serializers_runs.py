@@ -1,5 +1,7 @@
-"""Serializers of the audit engine's API. No field ever carries an API key: endpoints hold only the
-name of the environment variable, and ledger rows hold what was sent (never headers)."""
+"""Serializers of the audit engine's API: endpoints, audits, conditions, dialogues, turns, scores and ledger rows.
+
+No field ever carries an API key: endpoints hold only the name of the environment variable, and ledger
+rows hold what was sent (never headers)."""
 
 import copy
 

@@ -1,8 +1,9 @@
-"""API of the fairness results (researchers only): `GET /api/audits/{id}/results/` (every table as JSON,
-under the query's parameters), `POST` to the same path (compute a failed analysis again) and
-`GET /api/audits/{id}/export/?format=csv|methods|json|html` (the same files the results page offers) and
-`GET /api/audits/{id}/results/judge-corrected/` (the judge-only flags beside the PPI++ differences corrected with
-the human labels of the audit's judge-validation project).
+"""API of the fairness results (researchers only): every table as JSON, the exports and the judge-corrected table.
+
+The paths: `GET /api/audits/{id}/results/` (every table as JSON, under the query's parameters), `POST` to the same path
+(compute a failed analysis again) and `GET /api/audits/{id}/export/?format=csv|methods|json|html` (the same files the
+results page offers) and `GET /api/audits/{id}/results/judge-corrected/` (the judge-only flags beside the PPI++
+differences corrected with the human labels of the audit's judge-validation project).
 
 The analysis runs on a Celery worker: until it is done both GETs answer 202 with its progress
 ({status, cells_done, cells_total, retry_after, error}) and a Retry-After header — the request starts the

@@ -1,6 +1,8 @@
-"""API of the audit engine: model endpoints (with a connection test), audits (create, launch, pause,
-resume, cancel, clone, retry failed dialogues, re-judge unparsable and failed turns, progress) and
-dialogues with their transcripts. Researchers only."""
+"""API of the audit engine (researchers only): model endpoints, audits and their controls, dialogues.
+
+Model endpoints come with a connection test; audits can be created, launched, paused, resumed, cancelled, cloned, have
+their failed dialogues retried and their unparsable and failed turns re-judged, and report their progress; dialogues
+come with their transcripts."""
 
 from django.db import transaction
 from django.db.models import ProtectedError

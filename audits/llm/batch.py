@@ -1,6 +1,7 @@
-"""The OpenAI Batch API's side of judging, without Django: the JSONL input file (one line per ledger
-request, `custom_id` = the request hash), the reading of the output and error files back into one outcome
-per request hash, and judging rounds that take their answers from what the ledger already holds.
+"""The OpenAI Batch API's side of judging, without Django: JSONL input, output read back, and judging rounds.
+
+The JSONL input file has one line per ledger request (`custom_id` = the request hash); the output and error files are
+read back into one outcome per request hash; judging rounds take their answers from what the ledger already holds.
 
 A batch answers only the requests it was given; a judge reply that does not parse needs a re-ask, which
 is a new request. `judgements_from_answers` therefore runs the engine's one judge call

@@ -1,5 +1,6 @@
-"""One dialogue end to end, without Django: run the loop through the client, then judge every tutor
-turn (concurrently; each with the dialogue before it as context), then the conversation metrics.
+"""One dialogue end to end, without Django: the loop through the client, every tutor turn judged, then the metrics.
+
+The tutor turns are judged concurrently, each with the dialogue before it as context.
 
 The database runner (`audits.services.dialogue_batches`) and the plain benchmarks both call `dialogue_execute`;
 so can a notebook with a `MemoryLedger`, e.g. to calibrate the statistics on simulated audits.

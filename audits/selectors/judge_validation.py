@@ -1,5 +1,6 @@
-"""The judge's validation status of an audit and its human subset, as the annotation app recorded them: the
-audits app's one door into the annotation app (no other module of the app imports `annotation`).
+"""The audits app's one door into the annotation app: an audit's judge validation status and human subset.
+
+Both are read as the annotation app recorded them; no other module of the app imports `annotation`.
 
 A validation is recorded by the judge-validation workflow (a project of human labels on the audit's tutor
 turns, compared with the judge); results pages, exports and reports read here whether the audit's judge

@@ -1,6 +1,8 @@
-"""Reads behind the fairness results: an audit's scores and design in the form `audits.fairness` takes,
-the fingerprint that says whether cached results are still current, the judge's validation status and the
-metrics whose judge failed it, the dialogues behind one contrast cell, and the raw dialogue scores for export."""
+"""Reads behind the fairness results: an audit's scores and design, their fingerprint, and what exports show.
+
+They are: an audit's scores and design in the form `audits.fairness` takes, the fingerprint that says whether cached
+results are still current, the judge's validation status and the metrics whose judge failed it, the dialogues behind one
+contrast cell, and the raw dialogue scores for export."""
 
 from __future__ import annotations
 

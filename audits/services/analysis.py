@@ -1,6 +1,8 @@
-"""Turn an audit into fairness results: build the score frame and design from the database, run
-`audits.fairness.analyze` on a Celery worker with its progress in the database, and cache the result per
-(audit, parameters) until the scores change.
+"""An audit's fairness analysis as a job and a cache: computed on a Celery worker, kept per (audit, parameters).
+
+It turns an audit into fairness results: it builds the score frame and design from the database, runs
+`audits.fairness.analyze` on a Celery worker with its progress in the database, and caches the result per (audit,
+parameters) until the scores change.
 
 One `AnalysisResult` row per (audit, parameters hash) is both the job and the cache (docs/ARCHITECTURE.md
 decision 1: the database is the truth, the broker only wakes workers):

@@ -1,5 +1,7 @@
-"""Judging tutor turns after their dialogue ran: the one online path for re-judging an audit's
-unparsable and failed turns, and for judging turns under another judge or rubric (judge validation).
+"""Judging tutor turns after their dialogue ran: re-judging an audit's failed turns, and judging under another judge.
+
+It is the one online path for re-judging an audit's unparsable and failed turns, and for judging turns under another
+judge or rubric (judge validation).
 
 Each turn is judged by `audits.llm.dialogue.turn_judge` — the call the engine makes inside a dialogue,
 built from the same facts — through the process's one client and its ledger, on the process's event

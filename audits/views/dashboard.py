@@ -1,5 +1,7 @@
-"""The researchers' dashboard at /audits/: every audit with its status and progress, the latest results
-(from the cache — the dashboard never starts an analysis), and the ways to launch a new audit."""
+"""The researchers' dashboard at /audits/: every audit with its status, progress and latest results.
+
+The latest results come from the cache — the dashboard never starts an analysis — and the dashboard offers the ways to
+launch a new audit."""
 
 from django.urls import reverse
 from django.views.generic import TemplateView

@@ -1,7 +1,9 @@
-"""Results pages of an audit (researchers only): the paper's tables as heatmaps, a summary cell's
-contrast rows, a contrast's pairs with side-by-side transcripts, the conversation-level table, the
-methods box, exports, and the compare page (two audits or two tutors side by side). The results page links the
-judge-corrected page (audits.views.judge_corrected) and names the metrics whose judge is cue-sensitive there.
+"""Results pages of an audit (researchers only): heatmaps, contrasts, pairs, methods, exports and the compare page.
+
+The pages: the paper's tables as heatmaps, a summary cell's contrast rows, a contrast's pairs with side-by-side
+transcripts, the conversation-level table, the methods box, exports, and the compare page (two audits or two tutors side
+by side). The results page links the judge-corrected page (audits.views.judge_corrected) and names the metrics whose
+judge is cue-sensitive there.
 
 Every page reads one `AuditAnalysis` (audits.services.analysis) under the parameters of the GET form,
 so the numbers match the API and the exports. The analysis is computed on a Celery worker: until it is done

@@ -1,5 +1,7 @@
-"""Pages of the audit engine (researchers only): model endpoints, audits with live progress and their
-controls, clone-with-one-change, and the transcript viewer. Views validate input and call services."""
+"""Pages of the audit engine (researchers only): model endpoints, audits and their controls, and transcripts.
+
+The pages cover model endpoints, audits with live progress and their controls, clone-with-one-change, and the transcript
+viewer. Views validate input and call services."""
 
 from django import forms
 from django.contrib import messages
