@@ -1,6 +1,8 @@
-"""Writes of judge validation: a validation project from an audit in one action, rubric versions, the
-validations of judge endpoints (with their scores), recording verdicts, the persona-cue setting, and
-rubric-refinement workshops that produce the next rubric version and a re-labelling stage.
+"""Writes of judge validation: validation projects, rubric versions, judge validations, verdicts and workshops.
+
+They cover a validation project from an audit in one action, rubric versions, the validations of judge endpoints (with
+their scores), recording verdicts, the persona-cue setting, and rubric-refinement workshops that produce the next rubric
+version and a re-labelling stage.
 
 A validation project has one labelling stage (3 annotators per item, discussion then senior reviewer) whose
 questions are the rubric's five metrics. Its items are the sampled tutor turns; a second, smaller set of
