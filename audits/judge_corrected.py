@@ -151,6 +151,13 @@ class CorrectedDifference:
     side_a: SideEstimate
     side_b: SideEstimate
     alpha: float
+    # Sides ("A", "B") whose human labels are all one value: their spread cannot be estimated from them (the
+    # tuned λ drops to 0 and the side's SE with it), so the corrected interval is too narrow to judge by.
+    constant_human_sides: tuple[str, ...] = ()
+
+    @property
+    def interval_estimable(self) -> bool:
+        return not self.constant_human_sides
 
 
 def _z(alpha: float) -> float:
@@ -236,12 +243,19 @@ def corrected_difference(a: SideData, b: SideData, *, alpha: float = 0.05) -> Co
         side_a=side_a,
         side_b=side_b,
         alpha=alpha,
+        constant_human_sides=tuple(name for name, side in (("A", a), ("B", b)) if np.ptp(side.human) == 0),
     )
 
 
-def disagreement(judge_only_flag: bool, corrected: CorrectedDifference) -> Disagreement | None:
+def disagreement(
+    judge_only_flag: bool, corrected: CorrectedDifference, *, judge_only_insufficient: bool = False
+) -> Disagreement | None:
     """``"unsupported"``: the judge-only analysis flags the cell but the corrected interval covers 0;
-    ``"hidden"``: it does not flag it but the corrected interval excludes 0; None when they agree."""
+    ``"hidden"``: it does not flag it but the corrected interval excludes 0; None when they agree — and None
+    when either side cannot be read: the judge-only cell had too few pairs to be flagged at all, or a side's
+    human labels are all one value (the corrected interval's width is then not estimable from them)."""
+    if judge_only_insufficient or not corrected.interval_estimable:
+        return None
     excludes_zero = corrected.corrected.excludes_zero
     if judge_only_flag and not excludes_zero:
         return "unsupported"

@@ -65,6 +65,7 @@ class CorrectedCell:
     cue: CueCheck
     disagreement: Disagreement | None
     family: str = ""
+    judge_only_insufficient: bool = False  # the analysis had too few question pairs to flag the cell at all
 
     @property
     def badge(self) -> str:
@@ -111,6 +112,17 @@ def disagreement_reason(cell: CorrectedCell) -> str:
     level = f"{100 * (1 - cell.result.alpha):g}%"
     judge = _interval_text(cell.result.judge_only)
     corrected = _interval_text(cell.result.corrected)
+    if cell.judge_only_insufficient:
+        return (
+            f"the judge-only analysis has too few question pairs to flag this cell; the corrected {level} interval "
+            f"{corrected} is shown, but there is no flag to compare it with"
+        )
+    if not cell.result.interval_estimable:
+        sides = " and ".join(cell.result.constant_human_sides)
+        return (
+            f"the human labels on side {sides} are all one value, so the corrected interval's width cannot be "
+            f"estimated from them ({corrected} is too narrow to judge by); label more turns of this cell"
+        )
     if cell.disagreement == "unsupported":
         return (
             f"the judge-only analysis flags this cell (judge-only B − A {judge}), but the corrected {level} interval "
@@ -280,6 +292,7 @@ def corrected_cell(
     side_a: SideData,
     side_b: SideData,
     alpha: float,
+    judge_only_insufficient: bool = False,
 ) -> CorrectedCell:
     result = corrected_difference(side_a, side_b, alpha=alpha)
     with warnings.catch_warnings():
@@ -299,8 +312,9 @@ def corrected_cell(
         judge_only_flag=judge_only_flag,
         result=result,
         cue=cue,
-        disagreement=disagreement(judge_only_flag, result),
+        disagreement=disagreement(judge_only_flag, result, judge_only_insufficient=judge_only_insufficient),
         family=family,
+        judge_only_insufficient=judge_only_insufficient,
     )
 
 
@@ -320,6 +334,8 @@ CORRECTED_COLUMNS = (
     "badge",
     "reason",
     "judge_only_flag",
+    "judge_only_insufficient",
+    "human_labels_constant",
     "judge_only_estimate",
     "judge_only_se",
     "judge_only_ci_low",
@@ -367,6 +383,8 @@ def corrected_row(cell: CorrectedCell) -> dict[str, Any]:
         "badge": cell.badge,
         "reason": cell.reason,
         "judge_only_flag": cell.judge_only_flag,
+        "judge_only_insufficient": cell.judge_only_insufficient,
+        "human_labels_constant": " ".join(result.constant_human_sides),
         "judge_only_estimate": _finite(result.judge_only.estimate),
         "judge_only_se": _finite(result.judge_only.se),
         "judge_only_ci_low": _finite(result.judge_only.ci_low),

@@ -29,11 +29,19 @@ class CorrectedCellSerializer(serializers.Serializer):
     disagreement = serializers.ChoiceField(
         choices=["", *DISAGREEMENT_BADGES],
         help_text="'unsupported': the judge-only analysis flags the cell but the corrected interval covers 0; "
-        "'hidden': it does not flag it but the corrected interval excludes 0; empty when they agree.",
+        "'hidden': it does not flag it but the corrected interval excludes 0; empty when they agree or when "
+        "the cell cannot be read (judge_only_insufficient, human_labels_constant).",
     )
     badge = serializers.CharField(help_text="The disagreement in words, or empty.")
     reason = serializers.CharField(help_text="The judge-only reading against the corrected interval, in words.")
     judge_only_flag = serializers.BooleanField(help_text="The analysis's violation flag for the cell.")
+    judge_only_insufficient = serializers.BooleanField(
+        help_text="The analysis had too few question pairs to flag the cell: no disagreement is read."
+    )
+    human_labels_constant = serializers.CharField(
+        help_text="Sides (A, B) whose human labels are all one value: the corrected interval's width is not "
+        "estimable from them and no disagreement is read; empty otherwise."
+    )
     judge_only_estimate = serializers.FloatField(allow_null=True, help_text="Mean judge score per turn, B − A.")
     judge_only_se = serializers.FloatField(allow_null=True)
     judge_only_ci_low = serializers.FloatField(allow_null=True)

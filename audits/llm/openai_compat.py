@@ -1,5 +1,6 @@
-"""The provider for every model that speaks the OpenAI chat-completions protocol (OpenAI, vLLM,
-Ollama, llama.cpp server, OpenRouter…), through the `openai` package's `AsyncOpenAI`.
+"""The provider for every model that speaks the OpenAI chat-completions protocol, through the SDK's `AsyncOpenAI`.
+
+OpenAI, vLLM, Ollama, llama.cpp server, OpenRouter and any other server of that protocol.
 
 The SDK's own retries are off (`max_retries=0`): `audits.llm.client` is the one retry layer. This
 module only translates: a request into the SDK's chat-completions POST, the SDK's errors into

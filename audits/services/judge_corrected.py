@@ -83,6 +83,7 @@ def judge_corrected_results(
                 level_b=row.level_b,
                 metric=str(row.metric),
                 judge_only_flag=bool(row.violation),
+                judge_only_insufficient=bool(row.insufficient),
                 side_a=blocks.side(*key, conditions_a),
                 side_b=blocks.side(*key, conditions_b),
                 alpha=alpha,

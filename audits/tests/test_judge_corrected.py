@@ -289,3 +289,26 @@ def test_weights_remove_the_bias_of_over_sampled_small_domains():
         unweighted.append(side_estimate(replace(side, inclusion_probability=None)).interval.estimate - true_mean_a)
     assert abs(np.mean(weighted)) < 0.02
     assert np.mean(unweighted) < -0.04
+
+
+def test_a_side_whose_human_labels_are_all_one_value_is_not_read_as_a_gap():
+    """With every human label of a side equal, the tuned λ drops to 0 and that side's SE with it: the corrected
+    interval is a point, which would "exclude 0" and invent a hidden gap. Such a cell is shown, never classified."""
+    rng = np.random.default_rng(7)
+    a = SideData(rng.normal(1.0, 0.5, 200), np.full(8, 2.0), rng.normal(1.0, 0.5, 8))
+    b = SideData(rng.normal(1.0, 0.5, 200), rng.normal(1.0, 0.5, 8), rng.normal(1.0, 0.5, 8))
+    result = corrected_difference(a, b)
+    assert result.constant_human_sides == ("A",) and not result.interval_estimable
+    assert disagreement(False, result) is None and disagreement(True, result) is None
+    varied = corrected_difference(replace(a, human=a.human + rng.normal(0, 0.3, 8)), b)
+    assert varied.interval_estimable and varied.constant_human_sides == ()
+
+
+def test_a_judge_only_cell_too_small_to_flag_is_never_called_a_hidden_gap():
+    rng = np.random.default_rng(8)
+    a = SideData(rng.normal(0.0, 0.3, 300), rng.normal(0.0, 0.3, 40), rng.normal(0.0, 0.3, 40))
+    b = SideData(rng.normal(1.0, 0.3, 300), rng.normal(1.0, 0.3, 40), rng.normal(1.0, 0.3, 40))
+    result = corrected_difference(a, b)
+    assert result.corrected.excludes_zero
+    assert disagreement(False, result) == "hidden"
+    assert disagreement(False, result, judge_only_insufficient=True) is None

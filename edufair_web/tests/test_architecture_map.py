@@ -27,14 +27,6 @@ CONCEPTS = (
 )
 CITED_DOCUMENT = re.compile(r"(?<![\w/.{}-])(?!/)((?:\.\./)*[\w./-]*\b[\w-]+\.md)\b")
 ISSUE_NUMBER = re.compile(r"\bissues?\s*#?\d+", re.IGNORECASE)
-# Modules whose docstring still opens with a paragraph of several lines, allowed until each opens with a one-line
-# summary; remove a path from here once its docstring does.
-PENDING_ONE_LINE_SUMMARY = frozenset(
-    {
-        "audits/llm/client.py",
-        "audits/llm/openai_compat.py",
-    }
-)
 
 
 def _table_rows(text: str) -> list[list[str]]:
@@ -90,7 +82,7 @@ def test_every_module_docstring_opens_with_a_one_line_summary():
         parts = path.relative_to(ROOT).parts
         if "tests" in parts or "migrations" in parts or path.name in ("__init__.py", "conftest.py"):
             continue
-        if path.name.startswith("test_") or name in PENDING_ONE_LINE_SUMMARY:
+        if path.name.startswith("test_"):
             continue
         docstring = ast.get_docstring(ast.parse(path.read_text()))
         if docstring and "\n" in docstring.split("\n\n")[0].strip():
