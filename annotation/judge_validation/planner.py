@@ -4,10 +4,12 @@ Per metric and judge, how many human-labelled turns a fairness contrast needs fo
 reach the researcher's target half-width. The judge's error SD comes from the validation's own (judge, human
 consensus) pairs; the count comes from the closed form of the judge-corrected estimator with λ = 1
 (`audits.judge_corrected.labels_needed`, reached through `audit_source`), which PPI++'s tuned λ can only improve on,
-so the counts are conservative. Both sides of a contrast get the same count, drawn independently; a side's strata
-are the audit's domains (equal labels per domain), and the design effect of unequal inclusion probabilities is
-Kish's, from the probabilities this sample recorded (the largest over the sample's sides, tutor × condition). The
-judge mean's own variance is left out (many turns per side).
+so the counts are conservative. Both sides of a contrast get the same count, drawn independently. A judge-corrected
+cell is one tutor in one domain, and each of its sides is one condition there — one sampling stratum (tutor ×
+domain × condition) in the explicit and opposite designs — so the count per side is the count per stratum; a side
+that pools several conditions (an implicit name group) may split it among them. The design effect of unequal
+inclusion probabilities is Kish's, from the probabilities this sample recorded (the largest over the sample's sides,
+tutor × condition). The judge mean's own variance is left out (many turns per side).
 """
 
 from __future__ import annotations
@@ -20,13 +22,17 @@ from annotation.models import AnnotationProject, JudgeValidation, RubricVersion
 from annotation.selectors.judge_validation import judge_consensus_pairs, sample_design
 
 DEFAULT_HALF_WIDTH = 0.25
+# A judge-corrected cell's side is one (tutor, domain, condition) stratum (see the module docstring).
+STRATA_PER_SIDE = 1
 HALF_WIDTH_MIN = 0.01  # on a 0–2 scale a difference lies in [−2, 2]; narrower than this is no plan
 HALF_WIDTH_MAX = 2.0
 
 ASSUMPTIONS = (
     "λ = 1 (PPI++'s tuned λ does at least as well, so these counts are conservative); the two sides' human samples "
     "independent, with the same count on each; the judge's error SD the same on both sides, as measured on this "
-    "validation's turns; a side's strata are the audit's domains, with equal labels per domain; the design effect is "
+    "validation's turns; a contrast cell is one tutor in one domain and each side one condition, i.e. one stratum "
+    "(tutor × domain × condition), so the count per side is the count per stratum (a side pooling several "
+    "conditions, as implicit name groups do, may split it among them); the design effect is "
     "Kish's from the recorded inclusion probabilities (the largest over the sample's tutor × condition sides); the "
     "judge mean's own variance left out (many turns per side)."
 )
@@ -106,7 +112,7 @@ def label_planner(
 ) -> LabelPlanner:
     """The plan for every metric and judge of the report (see the module docstring)."""
     design = sample_design(project)
-    strata = max(1, len(design.domains))
+    strata = STRATA_PER_SIDE
     design_effect = design_effect_of(design.side_probabilities)
     rows = []
     for validation in validations:

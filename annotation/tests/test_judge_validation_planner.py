@@ -1,8 +1,10 @@
-"""The judge-validation report's label planner and cue check: per metric, the judge's error SD from the
-validation's (judge, consensus) pairs and the labels a judge-corrected contrast needs for the researcher's target
-half-width (λ = 1, strata = the audit's domains, Kish's design effect from the recorded inclusion probabilities),
-on the page and in the JSON report; and the contrasts where the judge errs differently on the two sides, as the
-audit's judge-corrected table finds them."""
+"""The judge-validation report's label planner and cue check.
+
+Per metric, the judge's error SD from the validation's (judge, consensus) pairs and the labels a judge-corrected
+contrast needs for the researcher's target half-width (λ = 1, one stratum per side: a cell is one tutor × domain and
+a side one condition, Kish's design effect from the recorded inclusion probabilities), on the page and in the JSON
+report; and the contrasts where the judge errs differently on the two sides, as the audit's judge-corrected table
+finds them."""
 
 from collections import defaultdict
 
@@ -76,14 +78,14 @@ def test_planner_and_cue_check_on_the_report_page_and_in_the_json(researcher_cli
         expected[metric] = (
             len(pairs),
             sd,
-            labels_needed(sd, sd, 0.4, strata_a=len(domains), strata_b=len(domains), design_effect=design_effect),
+            labels_needed(sd, sd, 0.4, strata_a=1, strata_b=1, design_effect=design_effect),
         )
     assert design_effect >= 1  # 1 here: every stratum of this audit holds as many turns
 
     url = reverse("annotation-jv-report", args=[project.pk])
     body = researcher_client.get(url, {"half_width": "0.4"}).json()
     planner = body["planner"]
-    assert planner["target_half_width"] == 0.4 and planner["strata_per_side"] == len(domains) == 2
+    assert planner["target_half_width"] == 0.4 and planner["strata_per_side"] == 1 and len(domains) == 2
     assert planner["design_effect"] == pytest.approx(design_effect, rel=1e-12)
     assert "λ = 1" in planner["assumptions"] and "independent" in planner["assumptions"]
     by_metric = {row["metric"]: row for row in planner["rows"]}
