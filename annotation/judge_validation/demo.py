@@ -38,7 +38,7 @@ from annotation.selectors.judge_validation import sampled_items
 from annotation.services import resolution
 from annotation.services.enrollment import enrollment_create
 from annotation.services.labelling import label_next, main_label_submit
-from annotation.services.training import guideline_confirm
+from annotation.services.training import enrollment_gate_record, guideline_confirm
 from annotation.workflow.answers import Answer
 from edufair_web.accounts.roles import ANNOTATOR
 from edufair_web.accounts.services import user_create_with_role
@@ -69,13 +69,11 @@ def _nudge(value: str, rng: random.Random) -> str:
 def _pass_gate(stage, user) -> Enrollment:
     enrollment = enrollment_create(stage=stage, user=user)
     guideline_confirm(enrollment=enrollment)
-    Enrollment.objects.filter(pk=enrollment.pk).update(
-        status=Enrollment.Status.PASSED,
-        gate_passed=True,
-        gate_rule="demo",
-        gate_detail={"note": "Demo account: the gate was set directly, training was not simulated."},
+    return enrollment_gate_record(
+        enrollment=enrollment,
+        rule="demo",
+        detail={"note": "Demo account: the gate was set directly, training was not simulated."},
     )
-    return enrollment
 
 
 def judge_validation_demo_seed(stdout) -> None:

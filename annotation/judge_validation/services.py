@@ -44,7 +44,7 @@ from annotation.selectors.judge_validation import ROLE_MAIN, sampled_items, vali
 from annotation.services.enrollment import enrollment_create
 from annotation.services.labelling import stage_item_rule_set, stage_main_open
 from annotation.services.projects import project_create, question_create, stage_create
-from annotation.services.training import SetupError, guideline_publish
+from annotation.services.training import SetupError, enrollment_gate_record, guideline_publish
 
 DEFAULT_SAMPLE_SIZE = 180  # EduFair-Bench validated its judge on 180 tutor turns
 DEFAULT_TRAINING_POOL = 20  # turns kept apart for the pilot and the qualification test
@@ -478,14 +478,11 @@ def _relabel_stage(project, rubric: RubricVersion, metrics: list[str], by) -> St
     guideline_publish(stage=stage, text=rubric.guideline, change_note=f"The guideline of {rubric.label}.", by=by)
     _open_main_items(stage, list(sampled_items(project)))
     for enrollment in base.enrollments.filter(status=Enrollment.Status.PASSED).select_related("user"):
-        carried = enrollment_create(stage=stage, user=enrollment.user, subject=enrollment.subject)
-        Enrollment.objects.filter(pk=carried.pk).update(
-            status=Enrollment.Status.PASSED,
-            gate_passed=True,
-            gate_rule=enrollment.gate_rule or "carried",
-            gate_detail={"carried_over_from_stage": base.pk, "enrollment": enrollment.pk},
+        enrollment_gate_record(
+            enrollment=enrollment_create(stage=stage, user=enrollment.user, subject=enrollment.subject),
+            rule=enrollment.gate_rule or "carried",
+            detail={"carried_over_from_stage": base.pk, "enrollment": enrollment.pk},
             pilot_score=enrollment.pilot_score,
             qualification_score=enrollment.qualification_score,
-            decided_at=timezone.now(),
         )
     return stage

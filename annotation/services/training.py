@@ -302,6 +302,31 @@ def qualification_complete_if_done(enrollment: Enrollment) -> bool:
 
 
 @transaction.atomic
+def enrollment_gate_record(
+    *,
+    enrollment: Enrollment,
+    rule: str,
+    detail: dict,
+    pilot_score: float | None = None,
+    qualification_score: float | None = None,
+) -> Enrollment:
+    """Record a pass decided outside this stage's training: carried over from a stage the annotator passed (a
+    re-labelling stage after a rubric workshop), or set for a demo account. With `enrollment_gate` the only writer
+    of the gate fields; an enrolment already decided keeps its decision."""
+    enrollment = Enrollment.objects.select_for_update().get(pk=enrollment.pk)
+    if enrollment.gate_passed is not None:
+        return enrollment
+    enrollment.status = Enrollment.Status.PASSED
+    enrollment.gate_passed = True
+    enrollment.gate_rule = rule
+    enrollment.gate_detail = detail
+    enrollment.pilot_score = pilot_score
+    enrollment.qualification_score = qualification_score
+    enrollment.decided_at = timezone.now()
+    enrollment.save()
+    return enrollment
+
+
 def enrollment_gate(*, enrollment: Enrollment) -> Enrollment:
     """Decide pass or fail from the stored pilot and qualification answers; store scores, rule and reasons."""
     enrollment = Enrollment.objects.select_for_update().select_related("stage").get(pk=enrollment.pk)
