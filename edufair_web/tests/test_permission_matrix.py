@@ -488,6 +488,7 @@ def world(django_user_model):
     from io import StringIO
 
     from annotation import models as annotation_models
+    from annotation.judge_validation.demo import DEMO_VALIDATION_NAME
     from audits import models as audits_models
     from edufair_web.accounts.models import WorkerHeartbeat
     from edufair_web.accounts.services import user_create_with_role
@@ -504,7 +505,8 @@ def world(django_user_model):
         return obj.pk
 
     stage = first(annotation_models.Stage)
-    jv_project = annotation_models.AnnotationProject.objects.get(kind="judge_validation")
+    # The demo's first validation project (the full demo has a second one, for its cue-sensitive judge's audit).
+    jv_project = annotation_models.AnnotationProject.objects.get(name=DEMO_VALIDATION_NAME)
     jv_stage = jv_project.stages.order_by("order").first()
     # An item the demo annotator has been handed in the validation stage (their own assignment).
     jv_item = annotation_models.MainItem.objects.filter(stage=jv_stage).order_by("pk").first().item
