@@ -60,6 +60,8 @@ def test_the_judge_flags_the_tone_gap_and_the_humans_do_not_support_it():
     # The levels the judge is fair on: no judge-only flag on the tone.
     fair = [c for c in results.cells if c.metric == "corrective_tone" and c.level_b != "non_english_l1"]
     assert fair and not any(c.judge_only_flag for c in fair)
+    # The cue check: it marks the judge cue-sensitive where it is (above), and not where it judges both sides alike.
+    assert not any(c.cue.cue_sensitive for c in fair), [(c.level_a, c.level_b, c.cue) for c in fair]
 
     calls, labels = LLMCall.objects.count(), Label.objects.count()
     cue_demo_audit_seed(io.StringIO())
