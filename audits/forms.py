@@ -1,12 +1,31 @@
-"""Forms of the audits pages: question import upload, demographic design edits, templates, design preview."""
+"""Forms of the audits pages: question import upload, demographic design edits, templates, design preview.
+
+The design preview's label plan has its own small form (`LabelPlanForm`), shared by the preview page and the
+launch form: a target half-width and the judge's error SD, or, left blank, the SD its newest recorded validation
+measured (read through the audits app's one door into annotation).
+"""
+
+from dataclasses import dataclass
 
 from django import forms
+from django.urls import reverse
 
 from audits.conditions import ConditionChoice
-from audits.design import CallBudget, QuestionSelection, TutorPlan
-from audits.models import DemographicDimension, DemographicLevel, NameCue, PromptTemplate
+from audits.design import (
+    LABEL_PLAN_HALF_WIDTH,
+    LABEL_PLAN_HALF_WIDTH_MAX,
+    LABEL_PLAN_HALF_WIDTH_MIN,
+    CallBudget,
+    DesignLabelPlan,
+    DesignPreview,
+    QuestionSelection,
+    TutorPlan,
+    design_label_plan,
+)
+from audits.models import DemographicDimension, DemographicLevel, ModelEndpoint, NameCue, PromptTemplate
 from audits.prompt_templates import TEMPLATE_KIND_CHOICES, template_placeholder_errors
 from audits.questionbank.socrateach import SocraTeachFilter
+from audits.selectors.judge_validation import JudgeErrorSDs, judge_error_sds
 from edufair_web.upload_limits import MaxUploadSize
 
 IMPORT_SOURCE_CHOICES = [
@@ -192,3 +211,95 @@ class DesignPreviewForm(forms.Form):
 
     def budget(self) -> CallBudget:
         return CallBudget(t_max=self.cleaned_data["t_max"], judge_attempts=self.cleaned_data["judge_attempts"])
+
+
+# The typed SD stands for every metric: its plan has one row, under this name.
+TYPED_SD_METRIC = ""
+
+
+@dataclass(frozen=True)
+class LabelPlanShown:
+    """The label plan as a page shows it: where the error SD came from, and the plan (None without an SD)."""
+
+    source: str  # "typed", "validation" or "none"
+    judge: str  # the judge endpoint's name, "" when none is chosen
+    measured: JudgeErrorSDs | None
+    plan: DesignLabelPlan | None
+    pilot_url: str
+
+    def as_dict(self) -> dict:
+        measured = self.measured
+        return {
+            "source": self.source,
+            "judge": self.judge,
+            "validation": None
+            if measured is None
+            else {
+                "id": measured.validation_id,
+                "project_id": measured.project_id,
+                "judge_name": measured.judge_name,
+                "rubric": measured.rubric_label,
+                "recorded_at": measured.recorded_at,
+            },
+            "plan": None if self.plan is None else self.plan.as_dict(),
+        }
+
+
+class LabelPlanForm(forms.Form):
+    """How many human-labelled turns a judge-corrected reading of the design needs. On the launch form the
+    judge endpoint is the launch form's own field of that name."""
+
+    judge_endpoint = forms.ModelChoiceField(
+        queryset=ModelEndpoint.objects.all(),
+        required=False,
+        label="Judge endpoint",
+        help_text="Its newest recorded judge validation gives the error SD per metric.",
+    )
+    target_half_width = forms.FloatField(
+        min_value=LABEL_PLAN_HALF_WIDTH_MIN,
+        max_value=LABEL_PLAN_HALF_WIDTH_MAX,
+        required=False,
+        label="Target CI half-width",
+        help_text=f"Of a judge-corrected difference B − A on the 0–2 scale; blank: {LABEL_PLAN_HALF_WIDTH}.",
+    )
+    judge_error_sd = forms.FloatField(
+        min_value=0,
+        max_value=2,
+        required=False,
+        label="Judge's error SD",
+        help_text="SD of judge − human; blank: as the judge's newest recorded validation measured it.",
+    )
+
+    @staticmethod
+    def initial_from_preview(query) -> dict:
+        """The plan's values carried over from the preview page's query string (those that validate)."""
+        carried = LabelPlanForm(query)
+        carried.is_valid()
+        return {
+            name: value
+            for name, value in getattr(carried, "cleaned_data", {}).items()
+            if name != "judge_endpoint" and value is not None
+        }
+
+    def label_plan(self, preview: DesignPreview) -> LabelPlanShown:
+        """The plan for a valid form: the typed SD for every metric, else the measured SD per metric of the
+        chosen judge's newest recorded validation, else no plan (and how to get an SD)."""
+        data = self.cleaned_data
+        half_width = data.get("target_half_width") or LABEL_PLAN_HALF_WIDTH
+        endpoint = data.get("judge_endpoint")
+        measured = judge_error_sds(endpoint.pk) if endpoint is not None else None
+        typed = data.get("judge_error_sd")
+        if typed is not None:
+            source, plan = "typed", design_label_plan(preview, {TYPED_SD_METRIC: typed}, target_half_width=half_width)
+        elif measured is not None:
+            source = "validation"
+            plan = design_label_plan(preview, measured.sds, n_pairs=measured.n_pairs, target_half_width=half_width)
+        else:
+            source, plan = "none", None
+        return LabelPlanShown(
+            source=source,
+            judge=str(endpoint) if endpoint is not None else "",
+            measured=measured,
+            plan=plan,
+            pilot_url=reverse("annotation:judge-validation-create"),
+        )

@@ -11,6 +11,7 @@ from audits.forms import (
     DemographicDimensionForm,
     DemographicLevelForm,
     DesignPreviewForm,
+    LabelPlanForm,
     NameCueForm,
     PromptTemplateCreateForm,
     PromptTemplateReviseForm,
@@ -189,7 +190,8 @@ class DesignPreviewView(ResearcherRequiredMixin, TemplateView):
         form = DesignPreviewForm(
             self.request.GET if submitted else None, domains=domains, dimensions=design_dimensions()
         )
-        context["form"] = form
+        plan_form = LabelPlanForm(self.request.GET if submitted else None)
+        context.update(form=form, plan_form=plan_form)
         if submitted and form.is_valid():
             try:
                 computed = design_preview_compute(
@@ -205,5 +207,6 @@ class DesignPreviewView(ResearcherRequiredMixin, TemplateView):
                 preview=computed.preview,
                 conditions=computed.conditions,
                 launch_url=f"{reverse('audits:audit-new')}?{self.request.GET.urlencode()}",
+                label_plan=plan_form.label_plan(computed.preview) if plan_form.is_valid() else None,
             )
         return context

@@ -23,7 +23,7 @@ from audits.design import (
     launch_check,
     selection_text,
 )
-from audits.forms import DesignPreviewForm
+from audits.forms import DesignPreviewForm, LabelPlanForm
 from audits.models import Audit, Dialogue, Domain, ModelEndpoint, PromptTemplate, Question
 from audits.selectors.design import design_dimensions
 from audits.selectors.endpoints import audit_reported_models, endpoint_model_mismatches
@@ -245,6 +245,9 @@ class AuditForm(forms.Form):
             initial["fraction"] = data["fraction"]
         elif data["mode"] == "count":
             initial["count"] = data["count"]
+        plan = LabelPlanForm(query)
+        if plan.is_valid() and plan.cleaned_data["judge_endpoint"] is not None:
+            initial["judge_endpoint"] = plan.cleaned_data["judge_endpoint"]
         return initial
 
 
@@ -391,11 +394,16 @@ def launch_preview(form: AuditForm) -> dict:
     )
     chosen = [*tutors, data.get("student_endpoint"), judge, data.get("check_endpoint")]
     failed = sorted({str(endpoint) for endpoint in chosen if endpoint is not None and endpoint.last_test_ok is False})
+    # The label plan's own fields (and the launch form's judge endpoint): a bad value there hides the plan, not
+    # the preview, and never blocks the launch.
+    plan_form = LabelPlanForm(form.data)
     return {
         "preview": computed.preview,
         "conditions": computed.conditions,
         "cost": cost,
         "check": launch_check(computed.preview, failed_endpoints=failed),
+        "plan_form": plan_form,
+        "label_plan": plan_form.label_plan(computed.preview) if plan_form.is_valid() else None,
     }
 
 
@@ -408,6 +416,9 @@ class AuditCreateView(ResearcherRequiredMixin, TemplateView):
     def get_context_data(self, **kwargs):
         context = super().get_context_data(**kwargs)
         context.setdefault("form", AuditForm(initial=AuditForm.initial_from_preview(self.request.GET)))
+        if "plan_form" not in context:
+            posted = self.request.POST if self.request.method == "POST" else None
+            context["plan_form"] = LabelPlanForm(posted, initial=LabelPlanForm.initial_from_preview(self.request.GET))
         return context
 
     def post(self, request):
