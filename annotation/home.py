@@ -3,6 +3,7 @@
 from django.urls import reverse
 
 from annotation.models import Enrollment, Thread
+from annotation.selectors.adjudication import adjudication_queue
 from annotation.selectors.training import training_progress
 from annotation.workflow.training import STEP_TITLES, Step, next_step
 from edufair_web.accounts.roles import ADJUDICATOR, ANNOTATOR, RESEARCHER, has_role
@@ -61,8 +62,6 @@ _training_home_steps = home_steps
 
 
 def home_steps(user) -> list[dict]:  # noqa: F811 — extends the training steps above
-    from annotation.selectors.adjudication import adjudication_queue
-
     steps = _training_home_steps(user)
     if has_role(user, ANNOTATOR) and Enrollment.objects.filter(user=user, status=Enrollment.Status.PASSED).exists():
         steps.append(

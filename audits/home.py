@@ -3,7 +3,7 @@
 from django.contrib.auth.models import User
 from django.urls import reverse
 
-from audits.models import Question
+from audits.models import Audit, Question
 from edufair_web.accounts.roles import RESEARCHER, has_role
 
 NAV_LINKS = [
@@ -45,8 +45,6 @@ def home_steps(user: User) -> list[dict]:  # noqa: F811  (extends the question-b
     steps = _design_steps(user)
     if not has_role(user, RESEARCHER):
         return steps
-    from audits.models import Audit
-
     latest = Audit.objects.order_by("-created_at", "-id").first()
     steps.append(
         {

@@ -7,6 +7,7 @@ pseudonym, and the researcher-only platform ids).
 Researchers manage annotators and adjudicators; operators manage every role (`edufair_web.accounts.people`).
 Enrolment, replacements and crowd links are research: researchers only."""
 
+from django.conf import settings
 from django.contrib.auth.models import User
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
@@ -112,8 +113,6 @@ CROWD_EXPORT_ROWS = inline_serializer(
 
 
 def _invite(request, user) -> dict:
-    from django.conf import settings
-
     path = person_invite_path(by=request.user, user=user)
     return {"invite_url": request.build_absolute_uri(path), "expires_in_seconds": settings.PASSWORD_RESET_TIMEOUT}
 

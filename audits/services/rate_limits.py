@@ -114,8 +114,6 @@ def rate_limit_store(runtime: LoopRuntime):
     """The store every worker process of this deployment shares."""
     url = rate_limit_redis_url()
     if url:
-        from django.db import connection
-
         return RedisBucketStore(url, namespace=str(connection.settings_dict["NAME"]))
     return DatabaseBucketStore(runtime)
 

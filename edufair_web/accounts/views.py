@@ -2,6 +2,7 @@
 
 import math
 
+from django.conf import settings
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.mixins import LoginRequiredMixin
 from django.http import JsonResponse
@@ -9,6 +10,7 @@ from django.shortcuts import render
 from django.templatetags.static import static
 from django.views.generic import RedirectView, TemplateView
 
+from .home import next_steps
 from .permissions import OperatorOrResearcherRequiredMixin
 from .roles import OPERATOR, RESEARCHER, has_role
 from .selectors import system_health
@@ -35,8 +37,6 @@ class HomeView(LoginRequiredMixin, TemplateView):
     template_name = "home.html"
 
     def get_context_data(self, **kwargs):
-        from .home import next_steps
-
         context = super().get_context_data(**kwargs)
         context["next_steps"] = next_steps(self.request.user)
         return context
@@ -64,8 +64,6 @@ class SystemView(OperatorOrResearcherRequiredMixin, TemplateView):
     template_name = "accounts/system.html"
 
     def get_context_data(self, **kwargs):
-        from django.conf import settings
-
         context = super().get_context_data(**kwargs)
         context["health"] = system_health()
         context["database_engine"] = settings.DATABASES["default"]["ENGINE"].rsplit(".", 1)[-1]
