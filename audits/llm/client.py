@@ -55,16 +55,17 @@ from .calls import (
     attempt_key,
 )
 from .limits import BucketStore, EndpointLimiter, MemoryBucketStore, estimate_tokens
+from .simulation import SimulationProvider
 
 logger = logging.getLogger(__name__)
 
 
 def provider_for(endpoint: EndpointConfig) -> Provider:
     if endpoint.provider == PROVIDER_SIMULATION:
-        from .simulation import SimulationProvider
-
         return SimulationProvider(endpoint)
     if endpoint.provider == PROVIDER_OPENAI:
+        # Imported here: the openai SDK takes over a second to import, and a process that only ever simulates
+        # (the demo, most tests) never pays for it.
         from .openai_compat import OpenAICompatProvider
 
         return OpenAICompatProvider(endpoint)
