@@ -498,17 +498,6 @@ class DesignLabelPlan:
         planned = [row for row in self.rows if row.per_stratum is not None]
         return max(planned, key=lambda row: row.per_stratum, default=None)
 
-    def as_dict(self) -> dict:
-        return {
-            "target_half_width": self.target_half_width,
-            "alpha": self.alpha,
-            "strata": self.strata,
-            "smallest_stratum_turns": self.smallest_stratum_turns,
-            "overlap": self.overlap,
-            "assumptions": self.assumptions,
-            "rows": [row.__dict__.copy() for row in self.rows],
-        }
-
 
 def design_strata(preview: DesignPreview) -> int:
     """Sampling strata of the design: every (tutor, domain, condition) with at least one question."""

@@ -227,23 +227,6 @@ class LabelPlanShown:
     plan: DesignLabelPlan | None
     pilot_url: str
 
-    def as_dict(self) -> dict:
-        measured = self.measured
-        return {
-            "source": self.source,
-            "judge": self.judge,
-            "validation": None
-            if measured is None
-            else {
-                "id": measured.validation_id,
-                "project_id": measured.project_id,
-                "judge_name": measured.judge_name,
-                "rubric": measured.rubric_label,
-                "recorded_at": measured.recorded_at,
-            },
-            "plan": None if self.plan is None else self.plan.as_dict(),
-        }
-
 
 class LabelPlanForm(forms.Form):
     """How many human-labelled turns a judge-corrected reading of the design needs. On the launch form the
