@@ -247,17 +247,24 @@ def corrected_difference(a: SideData, b: SideData, *, alpha: float = 0.05) -> Co
     )
 
 
+def opposite_sides(corrected: CorrectedDifference) -> bool:
+    """Whether the corrected interval excludes 0 on the other side than the judge-only difference points."""
+    gap = corrected.corrected
+    return gap.excludes_zero and (gap.estimate > 0) != (corrected.judge_only.estimate > 0)
+
+
 def disagreement(
     judge_only_flag: bool, corrected: CorrectedDifference, *, judge_only_insufficient: bool = False
 ) -> Disagreement | None:
-    """``"unsupported"``: the judge-only analysis flags the cell but the corrected interval covers 0;
-    ``"hidden"``: it does not flag it but the corrected interval excludes 0; None when they agree — and None
+    """``"unsupported"``: the judge-only analysis flags the cell but the corrected interval covers 0, or lies on
+    the other side of 0 than the judge's difference; ``"hidden"``: it does not flag it but the corrected interval
+    excludes 0; None when they agree — and None
     when either side cannot be read: the judge-only cell had too few pairs to be flagged at all, or a side's
     human labels are all one value (the corrected interval's width is then not estimable from them)."""
     if judge_only_insufficient or not corrected.interval_estimable:
         return None
     excludes_zero = corrected.corrected.excludes_zero
-    if judge_only_flag and not excludes_zero:
+    if judge_only_flag and (not excludes_zero or opposite_sides(corrected)):
         return "unsupported"
     if not judge_only_flag and excludes_zero:
         return "hidden"

@@ -28,6 +28,7 @@ from audits.judge_corrected import (
     cue_check,
     disagreement,
     disagreement_sort_key,
+    opposite_sides,
 )
 
 DISAGREEMENT_BADGES: dict[str, str] = {
@@ -122,6 +123,11 @@ def disagreement_reason(cell: CorrectedCell) -> str:
         return (
             f"the human labels on side {sides} are all one value, so the corrected interval's width cannot be "
             f"estimated from them ({corrected} is too narrow to judge by); label more turns of this cell"
+        )
+    if cell.disagreement == "unsupported" and opposite_sides(cell.result):
+        return (
+            f"the judge-only analysis flags this cell (judge-only B − A {judge}), but the corrected {level} interval "
+            f"{corrected} lies on the other side of 0: the human labels point the other way"
         )
     if cell.disagreement == "unsupported":
         return (

@@ -12,6 +12,7 @@ functions here only say which of them annotation needs and how it reads them.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 
 from django.db.models import QuerySet
@@ -25,6 +26,7 @@ from audits.judge import METRICS, PARSE_OK
 from audits.judge_corrected import LabelPlan, error_sd, kish_design_effect, labels_needed
 from audits.llm.dialogue import TurnToJudge
 from audits.models import Audit, Condition, Dialogue, ModelEndpoint, PromptTemplate, Turn, TurnScore
+from audits.selectors.results import audit_content_identities
 from audits.services.analysis import AnalysisState, analysis_request
 from audits.services.design import (
     TemplateTextError,
@@ -145,13 +147,16 @@ def audit_turn_candidates(audit: Audit) -> list[tuple[Candidate, dict]]:
         .select_related("dialogue__tutor", "dialogue__question", "dialogue__condition")
         .order_by("pk")
     )
+    tutors, _ = audit_content_identities(audit)
     found = []
     for turn in rows:
         d = turn.dialogue
         stratum = (d.tutor_id, d.question.domain, d.condition_id)
+        # The draw is keyed by content, never by database ids: the same audit gives the same sample anywhere.
+        draw_key = json.dumps([tutors.get(d.tutor_id, d.tutor.name), d.question.domain, d.condition.key])
         found.append(
             (
-                Candidate(id=turn.pk, stratum=stratum),
+                Candidate(id=turn.pk, stratum=stratum, draw_key=draw_key, order=(d.question.content_hash, turn.index)),
                 {
                     "tutor": d.tutor.name,
                     "domain": d.question.domain,

@@ -24,10 +24,18 @@ AllocationMode = Literal["proportional", "per_stratum"]
 
 @dataclass(frozen=True)
 class Candidate:
-    """A tutor turn that may be sampled: its id and its stratum, e.g. (tutor, domain, condition)."""
+    """A tutor turn that may be sampled: its id and its stratum, e.g. (tutor, domain, condition).
+
+    ``draw_key`` names the stratum by content (e.g. the tutor endpoint's identity, the domain, the condition's
+    key) and ``order`` places the turn by content (e.g. its question's content hash and its index): with both
+    set, the draw is the same on any database, whatever ids the rows got; without them the stratum's value and
+    the ids stand in.
+    """
 
     id: int
     stratum: Stratum
+    draw_key: str = ""
+    order: tuple = ()
 
 
 @dataclass(frozen=True)
@@ -103,12 +111,17 @@ def stratified_sample(
     """Draw ``size`` candidates proportionally per stratum or, with ``per_stratum``, that many from every
     stratum (``size`` is then not used), reproducibly with ``seed``."""
     by_stratum: dict[Stratum, list[int]] = defaultdict(list)
+    draw_keys: dict[Stratum, str] = {}
+    order: dict[int, tuple] = {}
     seen: set[int] = set()
     for candidate in candidates:
         if candidate.id in seen:
             raise ValueError(f"candidate {candidate.id} appears twice")
         seen.add(candidate.id)
-        by_stratum[tuple(candidate.stratum)].append(candidate.id)
+        stratum = tuple(candidate.stratum)
+        by_stratum[stratum].append(candidate.id)
+        draw_keys[stratum] = candidate.draw_key or repr(stratum)
+        order[candidate.id] = candidate.order
     available = {stratum: len(ids) for stratum, ids in by_stratum.items()}
     total = sum(available.values())
     if per_stratum is None:
@@ -122,10 +135,11 @@ def stratified_sample(
     chosen: list[int] = []
     allocation = []
     for stratum in sorted(by_stratum, key=_stratum_order):
-        ids = sorted(by_stratum[stratum])  # the input order must not change the draw
-        # A generator per stratum, seeded by the seed and the stratum: adding a stratum elsewhere does not
-        # change which turns this one draws.
-        rng = random.Random(f"stratum:{seed}:{stratum!r}")
+        # The input order must not change the draw: turns in content order (then id).
+        ids = sorted(by_stratum[stratum], key=lambda turn: (order[turn], turn))
+        # A generator per stratum, seeded by the seed and the stratum's content key: adding a stratum elsewhere
+        # does not change which turns this one draws, and neither do the rows' database ids.
+        rng = random.Random(f"stratum:{seed}:{draw_keys[stratum]}")
         picked = sorted(rng.sample(ids, counts[stratum]))
         chosen.extend(picked)
         allocation.append(

@@ -50,3 +50,28 @@ def test_proportional_mode_records_its_inclusion_probabilities_too():
 def test_a_count_below_one_is_refused():
     with pytest.raises(ValueError):
         fixed_allocation({("a",): 3}, 0)
+
+
+def test_the_draw_is_keyed_by_content_so_other_database_ids_draw_the_same_turns():
+    """The same audit on another database (PostgreSQL keeps its sequences, SQLite restarts them) has other ids
+    for its tutors, conditions and turns; keyed by content, the sample picks the same turns."""
+
+    def audit_rows(id_offset: int, stratum_offset: int) -> list[Candidate]:
+        rows = []
+        for block, ((tutor, domain, condition), count) in enumerate(SIZES.items()):
+            for index in range(count):
+                rows.append(
+                    Candidate(
+                        id=id_offset + 100 * block + 13 * (count - index),  # other ids, in another order
+                        stratum=(tutor, domain, condition + stratum_offset),
+                        draw_key=f"{tutor}|{domain}|condition-{condition}",
+                        order=(f"question-{index:03d}", 0),
+                    )
+                )
+        return rows
+
+    here, there = audit_rows(0, 0), audit_rows(5000, 900)
+    content = {c.id: (c.draw_key, c.order) for c in here + there}
+    drawn_here = sorted(content[i] for i in stratified_sample(here, per_stratum=2, seed=3).ids)
+    drawn_there = sorted(content[i] for i in stratified_sample(there, per_stratum=2, seed=3).ids)
+    assert drawn_here == drawn_there and len(drawn_here) == 2 + 2 + 2 + 1

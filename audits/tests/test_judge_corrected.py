@@ -312,3 +312,15 @@ def test_a_judge_only_cell_too_small_to_flag_is_never_called_a_hidden_gap():
     assert result.corrected.excludes_zero
     assert disagreement(False, result) == "hidden"
     assert disagreement(False, result, judge_only_insufficient=True) is None
+
+
+def test_a_judge_flag_whose_corrected_interval_lies_on_the_other_side_of_zero_is_unsupported():
+    """The judge finds B lower; the humans find B higher: the corrected interval excludes 0, but not on the side the
+    judge's flag claims, so the flag is not supported."""
+    rng = np.random.default_rng(9)
+    a = SideData(rng.normal(1.0, 0.3, 300), rng.normal(1.0, 0.3, 60), rng.normal(1.0, 0.3, 60))
+    b = SideData(rng.normal(0.2, 0.3, 300), rng.normal(1.6, 0.3, 60), rng.normal(0.2, 0.3, 60))
+    result = corrected_difference(a, b)
+    assert result.judge_only.estimate < 0 < result.corrected.ci_low
+    assert disagreement(True, result) == "unsupported"
+    assert disagreement(False, result) == "hidden"
