@@ -73,6 +73,22 @@ def row_title(row, exclusions=None) -> str:
     return " · ".join(parts)
 
 
+def pairs_href(link, *, tutor, domain, row) -> str:
+    """The link to one contrast row's paired transcripts: any row with the contrast's fields (a `ContrastResult`,
+    a judge-corrected cell), for the tutor and domain it belongs to."""
+    return link(
+        "pairs",
+        tutor=tutor,
+        domain=domain,
+        kind=row.kind,
+        family=row.family,
+        dimension=row.dimension,
+        level_a=row.level_a,
+        level_b=row.level_b,
+        metric=row.metric,
+    )
+
+
 def _summary_cell(cell, rows, href: str, subject: str, judge_failed: tuple[str, ...] = ()) -> HeatCell:
     usable = [row for row in rows if not row.insufficient and not math.isnan(row.r)]
     strongest = max(usable, key=lambda row: abs(row.r)) if usable else None
@@ -277,17 +293,7 @@ def contrast_figures(
                     value=value,
                     text=format_number(row.r, 2) if not row.insufficient else f"n={row.n}",
                     title=f"{analysis.tutor_name(tutor)} · {domain} · {row_title(row, analysis.exclusions_for(row))}",
-                    href=link(
-                        "pairs",
-                        tutor=tutor,
-                        domain=domain,
-                        kind=row.kind,
-                        family=row.family,
-                        dimension=row.dimension,
-                        level_a=row.level_a,
-                        level_b=row.level_b,
-                        metric=row.metric,
-                    ),
+                    href=pairs_href(link, tutor=tutor, domain=domain, row=row),
                     violation=row.violation,
                     insufficient=row.insufficient or value is None,
                     data={

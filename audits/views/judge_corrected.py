@@ -16,6 +16,7 @@ from django.urls import reverse
 from django.views import View
 from django.views.generic import TemplateView
 
+from audits.heatmap_figures import pairs_href
 from audits.http_exports import analysis_state_response, judge_corrected_export_response
 from audits.judge_corrected_figures import judge_corrected_figures
 from audits.judge_corrected_table import CorrectedCell
@@ -35,17 +36,7 @@ class JudgeCorrectedView(ResultsPageMixin, TemplateView):
     template_name = "audits/results/judge_corrected.html"
 
     def _pairs_link(self, cell: CorrectedCell) -> str:
-        return self.link(
-            "pairs",
-            tutor=cell.tutor_id,
-            domain=cell.domain,
-            kind=cell.kind,
-            family=cell.family,
-            dimension=cell.dimension,
-            level_a=cell.level_a,
-            level_b=cell.level_b,
-            metric=cell.metric,
-        )
+        return pairs_href(self.link, tutor=cell.tutor_id, domain=cell.domain, row=cell)
 
     def get_context_data(self, **kwargs):
         context = super().get_context_data(**kwargs)

@@ -342,17 +342,7 @@ class ResultsCellView(ResultsPageMixin, TemplateView):
                 "rows": [
                     {
                         "row": row,
-                        "href": self.link(
-                            "pairs",
-                            tutor=tutor,
-                            domain=domain,
-                            kind=row.kind,
-                            family=row.family,
-                            dimension=row.dimension,
-                            level_a=row.level_a,
-                            level_b=row.level_b,
-                            metric=row.metric,
-                        ),
+                        "href": heatmap_figures.pairs_href(self.link, tutor=tutor, domain=domain, row=row),
                     }
                     for row in rows
                 ],
