@@ -38,6 +38,7 @@ from annotation.services.training import SetupError
 from edufair_web.accounts.permissions import IsResearcher
 from edufair_web.converters import parse_id
 from edufair_web.json_parser import DepthBoundedJSONParser
+from edufair_web.upload_limits import upload_size_error
 
 from .serializers_judge_validation import (
     AuditJudgeStatusSerializer,
@@ -244,15 +245,29 @@ class MRBenchImportAPIView(APIView):
     permission_classes = [IsResearcher]
     parser_classes = [MultiPartParser, FormParser, DepthBoundedJSONParser]
 
-    @extend_schema(request=MRBenchImportSerializer, responses={201: MRBenchImportResultSerializer})
+    @extend_schema(
+        request=MRBenchImportSerializer,
+        responses={201: MRBenchImportResultSerializer},
+        description="The file as a multipart upload (`file`, optional `name`), or as the request body itself "
+        "(Content-Type: application/json; `?name=` and `?filename=` optional).",
+    )
     def post(self, request):
-        serializer = MRBenchImportSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
-        upload = serializer.validated_data["file"]
+        if request.content_type.split(";")[0].strip().lower() == "application/json":
+            # The published file sent as the body: read as sent (the reader refuses repeated keys, which a
+            # parsed body would have lost), bounded like an upload.
+            data = request.body
+            too_large = upload_size_error("items", len(data))
+            if too_large:
+                raise ValidationError({"file": [too_large]})
+            filename = str(request.query_params.get("filename") or "request body")[:200]
+            name = str(request.query_params.get("name") or "")[:200]
+        else:
+            serializer = MRBenchImportSerializer(data=request.data)
+            serializer.is_valid(raise_exception=True)
+            upload = serializer.validated_data["file"]
+            data, filename, name = upload.read(), upload.name, serializer.validated_data["name"]
         try:
-            project = labelled_file_import(
-                data=upload.read(), filename=upload.name, name=serializer.validated_data["name"], by=request.user
-            )
+            project = labelled_file_import(data=data, filename=filename, name=name, by=request.user)
         except MRBenchError as exc:
             raise ValidationError({"file": str(exc)}) from exc
         return Response(

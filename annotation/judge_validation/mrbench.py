@@ -12,6 +12,11 @@ dimensions (Mistake_Identification, Mistake_Location, Providing_Guidance, Action
 solution; their test set carries no annotation. Tutors differ per dialogue (Novice only in some). A
 ``conversation_id`` may occur in several records (same history, other responses, another ``Split``): such
 items are kept apart by record index and Split in their source id, and the reader warns with the count.
+
+Keys are read whatever their case (the README writes ``split``, the files ``Split``), dimension names whatever their
+separators; a dimension given no label (null, "" or "Not Available") counts as absent, and so it does when a
+response lacks it; an empty tutor entry or a record without responses is left out. Each of these is a warning
+with its count; anything else the reader cannot map is an `MRBenchError` naming the record, the tutor and the field.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
 from edufair_web.json_input import JSONInputError, loads
+from edufair_web.storable_text import unstorable_in
 
 MRBENCH, BEA2025 = "mrbench", "bea2025"
 RESPONSE_KEYS = {MRBENCH: "anno_llm_responses", BEA2025: "tutor_responses"}
@@ -70,6 +76,13 @@ ALLOWED = {
     "Humanlikeness": tuple(YES_SCALE),
 }
 _CANONICAL_DIMENSION = {name.lower(): name for name in DIMENSIONS}
+
+
+def dimension_name(key) -> str | None:
+    """A dimension's canonical spelling, whatever its case or separators ("humanlikeness", "Tutor Tone",
+    "mistake-identification"); None for a key the rubric does not know."""
+    return _CANONICAL_DIMENSION.get(re.sub(r"[\s\-]+", "_", str(key).strip()).lower())
+
 
 # The one statement of how a file's labels become the rubric's values: shown on the page and in the API.
 MAPPING: list[dict] = [
@@ -170,6 +183,12 @@ def _text(value) -> str:
     return "" if value is None else str(value).strip()
 
 
+def _shown(value, most: int = 60) -> str:
+    """A value as an error message quotes it: at most ``most`` characters (a file's text can be megabytes)."""
+    text = str(value)
+    return text if len(text) <= most else f"{text[:most]}… ({len(text)} characters)"
+
+
 def _real(value) -> str:
     text = _text(value)
     return "" if _norm(text) in PLACEHOLDERS else text
@@ -208,20 +227,38 @@ def parse_history(text: str) -> tuple[str, list[tuple[str, str]]]:
     return " ".join(preamble), [(role, body) for role, body in turns]
 
 
+def _is_empty_label(label) -> bool:
+    """No label given: null, an empty string or a placeholder ("Not Available", "N/A")."""
+    return label is None or (isinstance(label, str) and _norm(label) in PLACEHOLDERS)
+
+
 def _canonical_annotation(annotation: dict, where: str) -> dict[str, str]:
-    """Dimension names in their canonical spelling (``humanlikeness`` → Humanlikeness), labels checked."""
+    """Dimension names in their canonical spelling (``humanlikeness`` → Humanlikeness), labels checked.
+    A dimension given no label (null, "" or a placeholder) is left out, as if absent (`empty_labels`)."""
     found: dict[str, str] = {}
     for key, label in annotation.items():
-        name = _CANONICAL_DIMENSION.get(str(key).strip().lower())
-        if name is None:
+        name = dimension_name(key)
+        if name is None or _is_empty_label(label):
             continue  # a dimension the rubric does not know is neither mapped nor an error
+        if not isinstance(label, str):
+            raise MRBenchError(f"{where}, {name}: {_shown(repr(label))} is not a published label (labels are text)")
         value = _norm(label)
         value = REVEAL_ALIASES.get(value, value)
         if value not in ALLOWED[name]:
             allowed = ", ".join(repr(v) for v in ALLOWED[name])
-            raise MRBenchError(f"{where}, {name}: {label!r} is not a published label (one of {allowed})")
-        found[name] = str(label).strip()
+            raise MRBenchError(f"{where}, {name}: {_shown(repr(label))} is not a published label (one of {allowed})")
+        if name in found and REVEAL_ALIASES.get(_norm(found[name]), _norm(found[name])) != value:
+            raise MRBenchError(
+                f"{where}: {name} is given twice, as two spellings of its key, with two labels "
+                f"({_shown(repr(found[name]))}, {_shown(repr(label.strip()))}); keep one"
+            )
+        found[name] = label.strip()
     return found
+
+
+def empty_labels(annotation: dict) -> list[str]:
+    """The known dimensions an annotation names but gives no label (null, "" or a placeholder)."""
+    return [name for key, label in annotation.items() if (name := dimension_name(key)) and _is_empty_label(label)]
 
 
 def map_annotation(annotation: dict, where: str = "annotation") -> tuple[dict[str, str], dict[str, str]]:
@@ -317,40 +354,60 @@ def parse_labelled_file(data: bytes | str) -> ParsedFile:
         if not conversation_id:
             raise MRBenchError(f"record {index}: conversation_id is missing")
         seen_ids[conversation_id] += 1
-        found = _schema_of(record, f"record {index} ({conversation_id})")
+        found = _schema_of(record, f"record {index} ({_shown(conversation_id)})")
         if schema is None:
             schema = found
         elif found != schema:
             raise MRBenchError(
-                f"record {index} ({conversation_id}): uses {RESPONSE_KEYS[found]} while the records before it use "
-                f"{RESPONSE_KEYS[schema]}; one file holds one schema"
+                f"record {index} ({_shown(conversation_id)}): uses {RESPONSE_KEYS[found]} while the records before "
+                f"it use {RESPONSE_KEYS[schema]}; one file holds one schema"
             )
     repeated = {cid: n for cid, n in seen_ids.items() if n > 1}
 
     responses: list[ImportedResponse] = []
     dimensions_seen: set[str] = set()
+    empty_records: list[int] = []
+    empty_entries: list[str] = []
+    textless: list[str] = []
+    blank_labels: Counter = Counter()
+    external_ids: dict[str, str] = {}
     for index, record in enumerate(records, start=1):
         conversation_id = _text(_key(record, "conversation_id"))
-        where = f"record {index} ({conversation_id})"
+        where = f"record {index} ({_shown(conversation_id)})"
+        problem = unstorable_in(record)
+        if problem:
+            raise MRBenchError(f"{where}: contains {problem}, which cannot be stored")
         body = _key(record, RESPONSE_KEYS[schema])
-        if not isinstance(body, dict) or not body:
+        if not isinstance(body, dict):
             raise MRBenchError(f"{where}: {RESPONSE_KEYS[schema]} must be an object of tutor → response")
+        if not body:
+            empty_records.append(index)
+            continue
         split = _text(_key(record, "Split"))
         preamble, history = parse_history(_text(_key(record, "conversation_history")))
         solution = _real(_key(record, "Ground_Truth_Solution"))
         for tutor, entry in body.items():
             tutor = str(tutor).strip()
-            at = f"{where}, tutor {tutor}"
+            at = f"{where}, tutor {_shown(tutor)}"
+            if not tutor:
+                raise MRBenchError(f"{where}: a tutor response has an empty tutor name")
+            if entry is None or entry == {}:
+                empty_entries.append(at)
+                continue
             if not isinstance(entry, dict):
                 raise MRBenchError(f"{at}: the response must be an object with response and annotation")
-            text = _text(entry.get("response"))
-            if not text:
-                raise MRBenchError(f"{at}: the response text is missing")
-            annotation = entry.get("annotation") or {}
+            raw_text = _key(entry, "response")
+            if isinstance(raw_text, dict | list | bool):
+                raise MRBenchError(f"{at}: the response must be text, not {type(raw_text).__name__}")
+            text = _text(raw_text)
+            annotation = _key(entry, "annotation") or {}
             if not isinstance(annotation, dict):
                 raise MRBenchError(f"{at}: annotation must be an object of dimension → label")
             values, unmapped = map_annotation(annotation, at)
             source_labels = _canonical_annotation(annotation, at)
+            blank_labels.update(empty_labels(annotation))
+            if not text:
+                textless.append(at)
             dimensions_seen.update(source_labels)
             source_id = (
                 f"{conversation_id}/r{index}" + (f"/{split}" if split else "")
@@ -361,9 +418,16 @@ def parse_labelled_file(data: bytes | str) -> ParsedFile:
                 raise MRBenchError(
                     f"{at}: the conversation id and tutor name are longer than {MAX_SOURCE_ID} characters"
                 )
+            external_id = f"{source_id}:{tutor}"
+            if external_id in external_ids:
+                raise MRBenchError(
+                    f"{at}: the same tutor as {external_ids[external_id]} (tutor names that differ only in spaces "
+                    "around them are one tutor); give each response of a dialogue its own tutor"
+                )
+            external_ids[external_id] = at
             responses.append(
                 ImportedResponse(
-                    external_id=f"{source_id}:{tutor}",
+                    external_id=external_id,
                     conversation_id=conversation_id,
                     record=index,
                     split=split,
@@ -410,9 +474,38 @@ def parse_labelled_file(data: bytes | str) -> ParsedFile:
             f"{'have' if incorrect > 1 else 'has'} no answer_leakage value: the rubric has no level for an incorrect "
             "answer revealed"
         )
+    annotated = [r for r in responses if r.source_labels]
+    for dimension in dimensions:
+        lacking = sum(dimension not in r.source_labels for r in annotated)
+        if lacking:
+            warnings.append(
+                f"{lacking} of the {len(annotated)} annotated responses {'carry' if lacking > 1 else 'carries'} no "
+                f"{dimension} label: "
+                "no value from it for them"
+            )
+    if blank_labels:
+        listed = ", ".join(f"{d} {n}" for d, n in sorted(blank_labels.items()))
+        warnings.append(f'some labels are empty (null, "" or "Not Available": {listed}): read as not given')
+    if textless:
+        warnings.append(
+            f"{len(textless)} response{'s have' if len(textless) > 1 else ' has'} no text ({textless[0]}"
+            f"{' and more' if len(textless) > 1 else ''}): imported as an empty tutor turn"
+        )
+    if empty_entries:
+        warnings.append(
+            f"{len(empty_entries)} tutor entr{'ies are' if len(empty_entries) > 1 else 'y is'} empty "
+            f"({empty_entries[0]}{' and more' if len(empty_entries) > 1 else ''}): no response to import, left out"
+        )
+    if empty_records:
+        warnings.append(
+            f"{len(empty_records)} record{'s have' if len(empty_records) > 1 else ' has'} no tutor response "
+            f"(record {', '.join(map(str, empty_records[:10]))}{' …' if len(empty_records) > 10 else ''}): left out"
+        )
     no_labels = sum(not r.source_labels for r in responses)
     if no_labels:
-        warnings.append(f"{no_labels} response{'s' if no_labels > 1 else ''} carry no annotation: imported unlabelled")
+        warnings.append(
+            f"{no_labels} response{'s carry' if no_labels > 1 else ' carries'} no annotation: imported unlabelled"
+        )
     return ParsedFile(
         schema=schema,
         responses=responses,

@@ -167,3 +167,37 @@ def responses_of(records: list[dict]) -> list[tuple[str, str, dict]]:
     return [
         (r["conversation_id"], tutor, body.get("annotation", {})) for r in records for tutor, body in r[key].items()
     ]
+
+
+BEA_TUTORS = ("Sonnet", "Llama318B", "Llama31405B", "GPT4", "Mistral", "Gemini", "Phi3", "Expert", "Novice")
+BEA_LABELS = ("Yes", "To some extent", "No")
+
+
+def bea_at_scale(dialogues: int = 300, responses: int = 2476, history_lines: int = 24) -> list[dict]:
+    """A file in the BEA 2025 layout at the size of the published dev set (300 dialogues, 2,476 responses;
+    long MathDial-like histories, so a few MB): eight tutors per dialogue, Novice as a ninth in some, labels
+    cycling through the published values. Written here, not copied."""
+    extra = responses - 8 * dialogues  # dialogues that also have a Novice response
+    records = []
+    n = 0
+    for d in range(dialogues):
+        lines = []
+        for k in range(history_lines):
+            speaker = "Tutor" if k % 2 == 0 else ("Student" if k % 7 else "Turor")
+            lines.append(f"{speaker}: step {k} of problem {d}: " + "we add the tens, then the ones, and check. " * 5)
+        tutors = BEA_TUTORS[: 9 if d < extra else 8]
+        body = {}
+        for tutor in tutors:
+            n += 1
+            body[tutor] = {
+                "response": f"Response {n} by {tutor}: what do you get when you add the ones first?",
+                "annotation": _bea(*(BEA_LABELS[(n * p) % 3] for p in (1, 2, 5, 7))),
+            }
+        records.append(
+            {
+                "conversation_id": f"{1000 + d}-{d * 7919 % 10007}",
+                "conversation_history": "\n".join(lines),
+                "tutor_responses": body,
+            }
+        )
+    return records
