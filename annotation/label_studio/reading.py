@@ -15,6 +15,8 @@ import hashlib
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from edufair_web.storable_text import unstorable_in
+
 from .config import UNSURE, ChoiceQuestion, ConfigNames, config_names
 from .provenance import ProvenanceInvalid, provenance_parse
 
@@ -22,6 +24,14 @@ PHASES = ("pilot", "qualification", "main")
 ROUNDS = ("pre", "post")
 METHODS = ("unanimous", "majority", "discussion", "senior")
 MAX_ERRORS = 50
+# The item fields' sizes (annotation.models.Item): longer values are refused here, not by the database.
+MAX_LENGTHS = {"external_id": 200, "subject": 100, "category": 200}
+
+
+def _shown(value, most: int = 60) -> str:
+    """A value as an error quotes it: at most ``most`` characters (a file's field can be megabytes)."""
+    text = str(value)
+    return text if len(text) <= most else f"{text[:most]}… ({len(text)} characters)"
 
 
 @dataclass(frozen=True)
@@ -128,19 +138,24 @@ def _annotation(
             errors.append(f"{at}: not an object")
             continue
         name, kind, value = region.get("from_name"), region.get("type"), region.get("value") or {}
+        if not isinstance(name, str):
+            errors.append(f"{at}: from_name must be the name of a tag, not {_shown(repr(name))}")
+            continue
         if kind == "choices":
             if name not in questions:
-                errors.append(f"{at}: no question with key {name!r} in the project")
+                errors.append(f"{at}: no question with key {_shown(repr(name))} in the project")
                 continue
             picked = value.get("choices") if isinstance(value, dict) else None
             if not isinstance(picked, list) or len(picked) != 1:
-                errors.append(f"{at}: {name!r} needs exactly one choice, got {picked!r}")
+                errors.append(f"{at}: {name!r} needs exactly one choice, got {_shown(repr(picked))}")
                 continue
             if name in choices:
                 errors.append(f"{at}: {name!r} is answered twice")
                 continue
             if str(picked[0]) not in questions[name].values:
-                errors.append(f"{at}: {picked[0]!r} is not a value of {name!r} ({', '.join(questions[name].values)})")
+                errors.append(
+                    f"{at}: {_shown(repr(picked[0]))} is not a value of {name!r} ({', '.join(questions[name].values)})"
+                )
                 continue
             choices[name] = str(picked[0])
         elif kind == "textarea":
@@ -156,9 +171,12 @@ def _annotation(
             elif name in justified:
                 justifications[justified[name]] = text
             else:
-                errors.append(f"{at}: the text area {name!r} is neither a justification nor the provenance")
+                errors.append(f"{at}: the text area {_shown(repr(name))} is neither a justification nor the provenance")
         else:
-            errors.append(f"{at}: a {kind!r} region ({name!r}) cannot be mapped to a question (only choices)")
+            errors.append(
+                f"{at}: a {_shown(repr(kind))} region ({_shown(repr(name))}) cannot be mapped to a question "
+                "(only choices)"
+            )
     for key in justifications:
         if key not in choices:
             errors.append(f"{where}: a justification for {key!r} without an answer to it")
@@ -172,22 +190,22 @@ def _annotation(
         provenance.get("method", ""),
     )
     if phase not in PHASES:
-        errors.append(f"{where}: phase {phase!r} is not one of {', '.join(PHASES)}")
+        errors.append(f"{where}: phase {_shown(repr(phase))} is not one of {', '.join(PHASES)}")
     if round_ not in ROUNDS:
-        errors.append(f"{where}: round {round_!r} is not one of {', '.join(ROUNDS)}")
+        errors.append(f"{where}: round {_shown(repr(round_))} is not one of {', '.join(ROUNDS)}")
     if kind == "adjudication" and method not in METHODS:
-        errors.append(f"{where}: method {method!r} is not one of {', '.join(METHODS)}")
+        errors.append(f"{where}: method {_shown(repr(method))} is not one of {', '.join(METHODS)}")
     if kind != "label" and UNSURE in choices.values():
         errors.append(f"{where}: a {kind} answer cannot be {UNSURE!r}")
     labelled_at = None
     if provenance.get("labelled_at"):
         labelled_at = _time(provenance["labelled_at"])
         if labelled_at is None:
-            errors.append(f"{where}: labelled_at {provenance['labelled_at']!r} is not an ISO time")
+            errors.append(f"{where}: labelled_at {_shown(repr(provenance['labelled_at']))} is not an ISO time")
     try:
         seconds = max(float(raw.get("lead_time") or 0), 0.0)
     except (TypeError, ValueError):
-        errors.append(f"{where}: lead_time {raw.get('lead_time')!r} is not a number of seconds")
+        errors.append(f"{where}: lead_time {_shown(repr(raw.get('lead_time')))} is not a number of seconds")
         seconds = 0.0
     answers = {
         key: ReadAnswer(
@@ -227,7 +245,11 @@ def read_label_studio_export(data, questions: dict[str, ChoiceQuestion]) -> Read
         if not isinstance(raw, dict):
             errors.append(f"task {index}: not an object")
             continue
-        where = f"task {index} (id {raw.get('id')})"
+        where = f"task {index} (id {_shown(raw.get('id'))})"
+        problem = unstorable_in(raw)
+        if problem:
+            errors.append(f"{where}: contains {problem}, which cannot be stored")
+            continue
         if not isinstance(raw.get("data"), dict):
             errors.append(
                 f"{where}: no 'data' object — this looks like a flattened file (Label Studio's JSON-MIN export, "
@@ -241,8 +263,21 @@ def read_label_studio_export(data, questions: dict[str, ChoiceQuestion]) -> Read
             errors.append(f"{where}: data has no text, dialogue or payload to make an item from")
             continue
         external_id = str(task_data.get("external_id") or f"label-studio-{raw.get('id', index)}").strip()
+        fields = {
+            "external_id": external_id,
+            "subject": str(task_data.get("subject") or ""),
+            "category": str(task_data.get("category") or ""),
+        }
+        too_long = [
+            f"{name} ({len(value)} characters, at most {MAX_LENGTHS[name]})"
+            for name, value in fields.items()
+            if len(value) > MAX_LENGTHS[name]
+        ]
+        if too_long:
+            errors.append(f"{where}: too long: {', '.join(too_long)}")
+            continue
         if external_id in seen:
-            errors.append(f"{where}: item {external_id!r} already comes from {seen[external_id]}")
+            errors.append(f"{where}: item {_shown(repr(external_id))} already comes from {seen[external_id]}")
             continue
         seen[external_id] = where
         turns = payload.get("turns") or []
@@ -256,7 +291,7 @@ def read_label_studio_export(data, questions: dict[str, ChoiceQuestion]) -> Read
             task_id=raw.get("id"),
         )
         if task.modality not in ("single", "multi"):
-            errors.append(f"{where}: modality {task.modality!r} is not single or multi")
+            errors.append(f"{where}: modality {_shown(repr(task.modality))} is not single or multi")
         annotations = raw.get("annotations")
         if annotations is None:
             annotations = []
@@ -267,7 +302,8 @@ def read_label_studio_export(data, questions: dict[str, ChoiceQuestion]) -> Read
             predictions += len(raw["predictions"]) if isinstance(raw["predictions"], list) else 1
         kept = 0
         for number, annotation in enumerate(annotations, start=1):
-            at = f"{where}, annotation {number} (id {annotation.get('id') if isinstance(annotation, dict) else None})"
+            shown_id = _shown(annotation.get("id") if isinstance(annotation, dict) else None)
+            at = f"{where}, annotation {number} (id {shown_id})"
             if not isinstance(annotation, dict):
                 errors.append(f"{at}: not an object")
                 continue

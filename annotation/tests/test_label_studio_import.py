@@ -161,6 +161,24 @@ def test_what_cannot_be_mapped_is_refused_and_nothing_is_written(labelled, targe
     assert not Item.objects.filter(project=target, external_id="new").exists()
 
 
+def test_text_no_database_stores_oversized_fields_and_odd_tag_names_are_refused_by_name(target):
+    """Each would otherwise be a database error (a 500) or a TypeError; quoted values are cut short."""
+    with_nul = _task([_choice("q1", "yes")])
+    with_nul["data"]["text"] = "An item\x00"
+    _refused(target, [with_nul], "contains a NUL character")
+    for field, limit in (("external_id", 200), ("subject", 100), ("category", 200)):
+        task = _task([_choice("q1", "yes")])
+        task["data"][field] = "x" * (limit + 1)
+        _refused(target, [task], f"too long: {field} ({limit + 1} characters, at most {limit})")
+    _refused(target, [_task([{**_choice("q1", "yes"), "from_name": ["q1"]}])], "from_name must be the name of a tag")
+    _refused(target, [_task([_choice("q1", "v" * 100_000)])], "(100002 characters) is not a value of 'q1'")
+    with pytest.raises(LabelStudioImportFailed) as caught:
+        label_studio_import(
+            project=target, content=json.dumps([{**_task([_choice("q" * 50_000, "yes")]), "id": "9" * 50_000}])
+        )
+    assert len(str(caught.value)) < 600
+
+
 def test_a_plain_label_studio_project_imports_with_warnings_for_what_is_left_out(target):
     tasks = [
         _task(
