@@ -5,6 +5,8 @@ Create a validation project from an audit, read the report (with the label plann
 set thresholds, record verdicts, record a rubric workshop, hide or show the persona cue, import an MRBench-style file,
 and read an audit's judge status."""
 
+from django.conf import settings
+from django.core.exceptions import RequestDataTooBig
 from django.http import Http404
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
@@ -255,7 +257,17 @@ class MRBenchImportAPIView(APIView):
         if request.content_type.split(";")[0].strip().lower() == "application/json":
             # The published file sent as the body: read as sent (the reader refuses repeated keys, which a
             # parsed body would have lost), bounded like an upload.
-            data = request.body
+            try:
+                data = request.body
+            except RequestDataTooBig:  # over DATA_UPLOAD_MAX_MEMORY_SIZE: said as for an upload
+                raise ValidationError(
+                    {
+                        "file": [
+                            f"The request body is over {settings.DATA_UPLOAD_MAX_MEMORY_SIZE} bytes "
+                            "(DATA_UPLOAD_MAX_MEMORY_SIZE); send the file as a multipart upload (field file)."
+                        ]
+                    }
+                ) from None
             too_large = upload_size_error("items", len(data))
             if too_large:
                 raise ValidationError({"file": [too_large]})

@@ -10,6 +10,7 @@ from collections import Counter
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
+from django.test import override_settings
 from django.urls import reverse
 
 from annotation.judge_validation.importing import labelled_file_import
@@ -188,6 +189,12 @@ def test_the_api_takes_the_file_as_the_request_body_and_refuses_bad_ones_with_40
         assert refused.status_code == 400 and cause in refused.json()["file"], (cause, refused.content)
         upload = researcher_client.post(url, {"file": SimpleUploadedFile("f.json", text.encode())})
         assert upload.status_code == 400 and cause in upload.json()["file"], (cause, upload.content)
+    with override_settings(UPLOAD_MAX_BYTES={"items": 100, "questions": 100}):
+        refused = researcher_client.post(url, json.dumps(BEA_DEV), content_type="application/json")
+        assert refused.status_code == 400 and "the largest item file accepted is" in refused.json()["file"][0]
+    with override_settings(DATA_UPLOAD_MAX_MEMORY_SIZE=100):
+        refused = researcher_client.post(url, json.dumps(BEA_DEV), content_type="application/json")
+        assert refused.status_code == 400 and "multipart upload" in refused.json()["file"][0]
     page = researcher_client.post(
         reverse("annotation:judge-validations"), {"file": SimpleUploadedFile("f.json", nul.encode())}, follow=True
     )
