@@ -189,6 +189,11 @@ urlpatterns += [
         "annotation/people/<id:user_pk>/invite/", people.PersonInviteAPIView.as_view(), name="annotation-person-invite"
     ),
     path(
+        "annotation/people/welcome/<str:uidb64>/<str:token>/",
+        people.InvitationAcceptAPIView.as_view(),
+        name="annotation-invitation-accept",
+    ),
+    path(
         "annotation/people/<id:user_pk>/deactivate/",
         people.PersonDeactivateAPIView.as_view(),
         name="annotation-person-deactivate",

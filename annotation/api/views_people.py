@@ -2,18 +2,21 @@
 
 Look users up by username, create and invite them (a one-time link to set a password), deactivate them; enrol usernames
 into a stage (all or nothing), mark replacements by username; and a stage's crowd entry link (settings, recruits by
-pseudonym, and the researcher-only platform ids).
+pseudonym, and the researcher-only platform ids). The invitee may set their password through the API too, with the
+link's two last path parts, and gets an API token back.
 
 Researchers manage annotators and adjudicators; operators manage every role (`edufair_web.accounts.people`).
 Enrolment, replacements and crowd links are research: researchers only."""
 
 from django.conf import settings
 from django.contrib.auth.models import User
+from django.core.exceptions import ValidationError as PasswordInvalid
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
 from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
 from rest_framework import serializers, status
 from rest_framework.exceptions import ValidationError
+from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -24,6 +27,7 @@ from annotation.services.enrollment import annotator_by_username, enrollment_bul
 from annotation.services.training import SetupError
 from edufair_web.accounts.people import (
     PeopleError,
+    invitation_accept,
     people_lookup,
     person_create,
     person_deactivate,
@@ -32,6 +36,8 @@ from edufair_web.accounts.people import (
 )
 from edufair_web.accounts.permissions import IsOperatorOrResearcher, IsResearcher
 from edufair_web.accounts.roles import ROLES
+from edufair_web.accounts.throttles import LoginRateThrottle
+from edufair_web.accounts.tokens import api_token_issue
 
 from .serializers_projects import EnrollmentSerializer
 
@@ -54,15 +60,28 @@ class PersonCreateSerializer(serializers.Serializer):
 
 
 class InviteSerializer(serializers.Serializer):
-    invite_url = serializers.URLField()
+    invite_url = serializers.URLField(
+        help_text="The one-time page …/people/welcome/{uid}/{token}/; an API client posts the password to "
+        "/api/annotation/people/welcome/{uid}/{token}/ instead."
+    )
     expires_in_seconds = serializers.IntegerField()
 
 
 class PersonInvitedSerializer(PersonSerializer):
-    invite_url = serializers.CharField(read_only=True)
+    invite_url = serializers.CharField(read_only=True, help_text=InviteSerializer().fields["invite_url"].help_text)
 
     class Meta(PersonSerializer.Meta):
         fields = [*PersonSerializer.Meta.fields, "invite_url"]
+
+
+class InvitationAcceptSerializer(serializers.Serializer):
+    password = serializers.CharField(max_length=4096, trim_whitespace=False, style={"input_type": "password"})
+
+
+class InvitationAcceptedSerializer(serializers.Serializer):
+    username = serializers.CharField()
+    token = serializers.CharField(help_text="Send as `Authorization: Token <token>`; shown once, stored as a digest.")
+    expiry = serializers.DateTimeField(help_text="The token stops working at this time (API_TOKEN_TTL_HOURS).")
 
 
 class BulkEnrolSerializer(serializers.Serializer):
@@ -164,6 +183,30 @@ class PersonDeactivateAPIView(APIView):
             return Response(PersonSerializer(person_deactivate(by=request.user, user=user)).data)
         except PeopleError as exc:
             raise ValidationError({"detail": str(exc)}) from exc
+
+
+class InvitationAcceptAPIView(APIView):
+    """The invitee sets their password through their one-time link (its two last path parts), as on the
+    invitation page: Django's password validators apply and the link then stops working. The answer carries
+    a new API token (as /api/auth/token/ gives). 400 for a link that is used, expired or unknown, or a
+    password the validators refuse; throttled as log-ins are."""
+
+    authentication_classes = ()  # the link is the credential; no session, so no CSRF token to carry
+    permission_classes = (AllowAny,)
+    throttle_classes = (LoginRateThrottle,)
+
+    @extend_schema(request=InvitationAcceptSerializer, responses=InvitationAcceptedSerializer, auth=[])
+    def post(self, request, uidb64, token):
+        given = InvitationAcceptSerializer(data=request.data)
+        given.is_valid(raise_exception=True)
+        try:
+            user = invitation_accept(uidb64=uidb64, token=token, password=given.validated_data["password"])
+        except PeopleError as exc:
+            raise ValidationError({"detail": str(exc)}) from exc
+        except PasswordInvalid as exc:
+            raise ValidationError({"password": list(exc.messages)}) from exc
+        instance, api_token = api_token_issue(user=user)
+        return Response({"username": user.username, "token": api_token, "expiry": instance.expiry})
 
 
 class StageEnrolAPIView(APIView):

@@ -184,6 +184,11 @@ route("annotation/crowd/<slug:key>/done/", ANNOTATOR, "/annotation/crowd/no-such
 route("api/annotation/people/", STAFF, "/api/annotation/people/")
 route("api/annotation/people/<id:user_pk>/invite/", STAFF, "/api/annotation/people/1/invite/")
 route("api/annotation/people/<id:user_pk>/deactivate/", STAFF, "/api/annotation/people/1/deactivate/")
+route(
+    "api/annotation/people/welcome/<str:uidb64>/<str:token>/",
+    ANNOTATOR,
+    "/api/annotation/people/welcome/MQ/not-a-token/",
+)
 route("api/annotation/people/stages/<id:stage_pk>/enrol/", STAFF, "/api/annotation/people/stages/{stage}/enrol/")
 route(
     "api/annotation/people/enrollments/<id:enrollment_pk>/replace/",

@@ -6,6 +6,7 @@ import re
 import pytest
 from django.contrib.auth.models import User
 from django.test import Client
+from rest_framework.test import APIClient
 
 from edufair_web.accounts.people import PeopleError, person_create, person_deactivate, person_invite_path
 
@@ -54,6 +55,49 @@ def test_the_password_must_pass_the_validators(researcher):
     assert done.status_code == 200
     errors = done.context["form"].errors["new_password2"]
     assert any("too common" in e for e in errors) and any("entirely numeric" in e for e in errors)
+    user.refresh_from_db()
+    assert not user.has_usable_password()
+
+
+def test_an_api_client_sets_the_password_through_the_link_and_gets_a_token(researcher):
+    created = client_for(researcher).post(
+        "/api/annotation/people/", {"username": "ann-api", "role": "annotator"}, content_type="application/json"
+    )
+    link = created.json()["invite_url"]
+    accept_url = "/api" + re.search(r"(/annotation/people/welcome/[^/]+/[^/]+/)$", link).group(1)
+    client = APIClient()
+    weak = client.post(accept_url, {"password": "12345678"}, format="json")
+    assert weak.status_code == 400 and any("too common" in m for m in weak.json()["password"])
+    invitee = User.objects.get(username="ann-api")
+    assert not invitee.has_usable_password()
+
+    done = client.post(accept_url, {"password": STRONG}, format="json")
+    assert done.status_code == 200, done.content
+    assert done.json()["username"] == "ann-api"
+    invitee.refresh_from_db()
+    assert invitee.check_password(STRONG)
+    me = APIClient(HTTP_AUTHORIZATION=f"Token {done.json()['token']}").get("/api/me/")
+    assert me.json()["username"] == "ann-api"
+
+    again = client.post(accept_url, {"password": "another-long-passphrase-77"}, format="json")
+    assert again.status_code == 400 and "not valid" in again.json()["detail"]  # used once, gone
+    assert Client().get(link, follow=True).context["validlink"] is False  # and the page agrees
+    invitee.refresh_from_db()
+    assert invitee.check_password(STRONG)
+
+
+@pytest.mark.parametrize("path", ["MQ/not-a-token", "bm90LWFuLWlk/x", "OTk5OTk5OTk5OTk5OTk5OTk5OTk5OTk5/abc-def"])
+def test_a_bad_link_is_refused_by_the_api(path):
+    response = APIClient().post(f"/api/annotation/people/welcome/{path}/", {"password": STRONG}, format="json")
+    assert response.status_code == 400 and "not valid" in response.json()["detail"]
+
+
+def test_a_deactivated_invitee_cannot_use_the_link_through_the_api(researcher):
+    user = person_create(by=researcher, username="ann-gone-api", role="annotator")
+    link = person_invite_path(by=researcher, user=user)
+    person_deactivate(by=researcher, user=user)
+    response = APIClient().post(f"/api{link}", {"password": STRONG}, format="json")
+    assert response.status_code == 400
     user.refresh_from_db()
     assert not user.has_usable_password()
 

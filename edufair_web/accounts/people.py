@@ -10,12 +10,13 @@ from __future__ import annotations
 import re
 
 from django.contrib.auth.models import User
+from django.contrib.auth.password_validation import validate_password
 from django.contrib.auth.tokens import default_token_generator
 from django.db import transaction
 from django.db.models import QuerySet
 from django.urls import reverse
-from django.utils.encoding import force_bytes
-from django.utils.http import urlsafe_base64_encode
+from django.utils.encoding import force_bytes, force_str
+from django.utils.http import urlsafe_base64_decode, urlsafe_base64_encode
 
 from .roles import ADJUDICATOR, ANNOTATOR, OPERATOR, RESEARCHER, ROLES, has_role, user_roles, user_set_role
 
@@ -87,6 +88,33 @@ def _invite_check(*, by: User, user: User) -> None:
     # (it would let a researcher sign in as an annotator).
     if user.has_usable_password() and not has_role(by, OPERATOR):
         raise PeopleError(f"{user.username} has set a password already; an operator can reset it.")
+
+
+INVALID_INVITATION = "This invitation link is not valid: it was used already, has expired, or was mistyped."
+
+
+def invitation_user(*, uidb64: str, token: str, lock: bool = False) -> User:
+    """The active user a one-time link (the two last parts of its path) is for, while the link still works
+    (``lock``: their row locked, so two uses of one link at once set one password)."""
+    users = User.objects.select_for_update() if lock else User.objects
+    try:
+        user = users.get(pk=int(force_str(urlsafe_base64_decode(uidb64))))
+    except (TypeError, ValueError, OverflowError, User.DoesNotExist):
+        raise PeopleError(INVALID_INVITATION) from None
+    if not user.is_active or not default_token_generator.check_token(user, token):
+        raise PeopleError(INVALID_INVITATION)
+    return user
+
+
+@transaction.atomic
+def invitation_accept(*, uidb64: str, token: str, password: str) -> User:
+    """Set the invitee's password through their one-time link, as the invitation page does: the password must
+    pass Django's validators (their `ValidationError` is raised as it is), and the link stops working."""
+    user = invitation_user(uidb64=uidb64, token=token, lock=True)
+    validate_password(password, user)
+    user.set_password(password)
+    user.save(update_fields=["password"])
+    return user
 
 
 @transaction.atomic

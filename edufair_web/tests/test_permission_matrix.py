@@ -237,6 +237,12 @@ expect("annotation/crowd/<slug:key>/done/", "/annotation/crowd/no-such-link/done
 expect("api/annotation/people/", "/api/annotation/people/", PEOPLE_API)
 expect("api/annotation/people/<id:user_pk>/invite/", "/api/annotation/people/{person}/invite/", PEOPLE_API_POST)
 expect("api/annotation/people/<id:user_pk>/deactivate/", "/api/annotation/people/{person}/deactivate/", PEOPLE_API_POST)
+# Setting one's password through an invitation: the link is the credential (POST only, for anyone holding it).
+expect(
+    "api/annotation/people/welcome/<str:uidb64>/<str:token>/",
+    "/api/annotation/people/welcome/MQ/not-a-token/",
+    (405, 405, 405, 405, 405, 405),
+)
 expect(
     "api/annotation/people/stages/<id:stage_pk>/enrol/",
     "/api/annotation/people/stages/{stage}/enrol/",
