@@ -21,7 +21,12 @@ class AgreementCellSerializer(serializers.Serializer):
 
 class AgreementGroupSerializer(serializers.Serializer):
     kind = serializers.CharField(help_text="all, subject or modality")
-    group = serializers.CharField()
+    group = serializers.CharField(help_text="The group's title.")
+    value = serializers.CharField(
+        allow_blank=True,
+        help_text="The items' subject or modality (as in the items and the label export) that selects the group; "
+        "empty for all items.",
+    )
     pre = AgreementCellSerializer(help_text="Before discussion (final pre-discussion labels).")
     post = AgreementCellSerializer(help_text="After discussion.")
 

@@ -146,13 +146,15 @@ def stage_agreement(stage: Stage, labels: list[LabelRow], items: dict[int, Item]
                 post[row.item_id][row.annotator_id] = row.value
         revised = {item_id: {**answers, **post.get(item_id, {})} for item_id, answers in pre.items()}
         item_ids = sorted(pre)
-        groups: list[tuple[str, str, list[int]]] = [("all", "All items", item_ids)]
+        # (kind, title, the items' subject or modality that selects the group, its items)
+        groups: list[tuple[str, str, str, list[int]]] = [("all", "All items", "", item_ids)]
         for subject in sorted({items[i].subject for i in item_ids}):
-            groups.append(("subject", subject or "(none)", [i for i in item_ids if items[i].subject == subject]))
+            chosen = [i for i in item_ids if items[i].subject == subject]
+            groups.append(("subject", subject or "(none)", subject, chosen))
         for modality, title in Item.Modality.choices:
             chosen = [i for i in item_ids if items[i].modality == modality]
             if chosen:
-                groups.append(("modality", title, chosen))
+                groups.append(("modality", title, modality, chosen))
         rows.append(
             {
                 "question": question.key,
@@ -162,10 +164,11 @@ def stage_agreement(stage: Stage, labels: list[LabelRow], items: dict[int, Item]
                     {
                         "kind": kind,
                         "group": name,
+                        "value": value,
                         "pre": agreement_cell(question, pre, chosen),
                         "post": agreement_cell(question, revised, chosen),
                     }
-                    for kind, name, chosen in groups
+                    for kind, name, value, chosen in groups
                 ],
             }
         )

@@ -71,6 +71,14 @@ def test_agreement_equals_an_independent_computation(labelled):
     assert by_group["Multi-turn"]["pre"]["items"] == len(multi)
     assert by_group["Multi-turn"]["pre"]["fleiss_kappa"]["value"] is None
     assert by_group["Multi-turn"]["pre"]["fleiss_kappa"]["undefined_reason"]
+    # Each group names the subject or modality that selects its items, as the items and exports spell it.
+    assert [(g["kind"], g["value"]) for g in groups] == [
+        ("all", ""),
+        ("subject", "maths"),
+        ("subject", "physics"),
+        ("modality", "single"),
+        ("modality", "multi"),
+    ]
 
 
 def test_adjudication_rate_distribution_and_annotators(labelled):
