@@ -36,6 +36,8 @@ from audits.exclusions import EXCLUSION_COLUMNS
 from audits.judge_corrected_figures import judge_corrected_figures
 from audits.judge_corrected_table import CORRECTED_COLUMNS, JudgeCorrectedResults, corrected_row, subset_facts
 from audits.judge_failed_marks import JUDGE_FAILED_MARK, JUDGE_FAILED_TEXT, judge_failed_among, summary_cell_metrics
+from audits.run_outcome import LABELS as OUTCOME_LABELS
+from audits.run_outcome import run_outcome
 from audits.selectors.results import (
     audit_analysis_inputs,
     judge_failed_metrics,
@@ -142,10 +144,14 @@ def analysis_methods(analysis) -> dict[str, Any]:
     """Every parameter and provenance fact, for the methods box and the head of every export."""
     audit = analysis.audit
     params = analysis.parameters
+    exclusions = analysis.exclusion_totals()
+    # How the run ended (audits.run_outcome): an audit whose every dialogue failed is "failed", not "finished".
+    outcome = run_outcome(audit.status, done=exclusions["dialogues_done"], failed=exclusions["dialogues_failed"])
     return {
         "audit_id": audit.pk,
         "audit": audit.name,
         "audit_status": audit.status,
+        "audit_outcome": OUTCOME_LABELS.get(outcome, outcome),
         "simulation": is_simulation(audit),
         "effect": params.effect,
         "effect_description": "r = Z / sqrt(N), Wilcoxon signed-rank normal approximation with tie correction"
@@ -178,7 +184,7 @@ def analysis_methods(analysis) -> dict[str, Any]:
         "simulator_check": "the simulated student's own turns (student_turns, student_avg_word) are tested with the "
         "same contrasts; where any differs (p_test < alpha), cells of metrics built on student words "
         "(tutor_student_word_ratio) are marked simulator_driven=true and are not counted as violations",
-        "exclusions": analysis.exclusion_totals(),
+        "exclusions": exclusions,
         "judge_endpoint": str(audit.judge_endpoint),
         "rubric": str(audit.judge_template),
         "rubric_version": audit.judge_template.version,

@@ -38,7 +38,7 @@ def live(client, audit, **query):
 
 
 def test_an_audit_whose_every_dialogue_failed_reads_failed_with_the_error_grouped(
-    researcher_client, dead_endpoint_audit
+    researcher_client, dead_endpoint_audit, analysis_inline
 ):
     audit = dead_endpoint_audit
     n = audit.dialogues.count()
@@ -48,11 +48,18 @@ def test_an_audit_whose_every_dialogue_failed_reads_failed_with_the_error_groupe
     assert f"every one of {n} dialogues failed" in panel
     assert 'id="failure-groups"' in panel and 'id="call-failure-groups"' in panel and "127.0.0.1:9" in panel
     assert "hx-get" not in panel  # nothing left to poll for
+    # Its results link explains the failure; no empty report or export is offered as if there were results.
+    assert 'id="results-link"' in panel and "format=html" not in panel and "format=json" not in panel
     # The dashboard and the results page say so too, and the dashboard offers no results of it.
     dashboard = researcher_client.get(reverse("audits:dashboard")).content.decode()
     assert '<td class="bad">Failed</td>' in dashboard
     results = researcher_client.get(reverse("audits:results", args=[audit.pk])).content.decode()
     assert 'id="run-failed"' in results and "Computing" not in results
+    # The HTML report, fetched by its URL, opens with the failure and names the outcome.
+    report = researcher_client.get(reverse("audits:results-export", args=[audit.pk]), {"format": "html"})
+    text = report.content.decode()
+    assert report.status_code == 200 and 'id="run-failed"' in text and "(failed)" in text
+    assert '<span class="bad">failed</span>' in text  # the methods box: the outcome, in red
 
 
 def test_a_finished_audit_links_its_results_and_has_no_running_controls(researcher_client):
@@ -74,7 +81,7 @@ def test_a_finished_audit_links_its_results_and_has_no_running_controls(research
     assert 'id="clone"' in researcher_client.get(reverse("audits:audit-detail", args=[audit.pk])).content.decode()
 
 
-def test_some_failures_read_finished_with_failures_and_a_paused_audit_has_no_rates(researcher_client):
+def test_some_failures_read_finished_with_failures_and_a_paused_audit_has_no_rates(researcher_client, analysis_inline):
     sim = simulation_endpoint("all in one")
     audit = audit_create(
         name="partly",
@@ -91,6 +98,8 @@ def test_some_failures_read_finished_with_failures_and_a_paused_audit_has_no_rat
     assert 'data-outcome="finished_with_failures"' in panel and "finished with failures" in panel
     assert "tutor call failed: HTTP 500" in panel and "Retry failed dialogues" in panel
     assert "dialogues/min" in panel
+    report = researcher_client.get(reverse("audits:results-export", args=[audit.pk]), {"format": "html"})
+    assert 'id="run-failures"' in report.content.decode() and "(finished with failures)" in report.content.decode()
 
     Audit.objects.filter(pk=audit.pk).update(status=Audit.Status.PAUSED)
     paused = live(researcher_client, audit)
