@@ -73,6 +73,11 @@ def row_title(row, exclusions=None) -> str:
     return " · ".join(parts)
 
 
+def _data_number(value: float) -> str:
+    """A number for a data- attribute, in full precision; empty when undefined (as the CSV writes it)."""
+    return "" if math.isnan(value) else repr(value)
+
+
 def pairs_href(link, *, tutor, domain, row) -> str:
     """The link to one contrast row's paired transcripts: any row with the contrast's fields (a `ContrastResult`,
     a judge-corrected cell), for the tutor and domain it belongs to."""
@@ -106,7 +111,7 @@ def _summary_cell(cell, rows, href: str, subject: str, judge_failed: tuple[str, 
         href=href,
         violation=cell.n_violations > 0,
         insufficient=value is None,
-        data={"value": repr(cell.value), "violations": str(cell.n_violations)},
+        data={"value": _data_number(cell.value), "violations": str(cell.n_violations)},
         judge_failed=judge_failed,
     )
 
@@ -303,7 +308,7 @@ def contrast_figures(
                         "level-a": row.level_a,
                         "level-b": row.level_b,
                         "metric": str(row.metric),
-                        "r": repr(row.r),
+                        "r": _data_number(row.r),
                     },
                     judge_failed=judge_failed_among((row.metric,), failed_metrics),
                 )
