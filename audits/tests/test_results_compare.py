@@ -64,5 +64,12 @@ def test_compare_page_two_tutors_and_two_audits(researcher_client):
     ).content.decode()
     assert _changes(same)["first_language"][2] in ("0.000", "-0.000")
 
+    # Too few pairs for every cell: no change to plot, and the page says why instead of showing nothing.
+    insufficient = researcher_client.get(
+        url, {"left": f"{first.pk}:{fair_1}", "right": f"{first.pk}:{biased_1}", "min_pairs": 100000, "n_boot": 200}
+    ).content.decode()
+    assert 'id="change-plot"' not in insufficient and 'id="no-change-plot"' in insufficient
+    assert "at least 100000 question pairs" in insufficient
+
     empty = researcher_client.get(url).content.decode()
     assert "Left (baseline)" in empty and "compare audit two" in empty
