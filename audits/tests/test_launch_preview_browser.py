@@ -1,17 +1,22 @@
 """In the browser: a researcher carries a design from the preview page into the launch form, fills it,
 watches its preview follow the form (the judge leaves the tutor list; ticking a dimension changes the
-counts; too few questions ask for "launch anyway"), launches, and lands on the run page."""
+counts; too few questions ask for "launch anyway"), launches, lands on the run page, watches it follow the
+run to finished without a reload, and follows its Results link."""
+
+import threading
 
 import pytest
 from playwright.sync_api import expect
 
 from audits.models import Audit
+from audits.services.dialogue_batches import audit_run_inline
 from audits.tests.engine_factories import make_questions, simulation_endpoint
 from conftest import browser_login
 
 
 @pytest.mark.browser
 @pytest.mark.django_db(transaction=True)
+@pytest.mark.usefixtures("analysis_inline")
 def test_launch_from_the_form_with_the_preview_visible(page, make_user, monkeypatch):
     monkeypatch.setattr("audits.tasks.audit_run_batch_task.apply_async", lambda *a, **k: None)
     make_user("researcher", username="ada")
@@ -59,3 +64,15 @@ def test_launch_from_the_form_with_the_preview_visible(page, make_user, monkeypa
     audit = Audit.objects.get(name="launched from the browser")
     assert page.url.endswith(f"/audits/runs/{audit.pk}/")
     assert audit.status == Audit.Status.RUNNING and audit.dialogues.count() == 20
+
+    # The run page follows the run by itself (a worker runs it while the page is open) and links its results.
+    expect(page.locator("#audit-status")).to_have_text("running")
+    worker = threading.Thread(target=audit_run_inline, kwargs={"audit": audit})
+    worker.start()
+    expect(page.locator("#audit-status")).to_have_text("finished", timeout=60000)
+    worker.join(60)
+    expect(page.locator("#dialogues-done")).to_have_text("20")
+    page.locator("#results-link").click()
+    page.wait_for_url(f"**/audits/results/{audit.pk}/")
+    expect(page.locator("h1")).to_contain_text("launched from the browser")
+    expect(page.locator("#dimensions")).to_be_visible()
