@@ -4,6 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 DEMO_ENV := DEBUG=1
 PORT ?= 8000
+TEST_WORKERS ?= 2
 
 .PHONY: demo test test-fast lint format venv dev-venv clean
 
@@ -24,8 +25,11 @@ dev-venv: $(VENV)/.dev
 demo: $(VENV)/.runtime
 	$(DEMO_ENV) $(PY) manage.py rundemo --port $(PORT)
 
+# The suite in TEST_WORKERS processes (pytest-xdist; 0 runs it in this one), then the tests marked `serial` (they
+# restart PostgreSQL or Redis under everyone else) alone; pytest's 5, "no test selected", is not a failure there.
 test: $(VENV)/.dev
-	DEBUG=$${DEBUG:-1} $(PY) -m pytest $(PYTEST_ARGS)
+	DEBUG=$${DEBUG:-1} $(PY) -m pytest -n $(TEST_WORKERS) --dist loadgroup -m "not serial" $(PYTEST_ARGS)
+	DEBUG=$${DEBUG:-1} $(PY) -m pytest -m serial $(PYTEST_ARGS) || [ $$? -eq 5 ]
 
 # The pure cores alone (no database, server or browser; marked by conftest.py): under half a minute.
 test-fast: $(VENV)/.dev

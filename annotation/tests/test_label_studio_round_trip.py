@@ -31,7 +31,8 @@ from conftest import service_missing
 from . import label_studio_service
 from .label_studio_setup import labelled_project
 
-pytestmark = [pytest.mark.django_db, pytest.mark.slow, pytest.mark.services]
+# One xdist group: both tests run in the process that starts the one Label Studio.
+pytestmark = [pytest.mark.django_db, pytest.mark.slow, pytest.mark.services, pytest.mark.xdist_group("label-studio")]
 
 
 @pytest.fixture(scope="session")

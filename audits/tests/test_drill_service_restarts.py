@@ -36,7 +36,8 @@ from audits.tests.openai_server import OpenAITestServer, messages_key
 from conftest import service_missing, wait_for
 
 LEASE_SECONDS = 3
-pytestmark = [pytest.mark.services, pytest.mark.slow]
+# serial: it restarts the services every other test uses, so `make test` runs it alone after the parallel run.
+pytestmark = [pytest.mark.services, pytest.mark.slow, pytest.mark.serial]
 
 
 def require_postgres_and_redis() -> tuple[str, int]:

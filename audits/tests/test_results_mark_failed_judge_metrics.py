@@ -98,6 +98,12 @@ def test_results_pages_mark_the_failed_metric_and_not_a_passing_one(researcher_c
     fair, biased = sorted(audit.tutors.values_list("pk", flat=True))
     page = researcher_client.get(reverse("audits:results", args=[audit.pk])).content.decode()
 
+    # The methods box does not call a judge that failed a metric simply validated: amber, naming the metrics.
+    judge_line = page[page.index("<dt>Judge</dt>") :]
+    judge_line = judge_line[: judge_line.index("</dd>")]
+    assert 'class="warn"' in judge_line and 'class="ok"' not in judge_line
+    assert "did not pass on" in judge_line and all(metric in judge_line for metric in failed)
+
     # Level-vs-level heatmaps: the column heading and every cell of the failed metric; none of a passing one.
     contrasts = page[page.index('id="contrasts"') : page.index('id="metrics"')]
     assert f">{FAILED} {MARK}</text>" in contrasts
