@@ -197,7 +197,8 @@ class ValidationCreateView(ResearcherRequiredMixin, View):
         return render(request, self.template_name, self._context(request))
 
     def post(self, request):
-        audit = audit_by_id(request.POST.get("audit") or 0)
+        audit_id = parse_id(request.POST.get("audit", ""))
+        audit = audit_by_id(audit_id) if audit_id is not None else None
         if audit is None:
             return render(request, self.template_name, self._context(request, ["Choose an audit."]), status=400)
         per_stratum = (request.POST.get("per_stratum") or "").strip()

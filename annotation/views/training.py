@@ -32,6 +32,7 @@ from annotation.workflow.answers import LabelInvalid
 from annotation.workflow.training import STEP_TITLES, TRAINING_STEPS, Action, Step, StepRefused, check_action, next_step
 from annotation.workflow.training import waiting_reason as step_waiting_reason
 from edufair_web.accounts.permissions import AnnotatorRequiredMixin
+from edufair_web.converters import parse_id
 
 from .common import answers_from_post, enrollment_or_403, label_form_context, refused_response
 
@@ -138,9 +139,8 @@ class ExamplesView(AnnotatorRequiredMixin, View):
         if not examples:
             return redirect("annotation:training-stage", stage_pk)
         seen = examples_seen_ids(enrollment)
-        try:
-            index = int(request.GET.get("n", ""))
-        except ValueError:
+        index = parse_id(request.GET.get("n", ""))
+        if index is None:
             index = next((i for i, e in enumerate(examples) if e.id not in seen), 0)
         index = max(0, min(index, len(examples) - 1))
         example = examples[index]

@@ -21,6 +21,7 @@ from audits.selectors.design import design_dimensions, dimensions_with_levels, n
 from audits.selectors.questionbank import question_domains
 from audits.services.design import design_preview_compute, prompt_template_create, prompt_template_revise
 from edufair_web.accounts.permissions import ResearcherRequiredMixin
+from edufair_web.converters import parse_id
 
 DESIGN_URL = reverse_lazy("audits:design")
 
@@ -68,8 +69,9 @@ class LevelCreateView(_DesignFormMixin, CreateView):
 
     def get_initial(self):
         initial = super().get_initial()
-        if self.request.GET.get("dimension", "").isdigit():
-            initial["dimension"] = int(self.request.GET["dimension"])
+        dimension = parse_id(self.request.GET.get("dimension", ""))
+        if dimension is not None:
+            initial["dimension"] = dimension
         return initial
 
 

@@ -55,6 +55,7 @@ from audits.services.analysis import (
 )
 from audits.services.judge_corrected import judge_corrected_results
 from edufair_web.accounts.permissions import ResearcherRequiredMixin
+from edufair_web.converters import parse_id
 
 PARAMETER_FIELDS = ("effect", "zero_method", "n_boot", "threshold", "seed", "min_pairs", "rule")
 
@@ -191,10 +192,10 @@ def marked_changes(changes: Sequence, failed: Collection[str], metrics: Sequence
 
 
 def _int_or_404(value) -> int:
-    try:
-        return int(value)
-    except (TypeError, ValueError) as exc:
-        raise Http404("bad parameter") from exc
+    found = parse_id(value or "")
+    if found is None:
+        raise Http404("bad parameter")
+    return found
 
 
 class ResultsPageMixin(ResearcherRequiredMixin):
@@ -306,11 +307,8 @@ class AuditResultsView(ResultsPageMixin, TemplateView):
         if len(tutor_choices) < 2:
             return None
         ids = [t for t, _ in tutor_choices]
-        try:
-            tutor = int(self.request.GET.get("tutor") or ids[1])
-            backbone = int(self.request.GET.get("backbone") or ids[0])
-        except ValueError:
-            tutor, backbone = ids[1], ids[0]
+        tutor = parse_id(self.request.GET.get("tutor", "")) or ids[1]
+        backbone = parse_id(self.request.GET.get("backbone", "")) or ids[0]
         if tutor not in ids or backbone not in ids:
             tutor, backbone = ids[1], ids[0]
         changes = self.analysis.tutor_vs_backbone(tutor=tutor, backbone=backbone)
@@ -534,10 +532,8 @@ class CompareView(ResearcherRequiredMixin, TemplateView):
     def _side(value: str | None, parameters: AnalysisParameters):
         if not value or ":" not in value:
             return None
-        audit_id, tutor_id = value.split(":", 1)
-        try:
-            audit = Audit.objects.get(pk=int(audit_id))
-            tutor = int(tutor_id)
-        except (ValueError, Audit.DoesNotExist):
+        audit_id, tutor = (parse_id(part) for part in value.split(":", 1))
+        audit = Audit.objects.filter(pk=audit_id).first() if audit_id is not None else None
+        if audit is None or tutor is None:
             return None
         return audit, analysis_request(audit=audit, parameters=parameters), tutor

@@ -42,6 +42,7 @@ from audits.services.design import design_preview_compute
 from audits.services.endpoints import endpoint_connection_test, endpoint_revision_bump
 from audits.services.judging import audit_turns_rejudge
 from edufair_web.accounts.permissions import ResearcherRequiredMixin
+from edufair_web.converters import parse_id
 
 # --- forms ----------------------------------------------------------------------------------------
 
@@ -149,7 +150,7 @@ class AuditForm(forms.Form):
         self.fields["intersectional_dimensions"].choices = design_dimensions()
         # Role-appropriate lists: the endpoints chosen as student and judge are not offered as tutors.
         taken = [self.data.get(self.add_prefix(role)) for role in ("student_endpoint", "judge_endpoint")]
-        taken = [int(pk) for pk in taken if isinstance(pk, str) and pk.isdigit()]
+        taken = [pk for pk in (parse_id(value) for value in taken if isinstance(value, str)) if pk is not None]
         self.fields["tutors"].queryset = ModelEndpoint.objects.exclude(pk__in=taken)
 
     def clean_per_domain(self) -> dict[str, float | int]:

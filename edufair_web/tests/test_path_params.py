@@ -121,3 +121,32 @@ def test_a_nul_in_the_path_or_a_query_parameter_is_a_400(api, url):
     response = api(RESEARCHER).get(url)
     assert response.status_code == 400
     assert "a NUL character" in response.content.decode()
+
+
+PAGE_HOSTILE = [HUGE, "1e9999", "abc", "-1", "²", "9" * 5000]
+
+
+@pytest.fixture
+def researcher_page(client, make_user):
+    page_client = type(client)(raise_request_exception=False)
+    page_client.force_login(make_user(RESEARCHER))
+    return page_client
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("value", PAGE_HOSTILE)
+@pytest.mark.parametrize(
+    ("method", "url", "field"),
+    [
+        ("get", "/audits/design/levels/new/", "dimension"),  # "²".isdigit() is true; int("²") was a 500
+        ("post", "/audits/runs/new/", "student_endpoint"),  # the same test on the launch form's endpoints
+        ("post", "/annotation/judge-validation/new/", "audit"),  # Audit.objects.filter(pk="abc") was a 500
+        ("get", "/audits/results/compare/", "left"),
+        ("get", "/annotation/adjudicate/", "stage"),
+        ("get", "/audits/questionbank/", "import"),
+    ],
+)
+def test_bad_ids_in_page_parameters_are_never_a_server_error(researcher_page, method, url, field, value):
+    data = {field: f"{value}:{value}" if field == "left" else value}
+    response = getattr(researcher_page, method)(url, data)
+    assert response.status_code < 500, (method, url, field, value, response.status_code)
