@@ -66,7 +66,13 @@ class LabelStudioImportAPIView(APIView):
                 project=project, content=content, stage_order=serializer.validated_data.get("stage")
             )
         except LabelStudioImportFailed as exc:
+            listed = f"; the first {len(exc.errors)} are listed, and {exc.more} more." if exc.more else "."
             return Response(
-                {"detail": "Nothing was imported.", "errors": exc.errors}, status=status.HTTP_400_BAD_REQUEST
+                {
+                    "detail": f"Nothing was imported: {exc.total} error(s){listed}",
+                    "errors": exc.errors,
+                    "more": exc.more,
+                },
+                status=status.HTTP_400_BAD_REQUEST,
             )
         return Response(report.as_dict(), status=status.HTTP_201_CREATED)

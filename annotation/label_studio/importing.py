@@ -26,18 +26,24 @@ from edufair_web.accounts.roles import ANNOTATOR, user_set_role
 from edufair_web.json_input import JSONInputError, loads
 
 from .export import choice_question
-from .reading import ReadAnnotation, ReadTask, annotator_username, read_label_studio_export
+from .reading import MAX_ERRORS, ReadAnnotation, ReadTask, annotator_username, read_label_studio_export
 
 MAX_SECONDS_PER_ITEM = 4 * 3600
 
 
 class LabelStudioImportFailed(ValueError):
-    """Nothing was imported; ``errors`` says why, task by task."""
+    """Nothing was imported; ``errors`` says why, task by task: the first MAX_ERRORS, ``total`` counts them all."""
 
-    def __init__(self, errors: list[str]):
-        self.errors = errors
-        more = f" (and {len(errors) - 10} more)" if len(errors) > 10 else ""
-        super().__init__(f"{len(errors)} error(s), nothing imported: {'; '.join(errors[:10])}{more}")
+    def __init__(self, errors: list[str], total: int | None = None):
+        self.errors = errors[:MAX_ERRORS]
+        self.total = max(total if total is not None else len(errors), len(self.errors))
+        more = f" (and {self.total - 10} more)" if self.total > 10 else ""
+        super().__init__(f"{self.total} error(s), nothing imported: {'; '.join(self.errors[:10])}{more}")
+
+    @property
+    def more(self) -> int:
+        """The errors counted but not listed."""
+        return self.total - len(self.errors)
 
 
 @dataclass
@@ -72,8 +78,19 @@ class LabelStudioImportReport:
         )
 
 
+class _CappedErrors(list):
+    """The first MAX_ERRORS errors, and the count of all of them (a file of 30,000 bad tasks answered 2 MB)."""
+
+    total = 0
+
+    def append(self, error: str) -> None:
+        self.total += 1
+        if len(self) < MAX_ERRORS:
+            super().append(error)
+
+
 def _check(project: AnnotationProject, tasks: list[ReadTask], stages: dict[int, Stage], default: Stage | None):
-    errors: list[str] = []
+    errors = _CappedErrors()
     stage_keys = {order: {q.key for q in stage.questions.all()} for order, stage in stages.items()}
     for task in tasks:
         if project.categories and task.category and task.category not in project.categories:
@@ -230,7 +247,7 @@ def label_studio_import(*, project: AnnotationProject, content: bytes | str, sta
     default = stages[stage_order] if stage_order is not None else (stages[min(stages)] if stages else None)
     errors = _check(project, read.tasks, stages, default)
     if errors:
-        raise LabelStudioImportFailed(errors)
+        raise LabelStudioImportFailed(errors, errors.total)
     report = LabelStudioImportReport(warnings=read.warnings)
     errors = []
     users: dict[str, User] = {}
@@ -265,7 +282,7 @@ def label_studio_import(*, project: AnnotationProject, content: bytes | str, sta
                         _labels(annotation, item, stage, user, questions, errors, report)
                 else:
                     _finals(annotation, item, stage, questions, errors, report)
-            if len(errors) >= 50:
+            if len(errors) >= MAX_ERRORS:
                 break
         if errors:
             raise LabelStudioImportFailed(errors)  # rolls the transaction back

@@ -42,7 +42,8 @@ class LabelStudioImportView(ResearcherRequiredMixin, View):
                 project=project, content=form.cleaned_data["file"].read(), stage_order=form.cleaned_data["stage"]
             )
         except LabelStudioImportFailed as exc:
-            return self._page(request, project, form, status=400, errors=exc.errors)
+            more = [f"… and {exc.more} more error(s)."] if exc.more else []
+            return self._page(request, project, form, status=400, errors=[*exc.errors, *more])
         messages.success(request, report.describe())
         for warning in report.warnings:
             messages.warning(request, warning)

@@ -188,6 +188,33 @@ def test_a_megabyte_of_bad_jsonl_lines_gets_a_bounded_answer(researcher_api, pro
     assert not Item.objects.exists()
 
 
+def test_thirty_thousand_bad_label_studio_tasks_get_a_bounded_answer(researcher_api, researcher_client):
+    from annotation.label_studio.reading import MAX_ERRORS as LABEL_STUDIO_MAX_ERRORS
+    from annotation.tests.main_setup import build_main_stage
+
+    target = build_main_stage(items=1, overlap=1, name="label studio target").project  # categories A and B
+    region = {"from_name": "q1", "type": "choices", "value": {"choices": ["yes"]}}
+    tasks = [
+        {"id": n, "data": {"text": "t", "category": "Z"}, "annotations": [{"completed_by": 1, "result": [region]}]}
+        for n in range(30_000)
+    ]
+    content = json.dumps(tasks)
+    response = researcher_api.post(
+        f"/api/annotation/projects/{target.pk}/label-studio-import/", {"content": content}, format="json"
+    )
+    assert response.status_code == 400
+    body = response.json()
+    assert len(body["errors"]) == LABEL_STUDIO_MAX_ERRORS and body["more"] == 30_000 - LABEL_STUDIO_MAX_ERRORS
+    assert "30000 error(s)" in body["detail"] and f"and {body['more']} more" in body["detail"]
+    assert len(response.content) < 20_000  # it answered 2 MB
+    page = researcher_client.post(
+        f"/annotation/projects/{target.pk}/label-studio-import/", {"file": upload("ls.json", content)}
+    )
+    assert page.status_code == 400 and f"… and {body['more']} more error(s)." in page.content.decode()
+    assert len(page.content) < 100_000
+    assert not Item.objects.filter(project=target, external_id__startswith="label-studio-").exists()
+
+
 def test_quoted_values_in_errors_are_cut(researcher_api, project):
     lines = [json.dumps({"id": f"i{n}", "text": "t", "modality": "m" * 20_000}) for n in range(60)]
     response = post_items(researcher_api, project, "\n".join(lines))
