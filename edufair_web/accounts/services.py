@@ -1,7 +1,9 @@
 """Writes for accounts: users with a role, worker heartbeats."""
 
 from django.contrib.auth.models import User
-from django.db import transaction
+from django.db import IntegrityError, transaction
+from django.db.models import F, Value
+from django.db.models.functions import Coalesce, Greatest
 from django.utils import timezone
 
 from .models import WorkerHeartbeat
@@ -20,12 +22,22 @@ def user_create_with_role(*, username: str, role: str, password: str, email: str
     return user
 
 
-def worker_heartbeat_record(*, hostname: str, from_task: bool = False) -> WorkerHeartbeat:
+def worker_heartbeat_record(*, hostname: str, from_task: bool = False) -> None:
+    """Note that the worker is alive (and, from the heartbeat task, that it ran a task from the broker).
+
+    The beat thread and the task write the same row at about the same moment, each with the time it read
+    before its statement: a write only ever moves a time forward, so the later reading wins whichever
+    statement lands last, and the first write's reading is the start."""
     now = timezone.now()
-    defaults = {"last_seen": now}
+    changes = {"last_seen": Greatest(F("last_seen"), Value(now))}
     if from_task:
-        defaults["last_task_at"] = now
-    heartbeat, created = WorkerHeartbeat.objects.update_or_create(
-        hostname=hostname, defaults=defaults, create_defaults={**defaults, "started_at": now}
-    )
-    return heartbeat
+        changes["last_task_at"] = Coalesce(Greatest(F("last_task_at"), Value(now)), Value(now))
+    if WorkerHeartbeat.objects.filter(hostname=hostname).update(**changes):
+        return
+    try:
+        with transaction.atomic():
+            WorkerHeartbeat.objects.create(
+                hostname=hostname, started_at=now, last_seen=now, last_task_at=now if from_task else None
+            )
+    except IntegrityError:  # the other writer created it in between
+        WorkerHeartbeat.objects.filter(hostname=hostname).update(**changes)
