@@ -4,6 +4,7 @@ a deep JSON body or JSON field answered with a 400 — never a 500."""
 
 import io
 import json
+import os
 import subprocess
 import sys
 import textwrap
@@ -101,6 +102,57 @@ def test_refusing_the_nested_file_keeps_the_process_memory_small():
     )
     result = json.loads(probe.stdout)
     assert result["refused"] == [True, True, True, True], probe.stderr.decode()[-2000:]
+    assert result["grown_mb"] < 200, result
+
+
+REQUEST_MEMORY_PROBE = textwrap.dedent(
+    """
+    import io, json, os, resource, sys
+    import django
+    from django.conf import settings
+
+    django.setup()
+    settings.DATABASES["default"]["NAME"] = os.environ["PROBE_TEST_DATABASE"]  # the test run's database
+    settings.ALLOWED_HOSTS = ["testserver"]
+    from django.contrib.auth.models import User
+    from django.db import transaction
+    from rest_framework.test import APIClient
+    from audits.models import Question
+
+    content = sys.stdin.buffer.read()
+    with transaction.atomic():  # everything this process writes is rolled back
+        client = APIClient()
+        client.force_authenticate(User.objects.create(username="memory-probe", is_superuser=True))
+        upload = io.BytesIO(content)
+        upload.name = "nested.json"
+        before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        response = client.post(
+            "/api/question-imports/", {"source": "jsonl", "file": upload, "parameters": "{}"}, format="multipart"
+        )
+        after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux
+        print(json.dumps({"status": response.status_code, "error": response.json().get("error", ""),
+                          "questions": Question.objects.count(), "grown_mb": (after - before) / 1024}))
+        transaction.set_rollback(True)
+    """
+)
+
+
+def test_the_600_kb_upload_through_the_api_keeps_the_web_process_small(transactional_db, settings):
+    """The hostile client's request, whole (upload handler, serializer, view, import): a fresh process answers
+    it with a 400 while its peak memory grows less than 200 MB. The process uses this run's test database."""
+    env = {**os.environ, "PROBE_TEST_DATABASE": str(settings.DATABASES["default"]["NAME"])}
+    probe = subprocess.run(
+        [sys.executable, "-c", REQUEST_MEMORY_PROBE],
+        input=NESTED_QUESTION_FILE.encode(),
+        capture_output=True,
+        cwd=ROOT,
+        env=env,
+        timeout=120,
+    )
+    assert probe.returncode == 0, probe.stderr.decode()[-3000:]
+    result = json.loads(probe.stdout.decode().strip().splitlines()[-1])
+    assert result["status"] == 400 and "nested too deeply" in result["error"], result
+    assert result["questions"] == 0
     assert result["grown_mb"] < 200, result
 
 
