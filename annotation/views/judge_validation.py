@@ -314,7 +314,9 @@ class ValidationActionView(ResearcherRequiredMixin, View):
         back = reverse("annotation:judge-validation", args=[project.pk])
         try:
             if action == "thresholds":
-                validation = get_object_or_404(JudgeValidation, pk=request.POST.get("validation"), project=project)
+                validation = get_object_or_404(
+                    JudgeValidation, pk=parse_id(request.POST.get("validation", "")), project=project
+                )
                 services.thresholds_set(
                     validation=validation,
                     human_alpha_min=float(request.POST["human_alpha_min"]),
@@ -322,13 +324,16 @@ class ValidationActionView(ResearcherRequiredMixin, View):
                 )
                 messages.success(request, "Thresholds saved; the verdicts below use them.")
             elif action == "record":
-                validation = get_object_or_404(JudgeValidation, pk=request.POST.get("validation"), project=project)
+                validation = get_object_or_404(
+                    JudgeValidation, pk=parse_id(request.POST.get("validation", "")), project=project
+                )
                 services.validation_record(validation=validation, by=request.user)
                 messages.success(
                     request, f"Verdicts recorded for {validation.judge_name} on {validation.rubric.label}."
                 )
             elif action == "add-judge":
-                endpoint = endpoint_by_id(request.POST.get("endpoint"))
+                endpoint_id = parse_id(request.POST.get("endpoint", ""))
+                endpoint = endpoint_by_id(endpoint_id) if endpoint_id is not None else None
                 if endpoint is None:
                     raise Http404("No such endpoint.")
                 rubric = next((r for r in project_rubrics(project) if str(r.pk) == request.POST.get("rubric")), None)

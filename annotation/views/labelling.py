@@ -36,6 +36,7 @@ from annotation.services.resolution import ResolutionRefused
 from annotation.workflow.answers import UNSURE_FIELD_VALUE, LabelInvalid
 from annotation.workflow.training import StepRefused
 from edufair_web.accounts.permissions import AnnotatorRequiredMixin
+from edufair_web.converters import parse_id
 
 from .common import answers_from_post, label_form_context, refused_response
 
@@ -115,7 +116,7 @@ class LabelView(AnnotatorRequiredMixin, View):
 
     def post(self, request, stage_pk):
         stage = self._stage(stage_pk)
-        item = Item.objects.filter(pk=request.POST.get("item") or 0, project_id=stage.project_id).first()
+        item = Item.objects.filter(pk=parse_id(request.POST.get("item", "")), project_id=stage.project_id).first()
         if item is None:
             return refused_response(request, StepRefused("That item is not part of this project."), stage)
         answers, seconds = answers_from_post(stage, request.POST)

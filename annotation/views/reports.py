@@ -17,6 +17,7 @@ from annotation.selectors.conflicts import disposition_counts
 from annotation.services import adjudication as adjudication_services
 from annotation.services.conflicts import ConflictRefused
 from edufair_web.accounts.permissions import ResearcherRequiredMixin
+from edufair_web.converters import parse_id
 
 
 class ReportView(ResearcherRequiredMixin, View):
@@ -70,7 +71,7 @@ class ConflictsView(ResearcherRequiredMixin, View):
             found = adjudication_services.conflicts_detect(project=project)
             messages.success(request, f"{len(found)} cross-stage conflict(s) found.")
             return redirect("annotation:conflicts", pk)
-        conflict = get_object_or_404(CrossStageConflict, pk=request.POST.get("conflict") or 0, project=project)
+        conflict = get_object_or_404(CrossStageConflict, pk=parse_id(request.POST.get("conflict", "")), project=project)
         try:
             adjudication_services.conflict_dispose(
                 conflict=conflict,

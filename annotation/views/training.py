@@ -210,7 +210,9 @@ class TrainingLabelView(AnnotatorRequiredMixin, View):
     def post(self, request, stage_pk):
         enrollment = enrollment_or_403(request, stage_pk)
         stage = enrollment.stage
-        item = TrainingItem.objects.filter(stage=stage, phase=self.phase, item_id=request.POST.get("item") or 0).first()
+        item = TrainingItem.objects.filter(
+            stage=stage, phase=self.phase, item_id=parse_id(request.POST.get("item", ""))
+        ).first()
         if item is None:
             return refused_response(request, StepRefused(f"That item is not part of this {self.phase}."), stage)
         answers, seconds = answers_from_post(stage, request.POST)

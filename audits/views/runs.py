@@ -42,7 +42,7 @@ from audits.services.design import design_preview_compute
 from audits.services.endpoints import endpoint_connection_test, endpoint_revision_bump
 from audits.services.judging import audit_turns_rejudge
 from edufair_web.accounts.permissions import ResearcherRequiredMixin
-from edufair_web.converters import parse_id
+from edufair_web.converters import IdModelMultipleChoiceField, parse_id
 
 # --- forms ----------------------------------------------------------------------------------------
 
@@ -108,7 +108,7 @@ class AuditForm(forms.Form):
     check_endpoint = forms.ModelChoiceField(
         queryset=ModelEndpoint.objects.all(), required=False, help_text="Reveal/confirm check; blank: the judge."
     )
-    tutors = forms.ModelMultipleChoiceField(
+    tutors = IdModelMultipleChoiceField(
         queryset=ModelEndpoint.objects.all(),
         widget=forms.CheckboxSelectMultiple,
         required=False,

@@ -140,6 +140,8 @@ def researcher_page(client, make_user):
     [
         ("get", "/audits/design/levels/new/", "dimension"),  # "²".isdigit() is true; int("²") was a 500
         ("post", "/audits/runs/new/", "student_endpoint"),  # the same test on the launch form's endpoints
+        ("post", "/audits/runs/new/", "tutors"),  # a ModelMultipleChoiceField's pk__in: an OverflowError on SQLite
+        ("post", "/audits/runs/new/preview/", "tutors"),
         ("post", "/annotation/judge-validation/new/", "audit"),  # Audit.objects.filter(pk="abc") was a 500
         ("get", "/audits/results/compare/", "left"),
         ("get", "/annotation/adjudicate/", "stage"),
@@ -150,3 +152,20 @@ def test_bad_ids_in_page_parameters_are_never_a_server_error(researcher_page, me
     data = {field: f"{value}:{value}" if field == "left" else value}
     response = getattr(researcher_page, method)(url, data)
     assert response.status_code < 500, (method, url, field, value, response.status_code)
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("value", PAGE_HOSTILE)
+def test_bad_ids_in_posted_forms_are_never_a_server_error(researcher_page, make_user, value):
+    """Ids named by a posted field (a conflict to decide, an item to label): get_object_or_404(pk="abc") was a 500."""
+    from annotation.tests.main_setup import build_main_stage, pass_gate
+
+    main = build_main_stage(items=1, overlap=1, name="posted ids")
+    conflicts = researcher_page.post(f"/annotation/projects/{main.project.pk}/conflicts/", {"conflict": value})
+    assert conflicts.status_code == 404
+    annotator = type(researcher_page)(raise_request_exception=False)
+    labeller = make_user(ANNOTATOR)
+    pass_gate(main.stage, labeller)
+    annotator.force_login(labeller)
+    labelled = annotator.post(f"/annotation/label/{main.stage.pk}/", {"item": value})
+    assert labelled.status_code < 500 and "not part of this project" in labelled.content.decode()
