@@ -8,7 +8,8 @@ both at random and from the ids of real objects seeded below (a finished simulat
 project with a main stage, a judge-validation project), so the generated requests reach the views' code and
 not only their 404s. Every operation with path parameters is also sent hostile ones (`HOSTILE_PATH_VALUES`: a
 number no database column holds, a negative, a float, a word), alone and next to a real id, which may answer
-404 or 400 but never a server error.
+404 or 400 but never a server error; and every query parameter is sent the same values (with real ids in the
+path, so the query is read), which may answer 400 but never a server error.
 """
 
 from __future__ import annotations
@@ -142,6 +143,17 @@ def case_strategy(operation, world):
     return st.one_of(seeded, operation.as_strategy())
 
 
+def hostile_query_parameters(operation, world) -> list[tuple[dict, dict]]:
+    """(path parameters, query) pairs: each query parameter (ids, pages, counts, rates, words) given each hostile
+    value, alone, with seeded ids in the path (operations whose path no seeded object fits are left out)."""
+    names = re.findall(r"{(\w+)}", operation.path)
+    ids = known_ids(operation.path, world)
+    if not all(name in ids for name in names):
+        return []
+    path = {name: ids[name][0] for name in names}
+    return [(path, {parameter.name: value}) for parameter in operation.query for value in HOSTILE_PATH_VALUES]
+
+
 def hostile_path_parameters(operation, world) -> list[dict]:
     """Every hostile value in every path parameter at once; then, with real ids in the others, in each one alone."""
     names = re.findall(r"{(\w+)}", operation.path)
@@ -166,7 +178,7 @@ def test_no_server_errors_and_no_schema_violations(role, world):
         "/api/schema/", get_wsgi_application(), headers={"Authorization": f"Token {researcher_token}"}
     )
     failures: list[str] = []
-    operations = hostile_requests = 0
+    operations = hostile_requests = hostile_queries = 0
     for result in schema.get_all_operations():
         operation = result.ok()
         operations += 1
@@ -195,6 +207,15 @@ def test_no_server_errors_and_no_schema_violations(role, world):
                 )
             except (Exception, FailureGroup) as error:
                 failures.append(f"{operation.label} with path {path_parameters}: {error}")
+        for path_parameters, query in hostile_query_parameters(operation, world):
+            hostile_queries += 1
+            try:
+                operation.Case(path_parameters=path_parameters, query=query).call_and_validate(
+                    headers=headers, checks=[not_a_server_error]
+                )
+            except (Exception, FailureGroup) as error:
+                failures.append(f"{operation.label} with query {query}: {error}")
     assert operations > 100, "the schema lists fewer operations than the API has"
     assert hostile_requests > 2 * operations, "hostile path parameters were not sent"
+    assert hostile_queries > 40, "hostile query parameters were not sent"
     assert not failures, f"{len(failures)} operation(s) failed as {role}:\n\n" + "\n\n".join(failures)
