@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import random
 import re
 from dataclasses import dataclass
@@ -246,6 +247,30 @@ def _uses(text: str, bank: list[str]) -> bool:
         if re.search(pattern, text, re.DOTALL):
             return True
     return False
+
+
+def simulation_config_refusal(config) -> str | None:
+    """Why a simulation endpoint's configuration cannot be used, or None: ``bias`` and ``judge_bias`` are lists
+    of {"level", "metric", "shift"} objects with text level and metric and a finite number as shift, and a
+    ``judge_bias`` metric is one the judge scores (a worker reading anything else would fail every dialogue)."""
+    if not isinstance(config, dict):
+        return "a JSON object"
+    for key in ("bias", "judge_bias"):
+        entries = config.get(key, [])
+        shape = f'{key} must be a list of {{"level", "metric", "shift"}} objects (text, text, a number)'
+        if not isinstance(entries, list):
+            return shape
+        for entry in entries:
+            if not isinstance(entry, dict) or not {"level", "metric", "shift"} <= set(entry):
+                return shape
+            level, metric, shift = entry["level"], entry["metric"], entry["shift"]
+            if not isinstance(level, str) or not isinstance(metric, str):
+                return shape
+            if isinstance(shift, bool) or not isinstance(shift, int | float) or not math.isfinite(shift):
+                return shape
+            if key == "judge_bias" and metric not in METRICS:
+                return f"judge_bias metric {metric[:60]!r} is not one the judge scores: {', '.join(METRICS)}"
+    return None
 
 
 def judge_shifts(config: dict, cue_labels: list[str]) -> dict[str, int]:

@@ -14,6 +14,7 @@ from django.db import models
 
 from audits.llm.calls import PROVIDER_OPENAI, PROVIDER_SIMULATION, EndpointConfig
 from audits.llm.outbound_policy import current_policy
+from audits.llm.simulation import simulation_config_refusal
 
 ENV_VAR_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
@@ -105,13 +106,9 @@ class ModelEndpoint(models.Model):
 
     def clean(self) -> None:
         if self.provider == self.Provider.SIMULATION:
-            bias = (self.simulation_config or {}).get("bias", [])
-            if not isinstance(bias, list) or not all(
-                isinstance(b, dict) and {"level", "metric", "shift"} <= set(b) for b in bias
-            ):
-                raise ValidationError(
-                    {"simulation_config": 'bias must be a list of {"level", "metric", "shift"} objects'}
-                )
+            refusal = simulation_config_refusal(self.simulation_config or {})
+            if refusal:
+                raise ValidationError({"simulation_config": refusal})
         if not 0 <= self.temperature <= 2:
             raise ValidationError({"temperature": "between 0 and 2"})
         if self.batch_price_factor is not None and not 0 < self.batch_price_factor <= 1:

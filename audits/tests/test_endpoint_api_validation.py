@@ -18,6 +18,25 @@ GOOD = {"name": "api-endpoint", "provider": "openai", "model": "m", "base_url": 
         ({"batch_price_factor": "0"}, "batch_price_factor"),
         ({"provider": "simulation", "batch_capable": True}, "batch_capable"),
         ({"provider": "simulation", "simulation_config": {"bias": [{"level": "x"}]}}, "simulation_config"),
+        (
+            {"provider": "simulation", "simulation_config": {"bias": [{"level": "x", "metric": "m", "shift": "big"}]}},
+            "simulation_config",
+        ),
+        ({"provider": "simulation", "simulation_config": {"judge_bias": {"level": "x"}}}, "simulation_config"),
+        (
+            {
+                "provider": "simulation",
+                "simulation_config": {"judge_bias": [{"level": "x", "metric": "no_such_metric", "shift": -1}]},
+            },
+            "simulation_config",
+        ),
+        (
+            {
+                "provider": "simulation",
+                "simulation_config": {"judge_bias": [{"level": "x", "metric": "m", "shift": True}]},
+            },
+            "simulation_config",
+        ),
     ],
 )
 def test_create_and_update_refuse_what_the_form_refuses(researcher_client, change, field):
