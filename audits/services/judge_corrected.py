@@ -11,6 +11,10 @@ on both sides call the estimator (`audits.judge_corrected`).
 
 from __future__ import annotations
 
+import hashlib
+
+from django.core.cache import cache
+
 from audits.fairness import TURN_METRICS
 from audits.judge_corrected import MIN_LABELLED
 from audits.judge_corrected_table import (
@@ -30,6 +34,11 @@ from audits.services.analysis import AuditAnalysis, audit_analysis
 
 __all__ = ["CorrectedCell", "JudgeCorrectedResults", "judge_corrected_results"]
 
+# The results page, the HTML report and the exports each ask for the table; reading every tutor turn's scores and
+# running the estimator per cell is seconds at paper scale, so the table is kept (in the default cache) by what it
+# is a function of.
+CACHE_SECONDS = 3600
+
 
 def judge_corrected_results(
     audit: Audit, *, alpha: float = 0.05, analysis: AuditAnalysis | None = None
@@ -47,6 +56,27 @@ def judge_corrected_results(
     if subset is None:
         return JudgeCorrectedResults(subset=None, cells=[], skipped=len(rows), methods=methods, alpha=alpha)
 
+    key = _cache_key(audit, analysis, subset, alpha)
+    cached = cache.get(key)
+    if cached is not None:
+        return cached
+    results = _corrected(audit, analysis, rows, subset, methods, alpha)
+    cache.set(key, results, CACHE_SECONDS)
+    return results
+
+
+def _cache_key(audit: Audit, analysis: AuditAnalysis, subset, alpha: float) -> str:
+    """What the table is a function of: the analysis's scores (its fingerprint) and parameters, the human labels
+    with their inclusion probabilities, and the level. The labels are hashed whole (a few thousand at most), so a
+    revised or newly settled label is a new table without any timestamp having to say so."""
+    labels = sorted(
+        (metric, turn, value) for metric, by_turn in subset.values.items() for turn, value in by_turn.items()
+    )
+    facts = repr((audit.pk, analysis.fingerprint, analysis.parameters, subset.project_id, labels, alpha))
+    return "judge-corrected:" + hashlib.sha256(facts.encode()).hexdigest()
+
+
+def _corrected(audit, analysis, rows, subset, methods, alpha) -> JudgeCorrectedResults:
     scores = audit_turn_judge_scores(audit)
     human, probability = attach_human(scores.turn, scores.metric, subset.values)
     blocks = TurnBlocks.build(

@@ -4,11 +4,14 @@ A judge-only flag the planted human labels do not support is listed first as "un
 labels are counted as skipped, the sides are the turns of the side's conditions with the humans' labels, and an
 audit without a validation project has no cell."""
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
 from audits.judge_corrected import SideData, corrected_difference
 from audits.models import TurnScore
+from audits.services import judge_corrected
 from audits.services.analysis import audit_analysis
 from audits.services.judge_corrected import judge_corrected_results
 from audits.tests.judge_corrected_audit import (
@@ -90,3 +93,28 @@ def test_without_a_validation_project_there_is_no_cell(planted, monkeypatch):
     plant_subset(monkeypatch, None)
     results = judge_corrected_results(audit, analysis=audit_analysis(audit=audit, parameters=PARAMETERS))
     assert results.subset is None and results.cells == [] and results.skipped == 15
+
+
+def test_the_table_is_kept_until_a_human_label_or_the_scores_change(planted, monkeypatch):
+    audit, before = planted
+    subset = planted_subset(audit, before)
+    plant_subset(monkeypatch, subset)
+    analysis = audit_analysis(audit=audit, parameters=PARAMETERS)
+    first = judge_corrected_results(audit, analysis=analysis)
+
+    reads = []
+    read_scores = judge_corrected.audit_turn_judge_scores
+    monkeypatch.setattr(judge_corrected, "audit_turn_judge_scores", lambda a: reads.append(a.pk) or read_scores(a))
+    again = judge_corrected_results(audit, analysis=analysis)  # the page, the report, an export
+    assert reads == [] and [c.result for c in again.cells] == [c.result for c in first.cells]
+
+    # One human label revised (same count, same time): a new table, computed afresh.
+    turn, (value, probability) = next(iter(subset.values[HARSH_METRIC].items()))
+    revised = {**subset.values[HARSH_METRIC], turn: (2.0 - value if value != 1.0 else 0.0, probability)}
+    plant_subset(monkeypatch, replace(subset, values={HARSH_METRIC: revised}))
+    changed = judge_corrected_results(audit, analysis=analysis)
+    assert reads == [audit.pk] and changed.cells != first.cells
+
+    # Another level is another table too.
+    judge_corrected_results(audit, analysis=analysis, alpha=0.1)
+    assert reads == [audit.pk, audit.pk]
