@@ -8,6 +8,7 @@ cost gigabytes (or a RecursionError) to build.
 
 import json
 import re
+import sys
 from typing import Any
 
 MAX_DEPTH = 64
@@ -49,15 +50,24 @@ def loads(data: bytes | str, max_depth: int = MAX_DEPTH) -> Any:
         raise JSONInputError(f"not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})") from None
     except UnicodeDecodeError as exc:
         raise JSONInputError(f"the JSON is not UTF-8 text (byte {exc.start})") from None
+    except ValueError:  # a number of more digits than int() converts (a 500 before)
+        raise JSONInputError(f"not valid JSON (a number has more than {sys.get_int_max_str_digits()} digits)") from None
     except RecursionError:  # only reachable with max_depth above the interpreter's own limit
         raise JSONInputError("the JSON is nested too deeply") from None
 
 
 class DepthBoundedDecoder(json.JSONDecoder):
     """The same rule for the frameworks' JSON fields (DRF's and Django's take `decoder=`): text nested deeper than
-    MAX_DEPTH is a JSONDecodeError, which both answer as an invalid value (400), never a RecursionError (500)."""
+    MAX_DEPTH, or holding a number of more digits than int() converts, is a JSONDecodeError, which both answer as an
+    invalid value (400), never a RecursionError or a bare ValueError (500: Django's form field catches only the
+    former)."""
 
     def decode(self, s, *args, **kwargs):
         if nesting_depth(s, MAX_DEPTH) > MAX_DEPTH:
             raise json.JSONDecodeError(f"nested too deeply (more than {MAX_DEPTH} levels)", s, 0)
-        return super().decode(s, *args, **kwargs)
+        try:
+            return super().decode(s, *args, **kwargs)
+        except json.JSONDecodeError:
+            raise
+        except ValueError:
+            raise json.JSONDecodeError(f"a number has more than {sys.get_int_max_str_digits()} digits", s, 0) from None

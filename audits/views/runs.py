@@ -43,6 +43,7 @@ from audits.services.endpoints import endpoint_connection_test, endpoint_revisio
 from audits.services.judging import audit_turns_rejudge
 from edufair_web.accounts.permissions import ResearcherRequiredMixin
 from edufair_web.converters import IdModelMultipleChoiceField, parse_id
+from edufair_web.json_input import DepthBoundedDecoder
 
 # --- forms ----------------------------------------------------------------------------------------
 
@@ -51,6 +52,9 @@ def _endpoint_formfield(field, **kwargs):
     # A base URL typed without a scheme is taken as https (Django 6's default; said explicitly now).
     if isinstance(field, models.URLField):
         kwargs["assume_scheme"] = "https"
+    # JSON nested too deeply or with a number of thousands of digits is a form error, not a 500.
+    if isinstance(field, models.JSONField):
+        kwargs["decoder"] = DepthBoundedDecoder
     return field.formfield(**kwargs)
 
 

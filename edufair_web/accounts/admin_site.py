@@ -7,6 +7,8 @@ from django.contrib import admin
 from django.core.exceptions import PermissionDenied
 from django.db import models
 
+from edufair_web.json_input import DepthBoundedDecoder
+
 from .roles import OPERATOR, RESEARCHER, has_role
 
 
@@ -38,8 +40,12 @@ class _RoleModelAdmin(admin.ModelAdmin):
     """A model's admin open to the holders of `admin_roles` only; the others get 403 on its pages."""
 
     admin_roles: tuple[str, ...] = ()
-    # A URL typed without a scheme is taken as https (Django 6's default; said explicitly now).
-    formfield_overrides = {models.URLField: {"assume_scheme": "https"}}
+    # A URL typed without a scheme is taken as https (Django 6's default; said explicitly now); JSON nested too
+    # deeply or holding a number of thousands of digits is a form error, not a 500.
+    formfield_overrides = {
+        models.URLField: {"assume_scheme": "https"},
+        models.JSONField: {"decoder": DepthBoundedDecoder},
+    }
 
     def _allowed(self, request) -> bool:
         return has_role(request.user, *self.admin_roles)

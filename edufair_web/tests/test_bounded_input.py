@@ -401,3 +401,24 @@ def test_a_run_audit_config_at_the_limit_loads(tmp_path):
     path = tmp_path / "config.yaml"
     path.write_text(_block_yaml(MAX_DEPTH - 1))  # the top mapping is the first level
     assert "k0" in config_load(path)
+
+
+ENDPOINT_FORM = {"name": "e", "provider": "simulation", "model": "m", "simulation_config": "{}", "temperature": 0,
+                 "timeout": 60, "max_concurrency": 8, "revision": 1, "price_input_per_million": 0,
+                 "price_output_per_million": 0, "batch_price_factor": 0.5}  # fmt: skip
+
+
+@pytest.mark.parametrize("extra", ["[" * 100_000 + "]" * 100_000, "[" + "9" * 5000 + "]"])
+def test_json_in_a_page_or_admin_form_field_is_bounded_too(researcher_client, admin_client, extra):
+    """Django's form JSONField catches only JSONDecodeError: deep text was a RecursionError and a number of
+    5,000 digits a ValueError (both 500s) on the endpoint page and in the admin."""
+    from django.urls import reverse
+
+    from audits.models import ModelEndpoint
+
+    for client, url in ((researcher_client, reverse("audits:endpoint-new")),
+                        (admin_client, reverse("admin:audits_modelendpoint_add"))):  # fmt: skip
+        response = client.post(url, {**ENDPOINT_FORM, "extra_params": extra})
+        assert response.status_code == 200, url  # the form again, with the error
+        assert "Enter a valid JSON." in response.content.decode(), url
+    assert not ModelEndpoint.objects.exists()

@@ -29,3 +29,10 @@ def test_bad_json_named_in_words():
 def test_bytes_that_are_not_utf8_named_in_words():
     with pytest.raises(JSONInputError, match="not UTF-8"):
         loads(b'{"a": "\xff\xfe"}')
+
+
+def test_a_number_of_thousands_of_digits_is_named_in_words():
+    # json.loads raises a plain ValueError for it (int()'s digit limit), which the importers did not expect: a 500.
+    with pytest.raises(JSONInputError, match="a number has more than 4300 digits"):
+        loads('{"id": ' + "9" * 5000 + "}")
+    assert loads("[" + "9" * 4000 + "]") == [int("9" * 4000)]
