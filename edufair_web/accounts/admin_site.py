@@ -7,6 +7,7 @@ from django.contrib import admin
 from django.core.exceptions import PermissionDenied
 from django.db import models
 
+from edufair_web.converters import IdModelMultipleChoiceField
 from edufair_web.json_input import DepthBoundedDecoder
 
 from .roles import OPERATOR, RESEARCHER, has_role
@@ -41,10 +42,12 @@ class _RoleModelAdmin(admin.ModelAdmin):
 
     admin_roles: tuple[str, ...] = ()
     # A URL typed without a scheme is taken as https (Django 6's default; said explicitly now); JSON nested too
-    # deeply or holding a number of thousands of digits is a form error, not a 500.
+    # deeply or holding a number of thousands of digits, and a many-to-many choice that is not an id (a 20-digit
+    # one overflowed SQLite), are form errors, not 500s.
     formfield_overrides = {
         models.URLField: {"assume_scheme": "https"},
         models.JSONField: {"decoder": DepthBoundedDecoder},
+        models.ManyToManyField: {"form_class": IdModelMultipleChoiceField},
     }
 
     def _allowed(self, request) -> bool:

@@ -141,3 +141,19 @@ def test_a_researcher_cannot_raise_anyone_through_the_admin(researcher_client, r
     assert response.status_code == 403
     researcher.refresh_from_db()
     assert not researcher.is_superuser
+
+
+@pytest.mark.parametrize("value", ["99999999999999999999", "abc", "²"])
+def test_a_role_that_is_not_an_id_is_a_form_error_in_the_admin(operator_client, make_user, value):
+    """A many-to-many choice runs Django's pk__in, which is not bounded: a 20-digit group was an OverflowError."""
+    from django.test import Client
+
+    user = make_user("annotator")
+    client = Client(raise_request_exception=False)
+    client.cookies = operator_client.cookies
+    joined = {"date_joined_0": "2026-01-01", "date_joined_1": "00:00:00"}
+    form = {"username": user.username, "is_active": "on", "groups": [value], **joined}
+    response = client.post(f"/admin/auth/user/{user.pk}/change/", form)
+    assert response.status_code == 200  # the form again, with the error
+    assert "is not a valid value" in response.content.decode()
+    assert list(user.groups.values_list("name", flat=True)) == ["annotator"]
