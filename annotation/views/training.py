@@ -118,8 +118,12 @@ class GuidelineView(AnnotatorRequiredMixin, View):
 
     def post(self, request, stage_pk):
         enrollment = enrollment_or_403(request, stage_pk)
+        raw = request.POST.get("version", "")
+        version = parse_id(raw) if raw else None
         try:
-            guideline_confirm(enrollment=enrollment, version=request.POST.get("version") or None)
+            if raw and version is None:
+                raise StepRefused("That is not a version of the guideline; open it again to confirm it.")
+            guideline_confirm(enrollment=enrollment, version=version)
         except StepRefused as exc:
             return refused_response(request, exc, enrollment.stage)
         messages.success(request, "Guideline confirmed.")

@@ -169,3 +169,21 @@ def test_bad_ids_in_posted_forms_are_never_a_server_error(researcher_page, make_
     annotator.force_login(labeller)
     labelled = annotator.post(f"/annotation/label/{main.stage.pk}/", {"item": value})
     assert labelled.status_code < 500 and "not part of this project" in labelled.content.decode()
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("value", ["abc", "1e9999", "²", "9" * 5000])
+def test_a_guideline_version_that_is_not_a_number_is_refused_not_a_server_error(make_user, value):
+    from django.test import Client
+
+    from annotation.models import GuidelineConfirmation
+    from annotation.tests.training_setup import build_stage, enrol
+
+    s = build_stage(pilot=1, qualification=1, examples=0, main=1)
+    user = make_user(ANNOTATOR)
+    enrol(s, user)
+    page = Client(raise_request_exception=False)
+    page.force_login(user)
+    response = page.post(f"/annotation/training/{s.stage.pk}/guideline/", {"version": value}, follow=True)
+    assert response.status_code < 500 and "not a version of the guideline" in response.content.decode()
+    assert not GuidelineConfirmation.objects.exists()
