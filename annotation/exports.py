@@ -17,6 +17,8 @@ import io
 import json
 from collections.abc import Iterator
 
+from django.db.models import Count
+
 from annotation.label_studio.export import FORMATS as LABEL_STUDIO_FORMATS
 from annotation.label_studio.export import label_studio_export
 from annotation.models import Adjudication, AnnotationProject, GoldLabel, Label
@@ -42,6 +44,7 @@ FIELDS = (
     "seconds",
     "annotator",
     "labelled_at",
+    "revisions",
     "final_value",
     "final_method",
     "conflict",
@@ -65,6 +68,7 @@ def label_records(project: AnnotationProject) -> Iterator[dict]:
     labels = (
         Label.objects.filter(assignment__stage__project=project, assignment__submitted_at__isnull=False)
         .select_related("assignment__item", "assignment__stage", "question")
+        .annotate(earlier_versions=Count("revisions"))
         .order_by("assignment__stage__order", "assignment__item_id", "question__position", "assignment_id", "round")
     )
     for label in labels.iterator(chunk_size=2000):
@@ -89,6 +93,7 @@ def label_records(project: AnnotationProject) -> Iterator[dict]:
             "seconds": label.seconds,
             "annotator": pseudonyms.get(assignment.annotator_id, f"U{assignment.annotator_id}"),
             "labelled_at": label.created_at.isoformat(),
+            "revisions": label.earlier_versions,  # earlier versions the annotator replaced (LabelRevision)
             "final_value": final.final_value if final else None,
             "final_method": final.method if final else None,
             "conflict": dispositions.get(item.id),
@@ -120,7 +125,7 @@ def reference_records(project: AnnotationProject) -> Iterator[dict]:
         imported = (row.item.metadata or {}).get("role") == "imported"
         yield {
             **_item_fields(project, row.item),
-            **dict.fromkeys(("stage", "stage_name", "phase", "round", "seconds", "annotator"), None),
+            **dict.fromkeys(("stage", "stage_name", "phase", "round", "seconds", "annotator", "revisions"), None),
             "question": row.question.key,
             "value": row.value,
             "unsure": False,
@@ -142,7 +147,7 @@ def reference_records(project: AnnotationProject) -> Iterator[dict]:
             **_item_fields(project, row.item),
             "stage": row.stage.order,
             "stage_name": row.stage.name,
-            **dict.fromkeys(("phase", "round", "seconds", "annotator"), None),
+            **dict.fromkeys(("phase", "round", "seconds", "annotator", "revisions"), None),
             "question": row.question.key,
             "value": row.final_value,
             "unsure": False,

@@ -13,6 +13,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from annotation import reports
+from annotation.exports import export_records
 from annotation.models import Adjudication, Assignment, Label, LabelRevision, MainItem
 from annotation.selectors.adjudication import discussion_visibility_for, item_side_by_side
 from annotation.selectors.revisions import label_history, recent_items
@@ -85,6 +86,9 @@ def test_revise_before_settling_keeps_history_the_resolution_reads_it_and_the_re
         stage=s.stage, item=item, visibility=discussion_visibility_for(user=moderator, stage=s.stage, item=item)
     )
     assert sorted(a["pre"]["revisions"] for a in detail["questions"][0]["answers"]) == [0, 3]
+    # The label export counts each label's earlier versions, so a client can recount the report's revisions.
+    exported = [row for row in export_records(s.project) if row["record"] == "label" and row["item_id"] == item.pk]
+    assert sorted(row["revisions"] for row in exported) == [0, 3]
 
     # Settled now: a change is refused, and nothing is stored.
     with pytest.raises(RevisionRefused) as refused:
