@@ -33,6 +33,19 @@ def test_anonymous_token_requests_with_fresh_usernames_are_throttled(rates):
     assert token_request(APIClient(REMOTE_ADDR="203.0.113.6"), "nobody-5").status_code == 400
 
 
+def test_guessing_invitation_links_shares_the_log_in_budget(rates):
+    """The invitation-accept API takes a password from someone not signed in, as the token endpoint does: each
+    guess at a link is one request of the same per-address log-in budget, not a free try."""
+    rates(login="3/minute")
+    api = APIClient(REMOTE_ADDR="203.0.113.8")
+    guess = {"password": "a-long-enough-password-1"}
+    answers = [api.post(f"/api/annotation/people/welcome/MQ/guess-{n}/", guess).status_code for n in range(3)]
+    assert answers == [400, 400, 400]
+    assert token_request(api, "nobody").status_code == 429  # the budget is the log-in one
+    refused = api.post("/api/annotation/people/welcome/MQ/guess-4/", guess)
+    assert refused.status_code == 429 and 0 < int(refused["Retry-After"]) <= 60
+
+
 def test_a_throttled_client_gets_no_token_even_with_the_right_password(rates, make_user):
     rates(login="2/minute")
     user = make_user("annotator")
