@@ -26,6 +26,7 @@ import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
+from edufair_web.error_quotes import shown as _shown
 from edufair_web.json_input import JSONInputError, loads
 from edufair_web.storable_text import unstorable_in
 
@@ -181,12 +182,6 @@ def _key(record: dict, name: str):
 
 def _text(value) -> str:
     return "" if value is None else str(value).strip()
-
-
-def _shown(value, most: int = 60) -> str:
-    """A value as an error message quotes it: at most ``most`` characters (a file's text can be megabytes)."""
-    text = str(value)
-    return text if len(text) <= most else f"{text[:most]}… ({len(text)} characters)"
 
 
 def _real(value) -> str:

@@ -15,6 +15,7 @@ import hashlib
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from edufair_web.error_quotes import shown as _shown
 from edufair_web.storable_text import unstorable_in
 
 from .config import UNSURE, ChoiceQuestion, ConfigNames, config_names
@@ -26,12 +27,6 @@ METHODS = ("unanimous", "majority", "discussion", "senior")
 MAX_ERRORS = 50
 # The item fields' sizes (annotation.models.Item): longer values are refused here, not by the database.
 MAX_LENGTHS = {"external_id": 200, "subject": 100, "category": 200}
-
-
-def _shown(value, most: int = 60) -> str:
-    """A value as an error quotes it: at most ``most`` characters (a file's field can be megabytes)."""
-    text = str(value)
-    return text if len(text) <= most else f"{text[:most]}… ({len(text)} characters)"
 
 
 @dataclass(frozen=True)
