@@ -11,7 +11,7 @@ from celery.signals import worker_ready
 from audits.models import QuestionImport
 from audits.services.analysis import analysis_run
 from audits.services.audit_lifecycle import audit_sweep, audit_sweep_schedule
-from audits.services.dialogue_batches import dialogue_batch_run
+from audits.services.dialogue_batches import dialogue_batch_run, engine_preload
 from audits.services.judge_runs import audit_rejudge_run, judge_runs_sweep
 from audits.services.judging import audit_turns_rejudge_run
 from audits.services.questionbank import question_import_run
@@ -122,4 +122,5 @@ class SweepAfterReconnect(bootsteps.StartStopStep):
 
 # A worker imports this module (autodiscovery) before it builds its consumer, so the step is in place in time.
 worker_ready.connect(sweeps_send, dispatch_uid="audits.sweep_on_worker_start")
+worker_ready.connect(lambda **kwargs: engine_preload(), dispatch_uid="audits.preload_on_worker_start", weak=False)
 current_app.steps["consumer"].add(SweepAfterReconnect)

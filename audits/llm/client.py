@@ -32,8 +32,10 @@ its result are lives in `audits.llm.calls`, which the providers share with this 
 from __future__ import annotations
 
 import asyncio
+import importlib
 import logging
 import random
+import threading
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -70,6 +72,28 @@ def provider_for(endpoint: EndpointConfig) -> Provider:
 
         return OpenAICompatProvider(endpoint)
     raise ValueError(f"unknown provider {endpoint.provider!r}")
+
+
+# The module behind each provider that is not imported with this one (see `provider_for`).
+PROVIDER_MODULES = {PROVIDER_OPENAI: f"{__package__}.openai_compat"}
+
+
+def providers_preload(providers: set[str]) -> threading.Thread | None:
+    """Import the modules of these providers on a thread of their own, so that the first call does not
+    stall the event loop (and every dialogue on it) while the client library loads: over half a second
+    for the openai SDK, several seconds on a busy worker (benchmarks/RESULTS.md, engine throughput).
+    The import lock makes a first call that comes sooner wait for this import, not start a second one."""
+    modules = [PROVIDER_MODULES[p] for p in sorted(providers) if p in PROVIDER_MODULES]
+    if not modules:
+        return None
+
+    def load() -> None:
+        for module in modules:
+            importlib.import_module(module)
+
+    thread = threading.Thread(target=load, name="edufair-provider-preload", daemon=True)
+    thread.start()
+    return thread
 
 
 @dataclass
@@ -182,6 +206,7 @@ class LLMClient:
         error = ""
         for attempt in range(1, self.retry.max_attempts + 1):
             retry_after: float | None = None
+            reply = None
             async with limiter.slot(estimated_tokens) as slot:
                 started = time.perf_counter()
                 self.stats["attempts"] += 1
@@ -201,19 +226,22 @@ class LLMClient:
                 else:
                     slot.succeeded(reply.prompt_tokens + reply.completion_tokens or None)
                     latency_ms = (time.perf_counter() - started) * 1000
-                    result = CallResult(
-                        ok=True,
-                        text=reply.text,
-                        prompt_tokens=reply.prompt_tokens,
-                        completion_tokens=reply.completion_tokens,
-                        attempts=attempt,
-                        latency_ms=latency_ms,
-                        status=STATUS_OK,
-                        reported_model=reply.model,
-                    )
-                    result.call_id = await self.ledger.record(request, key, result, attempt_log)
-                    self.stats["sent"] += 1
-                    return result
+            if reply is not None:
+                # Written after the slot is given back: the next request goes on the wire while this one's
+                # row is written (holding the slot for the write cost a tenth of the engine's throughput).
+                result = CallResult(
+                    ok=True,
+                    text=reply.text,
+                    prompt_tokens=reply.prompt_tokens,
+                    completion_tokens=reply.completion_tokens,
+                    attempts=attempt,
+                    latency_ms=latency_ms,
+                    status=STATUS_OK,
+                    reported_model=reply.model,
+                )
+                result.call_id = await self.ledger.record(request, key, result, attempt_log)
+                self.stats["sent"] += 1
+                return result
             if attempt == self.retry.max_attempts:
                 attempt_log.append({"attempt": attempt, "error": error, "retry": False})
                 error = f"{error} (gave up after {attempt} attempts)"

@@ -25,10 +25,10 @@ from django.utils import timezone
 
 from audits.engine import END_ERROR, DialogueSpec
 from audits.judge import METRICS, PARSE_OK
-from audits.llm.client import LLMClient, RetryPolicy
+from audits.llm.client import LLMClient, RetryPolicy, providers_preload
 from audits.llm.dialogue import DialogueEndpoints, DialogueJob, DialogueOutcome, dialogue_execute
 from audits.llm.runtime import LoopRuntime, process_runtime
-from audits.models import Audit, Condition, Dialogue, Question, Turn, TurnScore
+from audits.models import Audit, Condition, Dialogue, ModelEndpoint, Question, Turn, TurnScore
 from audits.prompt_templates import render_prompt
 from audits.services.audit_lifecycle import audit_claimable_dialogue_ids, audit_refresh_status, audit_start_inline
 from audits.services.ledger import DatabaseLedger
@@ -40,6 +40,19 @@ logger = logging.getLogger(__name__)
 def claim_lease_seconds() -> int:
     """How long a claim holds without renewal; a dialogue held longer by a dead worker is taken up again."""
     return settings.AUDIT_CLAIM_LEASE_SECONDS
+
+
+def engine_preload():
+    """When a worker starts: load the client libraries its endpoints need, on a thread, before the first
+    batch (otherwise the first model call imports them on the event loop). Returns that thread, or None."""
+    try:
+        providers = set(ModelEndpoint.objects.values_list("provider", flat=True).distinct())
+    except Exception:  # the database may not be up yet: the first call then loads what it needs
+        logger.warning("endpoints not readable at worker start; providers load on first use", exc_info=True)
+        return None
+    finally:
+        close_old_connections()
+    return providers_preload(providers)
 
 
 def _retry_policy() -> RetryPolicy:

@@ -69,3 +69,57 @@ def test_the_limit_halves_in_a_429_storm_and_grows_back_after_it():
     # 200 successes at +1 per 10: back to the ceiling, never above it.
     assert snapshot["limit"] == CONCURRENCY and max(in_flight for in_flight, _ in provider.seen) <= CONCURRENCY
     assert snapshot["in_flight"] == 0
+
+
+class SlowWriteLedger(MemoryLedger):
+    """A ledger whose writes wait until the test lets them through."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.writes_may_finish = asyncio.Event()
+        self.writes_started = 0
+
+    async def record(self, request, request_hash, result, attempt_log) -> int:
+        self.writes_started += 1
+        await self.writes_may_finish.wait()
+        return await super().record(request, request_hash, result, attempt_log)
+
+
+class CountingProvider:
+    def __init__(self) -> None:
+        self.sent = 0
+
+    async def send(self, request: CallRequest) -> ProviderReply:
+        self.sent += 1
+        return ProviderReply(text="fine", prompt_tokens=3, completion_tokens=1)
+
+    async def close(self) -> None:
+        pass
+
+
+def test_the_slot_is_given_back_before_the_answer_is_written_to_the_ledger():
+    """A slot covers a request on the wire, not the ledger write after it: with one slot, the second
+    request is sent while the first answer's row is still being written (holding the slot for the write
+    cost the engine a tenth of its calls per second: benchmarks/RESULTS.md, engine throughput set 6)."""
+    endpoint = EndpointConfig(key="endpoint:1:x", provider="openai", model="m", max_concurrency=1, endpoint_id=1)
+    provider = CountingProvider()
+
+    async def run():
+        ledger = SlowWriteLedger()
+        client = LLMClient(ledger, provider_factory=lambda _: provider)
+        requests = [
+            CallRequest(endpoint=endpoint, purpose="tutor", messages=[{"role": "user", "content": f"q{i}"}])
+            for i in range(2)
+        ]
+        calls = [asyncio.create_task(client.complete(r)) for r in requests]
+        for _ in range(50):
+            await asyncio.sleep(0)
+        sent_while_writing, writing = provider.sent, ledger.writes_started
+        ledger.writes_may_finish.set()
+        results = await asyncio.gather(*calls)
+        return sent_while_writing, writing, results, client.limiters[endpoint.key].snapshot()
+
+    sent_while_writing, writing, results, snapshot = asyncio.run(run())
+    assert (sent_while_writing, writing) == (2, 2)
+    assert all(r.ok and r.call_id is not None for r in results)
+    assert snapshot["in_flight"] == 0
