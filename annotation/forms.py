@@ -6,6 +6,7 @@ from django.contrib.auth.models import User
 from annotation import presets
 from annotation.models import Enrollment, LabelQuestion, Stage, StageLabelling, TrainingItem, WorkedExample
 from edufair_web.accounts.roles import ANNOTATOR
+from edufair_web.text_limits import DOCUMENT_MAX, LINE_MAX, NOTE_MAX
 from edufair_web.upload_limits import MaxUploadSize
 
 
@@ -15,14 +16,17 @@ def _lines(text: str) -> list[str]:
 
 class ProjectForm(forms.Form):
     name = forms.CharField(max_length=200)
-    description = forms.CharField(widget=forms.Textarea(attrs={"rows": 3}), required=False)
+    description = forms.CharField(widget=forms.Textarea(attrs={"rows": 3}), required=False, max_length=NOTE_MAX)
     categories = forms.CharField(
         widget=forms.Textarea(attrs={"rows": 3}),
         required=False,
+        max_length=NOTE_MAX,
         help_text="One per line (or comma-separated). Left empty with the preset: SafeTutors' 11 risk categories.",
     )
     subjects = forms.CharField(
-        required=False, help_text="One per line (or comma-separated). Empty with the preset: maths, physics, chemistry."
+        required=False,
+        max_length=NOTE_MAX,
+        help_text="One per line (or comma-separated). Empty with the preset: maths, physics, chemistry.",
     )
     preset = forms.ChoiceField(
         choices=[("", "No preset (add stages yourself)"), *presets.PRESETS.items()],
@@ -45,7 +49,7 @@ class ItemImportForm(forms.Form):
 
 
 class GuidelineForm(forms.Form):
-    text = forms.CharField(widget=forms.Textarea(attrs={"rows": 12}), help_text="Markdown.")
+    text = forms.CharField(widget=forms.Textarea(attrs={"rows": 12}), help_text="Markdown.", max_length=DOCUMENT_MAX)
     change_note = forms.CharField(required=False, max_length=500)
 
 
@@ -99,6 +103,7 @@ class StageItemRuleForm(forms.Form):
     )
     items = forms.CharField(
         required=False,
+        max_length=DOCUMENT_MAX,
         widget=forms.Textarea(attrs={"rows": 3}),
         help_text="List rule: the items' ids from the import, separated by spaces, commas or lines.",
     )
@@ -123,11 +128,11 @@ class TrainingSetForm(forms.Form):
 
 
 class WorkedExampleForm(forms.Form):
-    item = forms.CharField(help_text="The item's id from the import.")
+    item = forms.CharField(help_text="The item's id from the import.", max_length=LINE_MAX)
     question = forms.ModelChoiceField(queryset=LabelQuestion.objects.none())
     kind = forms.ChoiceField(choices=WorkedExample.Kind.choices)
     value = forms.CharField(max_length=100)
-    rationale = forms.CharField(widget=forms.Textarea(attrs={"rows": 3}))
+    rationale = forms.CharField(widget=forms.Textarea(attrs={"rows": 3}), max_length=NOTE_MAX)
 
     def __init__(self, *args, stage: Stage | None = None, **kwargs):
         super().__init__(*args, **kwargs)

@@ -26,6 +26,7 @@ from audits.models import DemographicDimension, DemographicLevel, ModelEndpoint,
 from audits.prompt_templates import TEMPLATE_KIND_CHOICES, template_placeholder_errors
 from audits.questionbank.socrateach import SocraTeachFilter
 from audits.selectors.judge_validation import JudgeErrorSDs, judge_error_sds
+from edufair_web.text_limits import DOCUMENT_MAX, NOTE_MAX
 from edufair_web.upload_limits import MaxUploadSize
 
 IMPORT_SOURCE_CHOICES = [
@@ -101,8 +102,8 @@ class NameCueForm(forms.ModelForm):
 class PromptTemplateCreateForm(forms.Form):
     kind = forms.ChoiceField(choices=TEMPLATE_KIND_CHOICES)
     name = forms.SlugField(max_length=60, help_text="Variant name, e.g. tutor-informed.")
-    description = forms.CharField(widget=forms.Textarea(attrs={"rows": 2}), required=False)
-    text = forms.CharField(widget=forms.Textarea(attrs={"rows": 16}))
+    description = forms.CharField(widget=forms.Textarea(attrs={"rows": 2}), required=False, max_length=NOTE_MAX)
+    text = forms.CharField(widget=forms.Textarea(attrs={"rows": 16}), max_length=DOCUMENT_MAX)
 
     def clean(self):
         cleaned = super().clean()
@@ -115,8 +116,8 @@ class PromptTemplateCreateForm(forms.Form):
 class PromptTemplateReviseForm(forms.Form):
     """Editing a template always saves a new version; the edited version is left as it was."""
 
-    description = forms.CharField(widget=forms.Textarea(attrs={"rows": 2}), required=False)
-    text = forms.CharField(widget=forms.Textarea(attrs={"rows": 18}))
+    description = forms.CharField(widget=forms.Textarea(attrs={"rows": 2}), required=False, max_length=NOTE_MAX)
+    text = forms.CharField(widget=forms.Textarea(attrs={"rows": 18}), max_length=DOCUMENT_MAX)
 
     def __init__(self, *args, template: PromptTemplate, **kwargs):
         self.template = template

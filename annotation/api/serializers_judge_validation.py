@@ -9,6 +9,7 @@ from rest_framework import serializers
 from annotation.judge_validation.rubric import METRIC_QUESTIONS
 from annotation.judge_validation.services import DEFAULT_OVERLAP, DEFAULT_SAMPLE_SIZE, DEFAULT_TRAINING_POOL
 from annotation.models import JudgeValidation, RubricWorkshop
+from edufair_web.text_limits import DOCUMENT_MAX, LINE_MAX, NOTE_MAX
 from edufair_web.upload_limits import MaxUploadSize
 
 
@@ -38,7 +39,7 @@ class ValidationProjectCreateSerializer(serializers.Serializer):
         max_value=1,
         help_text="The least Cohen's κ (linear) between the judge and the human consensus for a pass.",
     )
-    name = serializers.CharField(required=False, allow_blank=True, default="")
+    name = serializers.CharField(required=False, allow_blank=True, default="", max_length=LINE_MAX)
 
 
 class JudgeAddSerializer(serializers.Serializer):
@@ -58,18 +59,20 @@ class ThresholdsSerializer(serializers.Serializer):
 class DisagreementSerializer(serializers.Serializer):
     item = serializers.IntegerField()
     metric = serializers.ChoiceField(choices=list(METRIC_QUESTIONS))
-    note = serializers.CharField(allow_blank=True, default="")
+    note = serializers.CharField(allow_blank=True, default="", max_length=NOTE_MAX)
 
 
 class WorkshopSerializer(serializers.Serializer):
     from_rubric = serializers.IntegerField(required=False, help_text="Default: the project's latest version.")
     held_on = serializers.DateField()
-    participants = serializers.CharField(allow_blank=True, default="")
-    notes = serializers.CharField(allow_blank=True, default="")
+    participants = serializers.CharField(allow_blank=True, default="", max_length=NOTE_MAX)
+    notes = serializers.CharField(allow_blank=True, default="", max_length=NOTE_MAX)
     disagreements = DisagreementSerializer(many=True, default=list)
-    guideline = serializers.CharField(help_text="The new version's human guideline (Markdown).")
+    guideline = serializers.CharField(
+        help_text="The new version's human guideline (Markdown).", max_length=DOCUMENT_MAX
+    )
     changed_metrics = serializers.ListField(child=serializers.ChoiceField(choices=list(METRIC_QUESTIONS)), default=list)
-    judge_prompt = serializers.CharField(required=False, allow_blank=True, default="")
+    judge_prompt = serializers.CharField(required=False, allow_blank=True, default="", max_length=DOCUMENT_MAX)
 
 
 class PersonaSerializer(serializers.Serializer):

@@ -7,6 +7,7 @@ documents each one)."""
 from rest_framework import serializers
 
 from annotation.models import StageLabelling
+from edufair_web.text_limits import LINE_MAX, NOTE_MAX
 
 from .serializers_training import AnnotatorItemSerializer, AnswerSerializer, FormQuestionSerializer
 
@@ -19,12 +20,14 @@ class MainSubmitSerializer(serializers.Serializer):
 
 class DiscussionAnswersSerializer(serializers.Serializer):
     answers = serializers.DictField(child=AnswerSerializer(), help_text="Disputed question key → revised answer.")
-    comment = serializers.CharField(required=False, allow_blank=True, default="")
+    comment = serializers.CharField(required=False, allow_blank=True, default="", max_length=NOTE_MAX)
 
 
 class ReviewerDecisionSerializer(serializers.Serializer):
-    decisions = serializers.DictField(child=serializers.CharField(), help_text="Open question key → final value.")
-    note = serializers.CharField(help_text="Why; recorded with the decision.")
+    decisions = serializers.DictField(
+        child=serializers.CharField(max_length=LINE_MAX), help_text="Open question key → final value."
+    )
+    note = serializers.CharField(help_text="Why; recorded with the decision.", max_length=NOTE_MAX)
 
 
 class StageLabellingSerializer(serializers.ModelSerializer):
@@ -35,7 +38,7 @@ class StageLabellingSerializer(serializers.ModelSerializer):
 
 class ConflictDispositionSerializer(serializers.Serializer):
     disposition = serializers.ChoiceField(choices=["removed", "retained"])
-    note = serializers.CharField(required=False, allow_blank=True, default="")
+    note = serializers.CharField(required=False, allow_blank=True, default="", max_length=NOTE_MAX)
 
 
 class MainProgressSerializer(serializers.Serializer):

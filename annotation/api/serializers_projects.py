@@ -22,11 +22,12 @@ from annotation.models import (
 from annotation.selectors.labelling_settings import labelling_settings, main_labelling_started
 from annotation.services.labelling import ItemRuleInvalid, stage_item_rule_describe, stage_item_rule_set
 from annotation.workflow.choice_keys import choices_with_keys
-from edufair_web.upload_limits import MaxUploadSize, upload_size_error
+from edufair_web.text_limits import LINE_MAX, NOTE_MAX
+from edufair_web.upload_limits import MaxUploadSize, upload_limit, upload_size_error
 
 
 class ProjectSerializer(serializers.ModelSerializer):
-    preset = serializers.CharField(required=False, allow_blank=True, write_only=True)
+    preset = serializers.CharField(required=False, allow_blank=True, write_only=True, max_length=LINE_MAX)
     applied_preset = serializers.CharField(source="preset", read_only=True)
 
     class Meta:
@@ -119,7 +120,9 @@ class StageItemRuleSerializer(serializers.Serializer):
         help_text="Settled rule: the id of that stage's question (default: its question with positive values).",
     )
     source_values = serializers.ListField(
-        child=serializers.CharField(), required=False, help_text="Settled rule: the values that qualify."
+        child=serializers.CharField(max_length=LINE_MAX),
+        required=False,
+        help_text="Settled rule: the values that qualify.",
     )
     item_ids = serializers.ListField(
         child=serializers.IntegerField(), required=False, help_text="List rule: item ids, in hand-out order."
@@ -277,12 +280,14 @@ class EnrollmentSerializer(serializers.ModelSerializer):
 
 class ReplacementSerializer(serializers.Serializer):
     replacement_user = serializers.IntegerField(required=False, allow_null=True)
-    note = serializers.CharField(required=False, allow_blank=True, default="")
+    note = serializers.CharField(required=False, allow_blank=True, default="", max_length=NOTE_MAX)
 
 
 class ItemImportSerializer(serializers.Serializer):
     format = serializers.ChoiceField(choices=["jsonl", "csv"])
-    content = serializers.CharField(required=False, help_text="The file's text (or upload it as `file`).")
+    content = serializers.CharField(
+        required=False, help_text="The file's text (or upload it as `file`).", max_length=upload_limit("items")
+    )
     file = serializers.FileField(required=False, validators=[MaxUploadSize("items")])
 
     def validate_content(self, value: str) -> str:

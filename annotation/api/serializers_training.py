@@ -6,6 +6,7 @@ They cover an item to label (payload only — no gold, no metadata), answers to 
 from rest_framework import serializers
 
 from annotation.models import Comment, Item, Thread
+from edufair_web.text_limits import LINE_MAX, NOTE_MAX
 
 
 class AnnotatorItemSerializer(serializers.ModelSerializer):
@@ -18,15 +19,15 @@ class AnnotatorItemSerializer(serializers.ModelSerializer):
 
 
 class AnswerSerializer(serializers.Serializer):
-    value = serializers.CharField(required=False, allow_null=True, allow_blank=True, default=None)
+    value = serializers.CharField(required=False, allow_null=True, allow_blank=True, default=None, max_length=LINE_MAX)
     unsure = serializers.BooleanField(default=False)
-    justification = serializers.CharField(required=False, allow_blank=True, default="")
+    justification = serializers.CharField(required=False, allow_blank=True, default="", max_length=NOTE_MAX)
 
 
 class LabelSubmitSerializer(serializers.Serializer):
     item = serializers.IntegerField()
     # A plain string rather than a choice field: the OpenAPI enum would collide with the training-set phase.
-    phase = serializers.CharField(help_text="pilot, qualification or main")
+    phase = serializers.CharField(help_text="pilot, qualification or main", max_length=LINE_MAX)
     answers = serializers.DictField(child=AnswerSerializer(), help_text="Question key → answer.")
     seconds = serializers.FloatField(default=0, min_value=0, help_text="Active time on the item, in seconds.")
 

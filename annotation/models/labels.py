@@ -6,6 +6,8 @@ and after discussion."""
 from django.conf import settings
 from django.db import models
 
+from edufair_web.text_limits import NOTE_MAX
+
 from .projects import AnnotationProject, Item, LabelQuestion, Stage
 
 
@@ -58,7 +60,7 @@ class Label(models.Model):
     round = models.CharField(max_length=4, choices=Round.choices, default=Round.PRE)
     value = models.CharField(max_length=100, blank=True, help_text="Empty when the annotator chose Unsure.")
     unsure = models.BooleanField(default=False)
-    justification = models.TextField(blank=True)
+    justification = models.TextField(blank=True, max_length=NOTE_MAX)
     seconds = models.FloatField(
         default=0, help_text="Active time on the item (the tab hidden does not count), shared by its questions."
     )
@@ -102,7 +104,7 @@ class Thread(models.Model):
 class Comment(models.Model):
     thread = models.ForeignKey(Thread, on_delete=models.CASCADE, related_name="comments")
     author = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
-    body = models.TextField()
+    body = models.TextField(max_length=NOTE_MAX)
     pinned = models.BooleanField(
         default=False, help_text="A moderator's clarification, carried into the next guideline version."
     )
@@ -132,7 +134,7 @@ class Adjudication(models.Model):
     decided_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
-    note = models.TextField(blank=True)
+    note = models.TextField(blank=True, max_length=NOTE_MAX)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -159,7 +161,7 @@ class CrossStageConflict(models.Model):
     decided_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
-    note = models.TextField(blank=True)
+    note = models.TextField(blank=True, max_length=NOTE_MAX)
     detected_at = models.DateTimeField(auto_now_add=True)
     decided_at = models.DateTimeField(null=True, blank=True)
 

@@ -7,6 +7,7 @@ from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 
 from annotation.workflow.answers import NOT_APPLICABLE
+from edufair_web.text_limits import NOTE_MAX
 
 
 class AnnotationProject(models.Model):
@@ -15,7 +16,7 @@ class AnnotationProject(models.Model):
         JUDGE_VALIDATION = "judge_validation", "Judge validation (from an audit)"
 
     name = models.CharField(max_length=200)
-    description = models.TextField(blank=True)
+    description = models.TextField(blank=True, max_length=NOTE_MAX)
     kind = models.CharField(max_length=32, choices=Kind.choices, default=Kind.GENERIC)
     # A plain id rather than a foreign key, so this app's migrations do not depend on the audits app's.
     source_audit_id = models.PositiveIntegerField(null=True, blank=True, db_index=True)
@@ -48,8 +49,8 @@ class LabelQuestion(models.Model):
 
     project = models.ForeignKey(AnnotationProject, on_delete=models.CASCADE, related_name="questions")
     key = models.SlugField(max_length=64)
-    prompt = models.TextField()
-    help_text = models.TextField(blank=True)
+    prompt = models.TextField(max_length=NOTE_MAX)
+    help_text = models.TextField(blank=True, max_length=NOTE_MAX)
     level = models.CharField(max_length=16, choices=Level.choices, default=Level.NOMINAL)
     choices = models.JSONField(help_text='Ordered list of {"value": "...", "label": "...", "key": "1"}.')
     allow_unsure = models.BooleanField(default=False)
@@ -131,8 +132,12 @@ class Stage(models.Model):
     project = models.ForeignKey(AnnotationProject, on_delete=models.CASCADE, related_name="stages")
     order = models.PositiveIntegerField()
     name = models.CharField(max_length=200)
-    task = models.TextField(blank=True, help_text="The task in one or two sentences, as annotators see it.")
-    pool = models.TextField(blank=True, help_text="Who is recruited (e.g. undergraduates, ≥ 2 years in subject).")
+    task = models.TextField(
+        max_length=NOTE_MAX, blank=True, help_text="The task in one or two sentences, as annotators see it."
+    )
+    pool = models.TextField(
+        max_length=NOTE_MAX, blank=True, help_text="Who is recruited (e.g. undergraduates, ≥ 2 years in subject)."
+    )
     recruits_per_subject = models.PositiveIntegerField(default=0, help_text="Planned annotators per subject.")
     questions = models.ManyToManyField(LabelQuestion, related_name="stages", blank=True)
     overlap = models.PositiveSmallIntegerField(default=2, validators=[MinValueValidator(2), MaxValueValidator(3)])

@@ -5,6 +5,8 @@ the current answer that agreement and resolution read."""
 
 from django.db import models
 
+from edufair_web.text_limits import NOTE_MAX
+
 from .labels import Label
 
 
@@ -15,7 +17,7 @@ class LabelRevision(models.Model):
     version = models.PositiveSmallIntegerField(help_text="1 for the first answer, then 2, 3, …")
     value = models.CharField(max_length=100, blank=True)
     unsure = models.BooleanField(default=False)
-    justification = models.TextField(blank=True)
+    justification = models.TextField(blank=True, max_length=NOTE_MAX)
     given_at = models.DateTimeField(help_text="When this version was given.")
     replaced_at = models.DateTimeField(help_text="When the annotator replaced it by the next version.")
 

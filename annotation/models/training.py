@@ -6,6 +6,8 @@ stage carries the stored gate decision."""
 from django.conf import settings
 from django.db import models
 
+from edufair_web.text_limits import DOCUMENT_MAX, NOTE_MAX
+
 from .projects import Item, LabelQuestion, Stage
 
 
@@ -14,8 +16,8 @@ class Guideline(models.Model):
 
     stage = models.ForeignKey(Stage, on_delete=models.CASCADE, related_name="guidelines")
     version = models.PositiveIntegerField()
-    text = models.TextField(help_text="Markdown; rendered with raw HTML stripped.")
-    change_note = models.TextField(blank=True)
+    text = models.TextField(help_text="Markdown; rendered with raw HTML stripped.", max_length=DOCUMENT_MAX)
+    change_note = models.TextField(blank=True, max_length=NOTE_MAX)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
@@ -42,7 +44,7 @@ class WorkedExample(models.Model):
     question = models.ForeignKey(LabelQuestion, on_delete=models.CASCADE, related_name="+")
     kind = models.CharField(max_length=16, choices=Kind.choices)
     value = models.CharField(max_length=100)
-    rationale = models.TextField()
+    rationale = models.TextField(max_length=NOTE_MAX)
     position = models.PositiveIntegerField(default=0)
 
     class Meta:
@@ -59,7 +61,7 @@ class GoldLabel(models.Model):
     item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="gold_labels")
     question = models.ForeignKey(LabelQuestion, on_delete=models.CASCADE, related_name="gold_labels")
     value = models.CharField(max_length=100)
-    rationale = models.TextField(blank=True)
+    rationale = models.TextField(blank=True, max_length=NOTE_MAX)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -124,7 +126,7 @@ class Enrollment(models.Model):
         "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="replaces"
     )
     replaced_at = models.DateTimeField(null=True, blank=True)
-    replacement_note = models.TextField(blank=True)
+    replacement_note = models.TextField(blank=True, max_length=NOTE_MAX)
 
     class Meta:
         ordering = ["stage", "enrolled_at", "id"]

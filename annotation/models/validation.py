@@ -12,6 +12,8 @@ from django.conf import settings
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 
+from edufair_web.text_limits import DOCUMENT_MAX, NOTE_MAX
+
 from .projects import AnnotationProject, Item, Stage
 
 DEFAULT_HUMAN_ALPHA_MIN = 0.80
@@ -25,8 +27,8 @@ class RubricVersion(models.Model):
     judge_template_id = models.PositiveIntegerField(unique=True, help_text="audits.PromptTemplate (judge_rubric).")
     name = models.CharField(max_length=60, help_text="The template family, e.g. judge.")
     version = models.PositiveIntegerField(help_text="The template's version: 'rubric v2' is version 2.")
-    guideline = models.TextField(help_text="The human guideline (Markdown) for this version.")
-    change_note = models.TextField(blank=True)
+    guideline = models.TextField(max_length=DOCUMENT_MAX, help_text="The human guideline (Markdown) for this version.")
+    change_note = models.TextField(blank=True, max_length=NOTE_MAX)
     changed_metrics = models.JSONField(
         default=list, blank=True, help_text="Metrics whose definition changed from the previous version."
     )
@@ -128,8 +130,8 @@ class RubricWorkshop(models.Model):
         RubricVersion, null=True, blank=True, on_delete=models.PROTECT, related_name="workshops_to"
     )
     held_on = models.DateField()
-    participants = models.TextField(blank=True)
-    notes = models.TextField(blank=True)
+    participants = models.TextField(blank=True, max_length=NOTE_MAX)
+    notes = models.TextField(blank=True, max_length=NOTE_MAX)
     disagreements = models.JSONField(
         default=list, blank=True, help_text='Discussed cases: [{"item": id, "metric": key, "note": "..."}].'
     )

@@ -7,6 +7,7 @@ from audits.models import DemographicDimension, DemographicLevel, NameCue, Promp
 from audits.prompt_templates import template_placeholder_errors
 from edufair_web.json_input import JSONInputError, loads
 from edufair_web.json_parser import DepthBoundedJSONField
+from edufair_web.text_limits import DOCUMENT_MAX, NOTE_MAX
 from edufair_web.upload_limits import MaxUploadSize
 
 # Read-only source fields are plain text in the schema: one "source" enum per serializer would collide with
@@ -108,5 +109,5 @@ class PromptTemplateSerializer(serializers.ModelSerializer):
 
 
 class PromptTemplateReviseSerializer(serializers.Serializer):
-    text = serializers.CharField()
-    description = serializers.CharField(required=False, allow_blank=True)
+    text = serializers.CharField(max_length=DOCUMENT_MAX)
+    description = serializers.CharField(required=False, allow_blank=True, max_length=NOTE_MAX)

@@ -13,6 +13,7 @@ from audits.models import Audit, Condition, Dialogue, LLMCall, ModelEndpoint, Tu
 from audits.models.llm import validate_env_var_name
 from audits.selectors.endpoints import endpoint_model_mismatches
 from edufair_web.json_parser import DepthBoundedJSONField
+from edufair_web.text_limits import NOTE_MAX
 
 
 class ModelMismatchSerializer(serializers.Serializer):
@@ -152,7 +153,7 @@ class AuditSerializer(serializers.ModelSerializer):
 
 class AuditCreateSerializer(serializers.Serializer):
     name = serializers.CharField(max_length=200)
-    description = serializers.CharField(required=False, allow_blank=True, default="")
+    description = serializers.CharField(required=False, allow_blank=True, default="", max_length=NOTE_MAX)
     tutors = serializers.PrimaryKeyRelatedField(queryset=ModelEndpoint.objects.all(), many=True)
     student_endpoint = serializers.PrimaryKeyRelatedField(queryset=ModelEndpoint.objects.all())
     judge_endpoint = serializers.PrimaryKeyRelatedField(queryset=ModelEndpoint.objects.all())
@@ -178,7 +179,7 @@ class CloneSerializer(serializers.Serializer):
         choices=["student_endpoint", "judge_endpoint", "check_endpoint", "judge_template", "seed", "tutors"]
     )
     value = DepthBoundedJSONField(help_text="An endpoint id, a template id, a seed, or a list of tutor ids.")
-    name = serializers.CharField(required=False, allow_blank=True, default="")
+    name = serializers.CharField(required=False, allow_blank=True, default="", max_length=200)
 
 
 class TurnScoreSerializer(serializers.ModelSerializer):

@@ -11,12 +11,13 @@ from django.core.exceptions import ValidationError
 from django.db import models
 
 from audits.prompt_templates import TEMPLATE_KIND_CHOICES, template_placeholder_errors
+from edufair_web.text_limits import DOCUMENT_MAX, NOTE_MAX
 
 
 class DemographicDimension(models.Model):
     key = models.SlugField(max_length=40, unique=True, help_text="Stable key, e.g. first_language.")
     name = models.CharField(max_length=100)
-    description = models.TextField(blank=True)
+    description = models.TextField(blank=True, max_length=NOTE_MAX)
     order = models.PositiveSmallIntegerField(default=0)
 
     class Meta:
@@ -31,9 +32,11 @@ class DemographicLevel(models.Model):
     key = models.SlugField(max_length=40, help_text="Stable key within the dimension, e.g. non_english_l1.")
     label = models.CharField(max_length=100)
     persona_statement = models.TextField(
-        help_text="What the simulated student says about themself in the explicit condition (first person)."
+        max_length=NOTE_MAX,
+        help_text="What the simulated student says about themself in the explicit condition (first person).",
     )
     tutor_statement = models.TextField(
+        max_length=NOTE_MAX,
         blank=True,
         help_text="What the tutor is told when a design informs the tutor (third person), e.g. the opposite design.",
     )
@@ -75,8 +78,10 @@ class PromptTemplate(models.Model):
     kind = models.CharField(max_length=20, choices=TEMPLATE_KIND_CHOICES)
     name = models.SlugField(max_length=60, help_text="Variant within the kind, e.g. tutor or tutor-informed.")
     version = models.PositiveIntegerField(default=1)
-    text = models.TextField(help_text="string.Template syntax: ${placeholder}; a literal dollar sign is $$.")
-    description = models.TextField(blank=True)
+    text = models.TextField(
+        max_length=DOCUMENT_MAX, help_text="string.Template syntax: ${placeholder}; a literal dollar sign is $$."
+    )
+    description = models.TextField(blank=True, max_length=NOTE_MAX)
     previous = models.ForeignKey("self", null=True, blank=True, on_delete=models.PROTECT, related_name="next_versions")
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
     created_at = models.DateTimeField(auto_now_add=True)

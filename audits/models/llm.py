@@ -15,6 +15,7 @@ from django.db import models
 from audits.llm.calls import PROVIDER_OPENAI, PROVIDER_SIMULATION, EndpointConfig
 from audits.llm.outbound_policy import current_policy
 from audits.llm.simulation import simulation_config_refusal
+from edufair_web.text_limits import NOTE_MAX
 
 ENV_VAR_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
@@ -87,7 +88,7 @@ class ModelEndpoint(models.Model):
     batch_price_factor = models.DecimalField(
         max_digits=4, decimal_places=3, default=0.5, help_text="Batch price as a share of the online price."
     )
-    description = models.TextField(blank=True)
+    description = models.TextField(blank=True, max_length=NOTE_MAX)
     created_at = models.DateTimeField(auto_now_add=True)
     # The outcome of the last connection test (blank: never tested), so a launch can warn about it.
     last_test_ok = models.BooleanField(null=True, blank=True, editable=False)

@@ -13,6 +13,7 @@ from django.conf import settings
 from django.db import models
 
 from audits.engine import DEFAULT_T_MAX, END_REASONS
+from edufair_web.text_limits import NOTE_MAX
 
 from .design import PromptTemplate
 from .llm import LLMCall, ModelEndpoint
@@ -28,7 +29,7 @@ class Audit(models.Model):
         FINISHED = "finished", "Finished"
 
     name = models.CharField(max_length=200)
-    description = models.TextField(blank=True)
+    description = models.TextField(blank=True, max_length=NOTE_MAX)
     tutors = models.ManyToManyField(ModelEndpoint, related_name="audits_as_tutor")
     student_endpoint = models.ForeignKey(
         ModelEndpoint, on_delete=models.PROTECT, related_name="audits_as_student", help_text="Run at temperature 0."

@@ -44,6 +44,7 @@ from audits.services.judging import audit_turns_rejudge
 from edufair_web.accounts.permissions import ResearcherRequiredMixin
 from edufair_web.converters import IdModelMultipleChoiceField, parse_id
 from edufair_web.json_input import DepthBoundedDecoder
+from edufair_web.text_limits import NOTE_MAX
 
 # --- forms ----------------------------------------------------------------------------------------
 
@@ -106,7 +107,7 @@ class AuditForm(forms.Form):
     TUTOR_HELP = "Tutors are the endpoints not used as the student or the judge of this audit."
 
     name = forms.CharField(max_length=200)
-    description = forms.CharField(widget=forms.Textarea(attrs={"rows": 2}), required=False)
+    description = forms.CharField(widget=forms.Textarea(attrs={"rows": 2}), required=False, max_length=NOTE_MAX)
     student_endpoint = forms.ModelChoiceField(queryset=ModelEndpoint.objects.all(), help_text="Run at temperature 0.")
     judge_endpoint = forms.ModelChoiceField(queryset=ModelEndpoint.objects.all())
     check_endpoint = forms.ModelChoiceField(
@@ -124,6 +125,7 @@ class AuditForm(forms.Form):
     fraction = forms.FloatField(required=False, min_value=0.01, max_value=1, help_text="Or a stratified fraction.")
     per_domain = forms.CharField(
         required=False,
+        max_length=NOTE_MAX,
         label="Per domain",
         help_text="Overrides, e.g. “mathematics=0.3, physics=50”: a decimal is a fraction, a whole number a count.",
     )
