@@ -16,6 +16,7 @@ from annotation.selectors.adjudication import adjudication_queue, adjudication_t
 from annotation.services import adjudication as adjudication_services
 from annotation.services.resolution import ResolutionRefused
 from edufair_web.accounts.permissions import IsAdjudicator
+from edufair_web.api_parameters import PROJECT_FILTER, STAGE_FILTER
 from edufair_web.converters import query_id
 
 from .item_detail import item_detail
@@ -39,10 +40,7 @@ def _project_stage_filters(request) -> dict:
     return found
 
 
-PROJECT_STAGE_PARAMETERS = [
-    OpenApiParameter("project", int, description="Only this project's items."),
-    OpenApiParameter("stage", int, description="Only this stage's items."),
-]
+PROJECT_STAGE_PARAMETERS = [PROJECT_FILTER, STAGE_FILTER]
 
 
 class AdjudicationQueueAPIView(APIView):
@@ -87,7 +85,10 @@ class AdjudicationThreadsAPIView(APIView):
     permission_classes = [IsAdjudicator]
 
     @extend_schema(
-        parameters=[*PROJECT_STAGE_PARAMETERS, OpenApiParameter("open", bool, description="Open or closed only.")],
+        parameters=[
+            *PROJECT_STAGE_PARAMETERS,
+            OpenApiParameter("open", bool, description="true: open discussions only; false: closed ones only."),
+        ],
         responses=ThreadRowSerializer(many=True),
     )
     def get(self, request):

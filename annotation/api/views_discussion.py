@@ -7,7 +7,7 @@ An item's discussion is served only through `workflow.blindness` (404 to anyone 
 """
 
 from django.shortcuts import get_object_or_404
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import extend_schema
 from rest_framework import status
 from rest_framework.exceptions import NotFound
 from rest_framework.response import Response
@@ -19,6 +19,7 @@ from annotation.services import adjudication as adjudication_services
 from annotation.services.resolution import ResolutionRefused
 from annotation.workflow.answers import LabelInvalid, answers_from_json
 from edufair_web.accounts.permissions import IsAdjudicator, IsAnnotator
+from edufair_web.api_parameters import STAGE_FILTER
 from edufair_web.converters import query_id
 
 from .item_detail import item_detail
@@ -33,7 +34,7 @@ class MyDisputedItemsAPIView(APIView):
     permission_classes = [IsAnnotator]
 
     @extend_schema(
-        parameters=[OpenApiParameter("stage", int, description="Only this stage.")],
+        parameters=[STAGE_FILTER],
         responses=DisputedItemSerializer(many=True),
     )
     def get(self, request):

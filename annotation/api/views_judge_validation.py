@@ -38,6 +38,7 @@ from annotation.selectors.judge_validation import (
 )
 from annotation.services.training import SetupError
 from edufair_web.accounts.permissions import IsResearcher
+from edufair_web.api_parameters import id_parameter
 from edufair_web.converters import parse_id
 from edufair_web.json_parser import DepthBoundedJSONParser
 from edufair_web.upload_limits import upload_size_error
@@ -120,7 +121,7 @@ class ValidationReportAPIView(APIView):
 
     @extend_schema(
         parameters=[
-            OpenApiParameter("rubric", OpenApiTypes.INT, description="Rubric version id; default: the latest."),
+            id_parameter("rubric", "Rubric version id; default: the latest."),
             OpenApiParameter(
                 "half_width",
                 OpenApiTypes.DOUBLE,
@@ -250,6 +251,16 @@ class MRBenchImportAPIView(APIView):
     @extend_schema(
         request=MRBenchImportSerializer,
         responses={201: MRBenchImportResultSerializer},
+        parameters=[
+            OpenApiParameter(
+                "name", str, description="With a JSON body: the new project's name (default: the file's)."
+            ),
+            OpenApiParameter(
+                "filename",
+                str,
+                description="With a JSON body: the file's name, kept with the import (default: request body).",
+            ),
+        ],
         description="The file as a multipart upload (`file`, optional `name`), or as the request body itself "
         "(Content-Type: application/json; `?name=` and `?filename=` optional).",
     )

@@ -5,7 +5,7 @@ replacements) and read the pass-rate table. Enrolments are also readable by anno
 
 from django.contrib.auth.models import User
 from django.shortcuts import get_object_or_404
-from drf_spectacular.utils import extend_schema, inline_serializer
+from drf_spectacular.utils import extend_schema, extend_schema_view, inline_serializer
 from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import ValidationError
@@ -29,6 +29,7 @@ from annotation.services.projects import project_apply_preset, project_create
 from annotation.services.training import SetupError, guideline_publish, training_set_choose, worked_example_add
 from edufair_web.accounts.permissions import IsAnnotator, IsResearcher
 from edufair_web.accounts.roles import RESEARCHER, has_role
+from edufair_web.api_parameters import PROJECT_FILTER, STAGE_FILTER
 from edufair_web.converters import query_id
 
 from .serializers_projects import (
@@ -69,6 +70,11 @@ class QueryFilterMixin:
         return qs
 
 
+def _list_filtered_by(parameter):
+    """The list operation's schema declares the id filter its `query_filters` reads."""
+    return extend_schema_view(list=extend_schema(parameters=[parameter]))
+
+
 class ProjectViewSet(viewsets.ModelViewSet):
     queryset = AnnotationProject.objects.all().order_by("-created_at", "-id")
     serializer_class = ProjectSerializer
@@ -87,8 +93,8 @@ class ProjectViewSet(viewsets.ModelViewSet):
             project.save(update_fields=["options"])
         serializer.instance = project
 
-    @extend_schema(request=None, responses=StageSerializer(many=True))
-    @action(detail=True, methods=["post"], url_path="apply-preset")
+    @extend_schema(request=None, responses={201: StageSerializer(many=True)})
+    @action(detail=True, methods=["post"], url_path="apply-preset", pagination_class=None)
     def apply_preset(self, request, pk=None):
         """Build SafeTutors' three stages (or another preset named by `preset`) on an empty project."""
         project = self.get_object()
@@ -146,6 +152,7 @@ class ProjectViewSet(viewsets.ModelViewSet):
         return Response(report.as_dict(), status=status.HTTP_201_CREATED)
 
 
+@_list_filtered_by(PROJECT_FILTER)
 class LabelQuestionViewSet(QueryFilterMixin, viewsets.ModelViewSet):
     queryset = LabelQuestion.objects.all()
     serializer_class = LabelQuestionSerializer
@@ -154,6 +161,7 @@ class LabelQuestionViewSet(QueryFilterMixin, viewsets.ModelViewSet):
     query_filters = {"project": "project_id"}
 
 
+@_list_filtered_by(PROJECT_FILTER)
 class ItemViewSet(QueryFilterMixin, viewsets.ModelViewSet):
     queryset = Item.objects.all()
     serializer_class = ItemSerializer
@@ -162,6 +170,7 @@ class ItemViewSet(QueryFilterMixin, viewsets.ModelViewSet):
     query_filters = {"project": "project_id"}
 
 
+@_list_filtered_by(PROJECT_FILTER)
 class GoldLabelViewSet(QueryFilterMixin, viewsets.ModelViewSet):
     queryset = GoldLabel.objects.select_related("question")
     serializer_class = GoldLabelSerializer
@@ -170,6 +179,7 @@ class GoldLabelViewSet(QueryFilterMixin, viewsets.ModelViewSet):
     query_filters = {"project": "item__project_id"}
 
 
+@_list_filtered_by(PROJECT_FILTER)
 class StageViewSet(QueryFilterMixin, viewsets.ModelViewSet):
     queryset = Stage.objects.prefetch_related("questions")
     serializer_class = StageSerializer
@@ -212,6 +222,7 @@ class StageViewSet(QueryFilterMixin, viewsets.ModelViewSet):
         return Response(TrainingItemSerializer(items, many=True).data)
 
 
+@_list_filtered_by(STAGE_FILTER)
 class GuidelineViewSet(QueryFilterMixin, mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
     """Guidelines are versioned: creating one publishes the stage's next version (never edits an old one)."""
 
@@ -230,6 +241,7 @@ class GuidelineViewSet(QueryFilterMixin, mixins.CreateModelMixin, viewsets.ReadO
             raise _setup_error(exc) from exc
 
 
+@_list_filtered_by(STAGE_FILTER)
 class WorkedExampleViewSet(QueryFilterMixin, viewsets.ModelViewSet):
     queryset = WorkedExample.objects.all()
     serializer_class = WorkedExampleSerializer
@@ -251,6 +263,7 @@ class WorkedExampleViewSet(QueryFilterMixin, viewsets.ModelViewSet):
             raise _setup_error(exc) from exc
 
 
+@_list_filtered_by(STAGE_FILTER)
 class EnrollmentViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
     """Researchers see and create every enrolment; anyone else sees only their own."""
 

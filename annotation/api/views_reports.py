@@ -6,8 +6,7 @@ These are what researchers read about a project; the report is its Appendix-D pa
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, extend_schema
-from rest_framework.exceptions import ValidationError
+from drf_spectacular.utils import extend_schema
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -15,6 +14,7 @@ from annotation import exports, reports
 from annotation.models import AnnotationProject, Stage
 from annotation.selectors.stage_dashboard import stage_dashboard
 from edufair_web.accounts.permissions import IsResearcher
+from edufair_web.api_parameters import choice_parameter, query_choice
 
 from .serializers_reports import ReportSerializer, StageDashboardSerializer
 
@@ -48,7 +48,7 @@ class LabelsExportAPIView(APIView):
     permission_classes = [IsResearcher]
 
     @extend_schema(
-        parameters=[OpenApiParameter("as", str, enum=list(exports.FORMATS), description="The export format.")],
+        parameters=[choice_parameter("as", exports.FORMATS, "The export format (default: jsonl).")],
         responses={
             (200, "text/csv"): OpenApiTypes.STR,
             (200, "application/x-ndjson"): OpenApiTypes.STR,
@@ -57,9 +57,7 @@ class LabelsExportAPIView(APIView):
     )
     def get(self, request, project_pk):
         project = get_object_or_404(AnnotationProject, pk=project_pk)
-        fmt = request.query_params.get("as", "jsonl")
-        if fmt not in exports.FORMATS:
-            raise ValidationError(f"as is one of {', '.join(exports.FORMATS)}")
+        fmt = query_choice(request.query_params, "as", exports.FORMATS) or "jsonl"
         body, content_type, filename = exports.export_labels(project, fmt)
         response = HttpResponse(body, content_type=content_type)
         response["Content-Disposition"] = f'attachment; filename="{filename}"'

@@ -6,7 +6,7 @@ be deleted (409).
 """
 
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
 from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import ValidationError
@@ -23,14 +23,25 @@ from audits.api.serializers_questionbank import (
     QuestionImportUploadSerializer,
     QuestionSerializer,
 )
-from audits.models import DemographicDimension, DemographicLevel, NameCue, PromptTemplate, QuestionImport
+from audits.models import (
+    DemographicDimension,
+    DemographicLevel,
+    NameCue,
+    PromptTemplate,
+    QuestionImport,
+    QuestionSource,
+)
+from audits.prompt_templates import TEMPLATE_KIND_CHOICES
 from audits.questionbank.records import ImportFileError
 from audits.selectors.questionbank import questions_filter
 from audits.services.design import TemplateTextError, prompt_template_create, prompt_template_revise
 from audits.services.questionbank import question_import_submit
 from edufair_web.accounts.permissions import IsResearcher
+from edufair_web.api_parameters import choice_parameter, id_parameter, query_choice
 from edufair_web.converters import query_id
 from edufair_web.json_parser import DepthBoundedJSONParser
+
+TEMPLATE_KINDS = [kind for kind, _ in TEMPLATE_KIND_CHOICES]
 
 
 class ResearchersOnlyMixin:
@@ -41,10 +52,10 @@ class ResearchersOnlyMixin:
 
 @extend_schema(
     parameters=[
-        OpenApiParameter("domain", str, description="mathematics, physics, chemistry, …"),
-        OpenApiParameter("source", str, description="socrateach, sciq or generic"),
-        OpenApiParameter("import", int, description="only questions an import brought (or found already there)"),
-        OpenApiParameter("q", str, description="text contains"),
+        OpenApiParameter("domain", str, description="Only this domain's questions: mathematics, physics, chemistry, …"),
+        choice_parameter("source", QuestionSource.values, "Only the questions of this source."),
+        id_parameter("import", "Only the questions this import brought (or found already there)."),
+        OpenApiParameter("q", str, description="Only the questions whose text contains this (any case)."),
     ]
 )
 class QuestionViewSet(ResearchersOnlyMixin, viewsets.ReadOnlyModelViewSet):
@@ -56,7 +67,7 @@ class QuestionViewSet(ResearchersOnlyMixin, viewsets.ReadOnlyModelViewSet):
         try:
             return questions_filter(
                 domain=params.get("domain") or None,
-                source=params.get("source") or None,
+                source=query_choice(params, "source", QuestionSource.values),
                 import_id=import_id,
                 search=params.get("q") or None,
             )
@@ -116,6 +127,14 @@ class NameCueViewSet(ResearchersOnlyMixin, viewsets.ModelViewSet):
     serializer_class = NameCueSerializer
 
 
+@extend_schema_view(
+    list=extend_schema(
+        parameters=[
+            choice_parameter("kind", TEMPLATE_KINDS, "Only the templates of this kind."),
+            OpenApiParameter("name", str, description="Only the versions of this variant, e.g. tutor."),
+        ]
+    )
+)
 class PromptTemplateViewSet(
     ResearchersOnlyMixin,
     mixins.ListModelMixin,
@@ -131,9 +150,12 @@ class PromptTemplateViewSet(
 
     def get_queryset(self):
         templates = super().get_queryset()
-        for name in ("kind", "name"):
-            if self.request.query_params.get(name):
-                templates = templates.filter(**{name: self.request.query_params[name]})
+        kind = query_choice(self.request.query_params, "kind", TEMPLATE_KINDS)
+        if kind:
+            templates = templates.filter(kind=kind)
+        name = self.request.query_params.get("name")
+        if name:
+            templates = templates.filter(name=name)
         return templates
 
     def perform_create(self, serializer):

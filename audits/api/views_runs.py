@@ -6,7 +6,7 @@ come with their transcripts."""
 
 from django.db import transaction
 from django.db.models import ProtectedError
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import extend_schema, extend_schema_view
 from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.response import Response
@@ -33,6 +33,7 @@ from audits.services.audit_lifecycle import (
 from audits.services.endpoints import endpoint_connection_test, endpoint_revision_bump
 from audits.services.judging import audit_turns_rejudge
 from edufair_web.accounts.permissions import IsResearcher
+from edufair_web.api_parameters import choice_parameter, id_parameter, query_choice
 from edufair_web.converters import query_id
 
 
@@ -171,6 +172,14 @@ class AuditViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.Crea
         return Response(AuditSerializer(clone).data, status=status.HTTP_201_CREATED)
 
 
+@extend_schema_view(
+    list=extend_schema(
+        parameters=[
+            id_parameter("audit", "Only the dialogues of the audit with this id."),
+            choice_parameter("status", Dialogue.Status.values, "Only the dialogues in this state."),
+        ]
+    )
+)
 class DialogueViewSet(viewsets.ReadOnlyModelViewSet):
     """Dialogues (filter with ?audit=ID&status=done); a dialogue's page holds its turns, scores and calls."""
 
@@ -181,7 +190,7 @@ class DialogueViewSet(viewsets.ReadOnlyModelViewSet):
         audit = query_id(self.request.query_params, "audit")
         if audit is not None:
             dialogues = dialogues.filter(audit_id=audit)
-        wanted = self.request.query_params.get("status")
+        wanted = query_choice(self.request.query_params, "status", Dialogue.Status.values)
         if wanted:
             dialogues = dialogues.filter(status=wanted)
         if self.action == "retrieve":
