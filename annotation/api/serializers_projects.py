@@ -286,7 +286,10 @@ class ReplacementSerializer(serializers.Serializer):
 class ItemImportSerializer(serializers.Serializer):
     format = serializers.ChoiceField(choices=["jsonl", "csv"])
     content = serializers.CharField(
-        required=False, help_text="The file's text (or upload it as `file`).", max_length=upload_limit("items")
+        # In characters, for the schema; validate_content holds it to the byte limit in force.
+        required=False,
+        help_text="The file's text (or upload it as `file`).",
+        max_length=upload_limit("items"),
     )
     file = serializers.FileField(required=False, validators=[MaxUploadSize("items")])
 

@@ -11,14 +11,20 @@ from rest_framework.views import APIView
 from annotation.label_studio.importing import LabelStudioImportFailed, label_studio_import
 from annotation.models import AnnotationProject
 from edufair_web.accounts.permissions import IsResearcher
-from edufair_web.upload_limits import MaxUploadSize, upload_size_error
+from edufair_web.upload_limits import MaxUploadSize, upload_limit, upload_size_error
 
 
 class LabelStudioImportSerializer(serializers.Serializer):
     file = serializers.FileField(
         required=False, validators=[MaxUploadSize("items")], help_text="Label Studio's JSON export (multipart)."
     )
-    content = serializers.CharField(required=False, trim_whitespace=False, help_text="The same JSON as text.")
+    content = serializers.CharField(
+        # In characters, for the schema; validate_content holds it to the byte limit in force.
+        required=False,
+        trim_whitespace=False,
+        help_text="The same JSON as text.",
+        max_length=upload_limit("items"),
+    )
     stage = serializers.IntegerField(required=False, min_value=1, help_text="Stage for annotations naming none.")
 
     def validate_content(self, value: str) -> str:

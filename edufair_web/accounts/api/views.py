@@ -3,7 +3,6 @@
 from django.contrib.auth.signals import user_logged_in
 from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import parsers, serializers, viewsets
-from rest_framework.authtoken.serializers import AuthTokenSerializer
 from rest_framework.decorators import api_view, permission_classes
 from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.permissions import AllowAny, IsAuthenticated
@@ -15,6 +14,7 @@ from ..permissions import IsResearcher
 from ..roles import user_roles
 from ..throttles import LoginRateThrottle
 from ..tokens import api_token_issue, api_token_revoke, api_tokens_of, api_tokens_revoke_all
+from .serializers import CredentialsSerializer
 
 
 class WorkerHeartbeatSerializer(serializers.ModelSerializer):
@@ -73,9 +73,9 @@ class TokenObtainView(APIView):
     throttle_classes = (LoginRateThrottle,)
     parser_classes = (parsers.FormParser, parsers.MultiPartParser, parsers.JSONParser)
 
-    @extend_schema(request=AuthTokenSerializer, responses={200: TokenSerializer}, auth=[])
+    @extend_schema(request=CredentialsSerializer, responses={200: TokenSerializer}, auth=[])
     def post(self, request, *args, **kwargs):
-        credentials = AuthTokenSerializer(data=request.data, context={"request": request})
+        credentials = CredentialsSerializer(data=request.data, context={"request": request})
         try:
             credentials.is_valid(raise_exception=True)
         except ValidationError:
