@@ -15,20 +15,32 @@ and then nothing is written.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 from django.contrib.auth.models import User
 from django.db import transaction
 from django.utils import timezone
 
-from annotation.models import Adjudication, AnnotationProject, Assignment, GoldLabel, Item, Label, Stage
+from annotation.models import (
+    Adjudication,
+    AnnotationProject,
+    Assignment,
+    GoldLabel,
+    Item,
+    Label,
+    LabelQuestion,
+    Stage,
+)
 from edufair_web.accounts.roles import ANNOTATOR, user_set_role
-from edufair_web.json_input import JSONInputError, loads
+from edufair_web.json_input import JSONInputError, loads_array
 
 from .export import choice_question
 from .reading import MAX_ERRORS, ReadAnnotation, ReadTask, annotator_username, read_label_studio_export
 
 MAX_SECONDS_PER_ITEM = 4 * 3600
+# Tasks matched to the project's items with one query: the items of a whole file at once took a model instance each.
+MATCH_BATCH = 500
 
 
 class LabelStudioImportFailed(ValueError):
@@ -89,7 +101,7 @@ class _CappedErrors(list):
             super().append(error)
 
 
-def _check(project: AnnotationProject, tasks: list[ReadTask], stages: dict[int, Stage], default: Stage | None):
+def _check(project: AnnotationProject, tasks: Iterable[ReadTask], stages: dict[int, Stage], default: Stage | None):
     errors = _CappedErrors()
     stage_keys = {order: {q.key for q in stage.questions.all()} for order, stage in stages.items()}
     for task in tasks:
@@ -231,33 +243,35 @@ def _finals(annotation: ReadAnnotation, item: Item, stage: Stage | None, questio
             errors.append(f"{annotation.where}: the {annotation.kind} answer to {key!r} is already {stored!r}")
 
 
-def label_studio_import(*, project: AnnotationProject, content: bytes | str, stage_order: int | None = None):
-    """Check the whole file, then write items, annotators, labels, gold and finals atomically."""
-    try:
-        data = loads(content)
-    except JSONInputError as exc:
-        raise LabelStudioImportFailed([f"file: {exc}"]) from None
-    questions = {q.key: q for q in project.questions.all()}
-    read = read_label_studio_export(data, {key: choice_question(q) for key, q in questions.items()})
-    if read.errors:
-        raise LabelStudioImportFailed(read.errors)
-    stages = {stage.order: stage for stage in project.stages.prefetch_related("questions")}
-    if stage_order is not None and stage_order not in stages:
-        raise LabelStudioImportFailed([f"stage: the project has no stage {stage_order}"])
-    default = stages[stage_order] if stage_order is not None else (stages[min(stages)] if stages else None)
-    errors = _check(project, read.tasks, stages, default)
-    if errors:
-        raise LabelStudioImportFailed(errors, errors.total)
-    report = LabelStudioImportReport(warnings=read.warnings)
-    errors = []
+def _batches(tasks: Iterable[ReadTask], size: int) -> Iterator[list[ReadTask]]:
+    batch: list[ReadTask] = []
+    for task in tasks:
+        batch.append(task)
+        if len(batch) == size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
+def _write(
+    project: AnnotationProject,
+    tasks: Iterable[ReadTask],
+    stages: dict[int, Stage],
+    default: Stage | None,
+    questions: dict[str, LabelQuestion],
+    errors: list[str],
+    report: LabelStudioImportReport,
+) -> int:
+    """Write every task (or stop at MAX_ERRORS errors); the number of matched items whose stored content differs."""
     users: dict[str, User] = {}
     changed = 0
-    with transaction.atomic():
+    for batch in _batches(tasks, MATCH_BATCH):
         existing = {
             item.external_id: item
-            for item in Item.objects.filter(project=project, external_id__in=[t.external_id for t in read.tasks])
+            for item in Item.objects.filter(project=project, external_id__in=[t.external_id for t in batch])
         }
-        for task in read.tasks:
+        for task in batch:
             item = existing.get(task.external_id)
             if item is None:
                 item = Item.objects.create(
@@ -283,7 +297,34 @@ def label_studio_import(*, project: AnnotationProject, content: bytes | str, sta
                 else:
                     _finals(annotation, item, stage, questions, errors, report)
             if len(errors) >= MAX_ERRORS:
-                break
+                return changed
+    return changed
+
+
+def label_studio_import(*, project: AnnotationProject, content: bytes | str, stage_order: int | None = None):
+    """Check the whole file, then write items, annotators, labels, gold and finals atomically.
+
+    The file's tasks are decoded and read again at each pass (read, check, write), one at a time: the peak memory is
+    the file and a batch of tasks, not the decoded file, every task's records and every matched item at once."""
+    try:
+        data = loads_array(content)
+    except JSONInputError as exc:
+        raise LabelStudioImportFailed([f"file: {exc}"]) from None
+    questions = {q.key: q for q in project.questions.all()}
+    read = read_label_studio_export(data, {key: choice_question(q) for key, q in questions.items()})
+    if read.errors:
+        raise LabelStudioImportFailed(read.errors)
+    stages = {stage.order: stage for stage in project.stages.prefetch_related("questions")}
+    if stage_order is not None and stage_order not in stages:
+        raise LabelStudioImportFailed([f"stage: the project has no stage {stage_order}"])
+    default = stages[stage_order] if stage_order is not None else (stages[min(stages)] if stages else None)
+    errors = _check(project, read.tasks, stages, default)
+    if errors:
+        raise LabelStudioImportFailed(errors, errors.total)
+    report = LabelStudioImportReport(warnings=read.warnings)
+    errors = []
+    with transaction.atomic():
+        changed = _write(project, read.tasks, stages, default, questions, errors, report)
         if errors:
             raise LabelStudioImportFailed(errors)  # rolls the transaction back
     if changed:

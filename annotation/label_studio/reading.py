@@ -12,6 +12,7 @@ is refused: its labels would otherwise be lost without a word.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -64,7 +65,7 @@ class ReadTask:
 
 @dataclass
 class ReadResult:
-    tasks: list[ReadTask]
+    tasks: Sequence[ReadTask]  # ReadTasks: read again from the file at each pass
     errors: list[str]
     warnings: list[str]
 
@@ -222,105 +223,163 @@ def _annotation(
     )
 
 
+@dataclass
+class _Tally:
+    """What the warnings and the last check count over the whole file."""
+
+    cancelled: int = 0
+    predictions: int = 0
+    without: int = 0  # tasks without an answered annotation
+    answered: bool = False  # some task carries an annotation with an answer
+
+
+def _task(
+    raw,
+    index: int,
+    questions: dict[str, ChoiceQuestion],
+    names: ConfigNames,
+    errors: list[str],
+    tally: _Tally,
+    seen: dict[str, str] | None,
+) -> ReadTask | None:
+    """Task `index` of the file, or None when it cannot be read at all (`errors` says why). `seen` holds the external
+    ids of the tasks read before it, and where they are; None when the file is known to repeat none."""
+    if not isinstance(raw, dict):
+        errors.append(f"task {index}: not an object")
+        return None
+    where = f"task {index} (id {_shown(raw.get('id'))})"
+    problem = unstorable_in(raw)
+    if problem:
+        errors.append(f"{where}: contains {problem}, which cannot be stored")
+        return None
+    if not isinstance(raw.get("data"), dict):
+        errors.append(
+            f"{where}: no 'data' object — this looks like a flattened file (Label Studio's JSON-MIN export, "
+            "or one edited by hand), whose labels cannot be read as Label Studio stores them; export the "
+            "project from Label Studio as JSON"
+        )
+        return None
+    task_data = raw["data"]
+    payload = _payload(task_data)
+    if payload is None:
+        errors.append(f"{where}: data has no text, dialogue or payload to make an item from")
+        return None
+    external_id = str(task_data.get("external_id") or f"label-studio-{raw.get('id', index)}").strip()
+    fields = {
+        "external_id": external_id,
+        "subject": str(task_data.get("subject") or ""),
+        "category": str(task_data.get("category") or ""),
+    }
+    too_long = [
+        f"{name} ({len(value)} characters, at most {MAX_LENGTHS[name]})"
+        for name, value in fields.items()
+        if len(value) > MAX_LENGTHS[name]
+    ]
+    if too_long:
+        errors.append(f"{where}: too long: {', '.join(too_long)}")
+        return None
+    if seen is not None:
+        if external_id in seen:
+            errors.append(f"{where}: item {_shown(repr(external_id))} already comes from {seen[external_id]}")
+            return None
+        seen[external_id] = where
+    turns = payload.get("turns") or []
+    task = ReadTask(
+        where=where,
+        external_id=external_id,
+        payload=payload,
+        subject=str(task_data.get("subject") or ""),
+        category=str(task_data.get("category") or ""),
+        modality=str(task_data.get("modality") or ("multi" if len(turns) > 2 else "single")),
+        task_id=raw.get("id"),
+    )
+    if task.modality not in ("single", "multi"):
+        errors.append(f"{where}: modality {_shown(repr(task.modality))} is not single or multi")
+    annotations = raw.get("annotations")
+    if annotations is None:
+        annotations = []
+    if not isinstance(annotations, list):
+        errors.append(f"{where}: 'annotations' must be a list")
+        return None
+    if raw.get("predictions"):
+        tally.predictions += len(raw["predictions"]) if isinstance(raw["predictions"], list) else 1
+    for number, annotation in enumerate(annotations, start=1):
+        shown_id = _shown(annotation.get("id") if isinstance(annotation, dict) else None)
+        at = f"{where}, annotation {number} (id {shown_id})"
+        if not isinstance(annotation, dict):
+            errors.append(f"{at}: not an object")
+            continue
+        if annotation.get("was_cancelled"):
+            tally.cancelled += 1
+            continue
+        read = _annotation(annotation, at, questions, names, errors)
+        if read is not None and read.answers:
+            task.annotations.append(read)
+    if task.annotations:
+        tally.answered = True
+    else:
+        tally.without += 1
+    return task
+
+
+class ReadTasks(Sequence):
+    """The tasks of a file read without an error, each read again from the file when it is reached (and again at every
+    pass): the import goes over them three times (check, match, write) holding one at a time, where a list of every
+    task's records beside the file's decoded JSON took several times the file's size."""
+
+    def __init__(self, data: Sequence, questions: dict[str, ChoiceQuestion], names: ConfigNames):
+        self._data, self._questions, self._names = data, questions, names
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        if index < 0:
+            index += len(self)
+        return self._read(self._data[index], index + 1)
+
+    def __iter__(self) -> Iterator[ReadTask]:
+        for index, raw in enumerate(self._data, start=1):
+            yield self._read(raw, index)
+
+    def _read(self, raw, index: int) -> ReadTask:
+        errors: list[str] = []
+        task = _task(raw, index, self._questions, self._names, errors, _Tally(), seen=None)
+        if task is None or errors:  # the same task read the same way: the file was read without an error before
+            raise RuntimeError(f"task {index} no longer reads as it did: {errors}")
+        return task
+
+
 def read_label_studio_export(data, questions: dict[str, ChoiceQuestion]) -> ReadResult:
-    """Check the whole file against the questions; errors and warnings in words, tasks as plain records."""
+    """Check the whole file against the questions; errors and warnings in words, tasks as plain records (read again
+    from `data` at each pass, so `data` must not change; none when there are errors). `data` is the decoded file: a
+    list, or a JSONArray (edufair_web.json_input.loads_array), which decodes one task at a time."""
     errors: list[str] = []
     warnings: list[str] = []
-    if not isinstance(data, list):
+    if not isinstance(data, Sequence) or isinstance(data, str):
         return ReadResult([], ["a Label Studio export is a JSON list of tasks"], [])
     if not data:
         return ReadResult([], ["the file has no tasks"], [])
     names = config_names(questions)
-    tasks: list[ReadTask] = []
     seen: dict[str, str] = {}
-    cancelled = without = predictions = 0
+    tally = _Tally()
     for index, raw in enumerate(data, start=1):
         if len(errors) >= MAX_ERRORS:
             break
-        if not isinstance(raw, dict):
-            errors.append(f"task {index}: not an object")
-            continue
-        where = f"task {index} (id {_shown(raw.get('id'))})"
-        problem = unstorable_in(raw)
-        if problem:
-            errors.append(f"{where}: contains {problem}, which cannot be stored")
-            continue
-        if not isinstance(raw.get("data"), dict):
-            errors.append(
-                f"{where}: no 'data' object — this looks like a flattened file (Label Studio's JSON-MIN export, "
-                "or one edited by hand), whose labels cannot be read as Label Studio stores them; export the "
-                "project from Label Studio as JSON"
-            )
-            continue
-        task_data = raw["data"]
-        payload = _payload(task_data)
-        if payload is None:
-            errors.append(f"{where}: data has no text, dialogue or payload to make an item from")
-            continue
-        external_id = str(task_data.get("external_id") or f"label-studio-{raw.get('id', index)}").strip()
-        fields = {
-            "external_id": external_id,
-            "subject": str(task_data.get("subject") or ""),
-            "category": str(task_data.get("category") or ""),
-        }
-        too_long = [
-            f"{name} ({len(value)} characters, at most {MAX_LENGTHS[name]})"
-            for name, value in fields.items()
-            if len(value) > MAX_LENGTHS[name]
-        ]
-        if too_long:
-            errors.append(f"{where}: too long: {', '.join(too_long)}")
-            continue
-        if external_id in seen:
-            errors.append(f"{where}: item {_shown(repr(external_id))} already comes from {seen[external_id]}")
-            continue
-        seen[external_id] = where
-        turns = payload.get("turns") or []
-        task = ReadTask(
-            where=where,
-            external_id=external_id,
-            payload=payload,
-            subject=str(task_data.get("subject") or ""),
-            category=str(task_data.get("category") or ""),
-            modality=str(task_data.get("modality") or ("multi" if len(turns) > 2 else "single")),
-            task_id=raw.get("id"),
-        )
-        if task.modality not in ("single", "multi"):
-            errors.append(f"{where}: modality {_shown(repr(task.modality))} is not single or multi")
-        annotations = raw.get("annotations")
-        if annotations is None:
-            annotations = []
-        if not isinstance(annotations, list):
-            errors.append(f"{where}: 'annotations' must be a list")
-            continue
-        if raw.get("predictions"):
-            predictions += len(raw["predictions"]) if isinstance(raw["predictions"], list) else 1
-        kept = 0
-        for number, annotation in enumerate(annotations, start=1):
-            shown_id = _shown(annotation.get("id") if isinstance(annotation, dict) else None)
-            at = f"{where}, annotation {number} (id {shown_id})"
-            if not isinstance(annotation, dict):
-                errors.append(f"{at}: not an object")
-                continue
-            if annotation.get("was_cancelled"):
-                cancelled += 1
-                continue
-            read = _annotation(annotation, at, questions, names, errors)
-            if read is not None and read.answers:
-                task.annotations.append(read)
-                kept += 1
-        if not kept:
-            without += 1
-        tasks.append(task)
-    if not errors and all(not task.annotations for task in tasks):
+        _task(raw, index, questions, names, errors, tally, seen)
+    del seen
+    if not errors and not tally.answered:
         errors.append(
             "no task carries an annotation with an answer: nothing would be imported as labels (a file of tasks "
             "only, or one whose annotations were flattened away); export the project from Label Studio as JSON"
         )
-    if cancelled:
-        warnings.append(f"{cancelled} cancelled (skipped) annotation(s) left out")
-    if predictions:
-        warnings.append(f"{predictions} prediction(s) left out: predictions are not labels")
-    if without and not errors:
-        warnings.append(f"{without} task(s) without an answered annotation: imported as items only")
+    if tally.cancelled:
+        warnings.append(f"{tally.cancelled} cancelled (skipped) annotation(s) left out")
+    if tally.predictions:
+        warnings.append(f"{tally.predictions} prediction(s) left out: predictions are not labels")
+    if tally.without and not errors:
+        warnings.append(f"{tally.without} task(s) without an answered annotation: imported as items only")
+    tasks = ReadTasks(data, questions, names) if not errors else []
     return ReadResult(tasks, errors, warnings)
