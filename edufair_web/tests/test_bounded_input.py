@@ -240,7 +240,8 @@ def test_a_megabyte_of_bad_jsonl_lines_gets_a_bounded_answer(researcher_api, pro
     assert not Item.objects.exists()
 
 
-# Sixty times the error cap: enough to show the cap; 30,000 tasks (5 MB) took 640 MB of the test process.
+# Sixty times the error cap: enough to show the cap. The import's memory has its own bound
+# (annotation/tests/test_label_studio_import_memory.py).
 BAD_TASKS = 3_000
 
 
