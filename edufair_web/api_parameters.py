@@ -1,5 +1,7 @@
-"""Query parameters of the API: how an id filter and a fixed-choice filter are declared for the OpenAPI schema, the
-filters several endpoints share (declared once here), and the one reading of a fixed-choice value.
+"""Query parameters of the API: their OpenAPI declarations and the one reading of a fixed-choice value.
+
+How an id filter and a fixed-choice filter are declared for the schema, and the filters several endpoints share
+(declared once here).
 
 An id in a query is read by `edufair_web.converters.query_id` (a 400 naming the parameter when it is not an id) and
 has the schema of an id in a path. A value outside a fixed set is a 400 naming the parameter and its values, as a
