@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from datetime import datetime
 
 from django.contrib.auth.models import User
 from django.db import transaction
@@ -144,22 +145,146 @@ def _annotator(identity: str, users: dict[str, User], report: LabelStudioImportR
     return users[username]
 
 
-def _already_here(annotation: ReadAnnotation, item: Item, stage: Stage, errors, report) -> bool:
+def _moment(value: datetime) -> datetime:
+    """A time as the database compares it: a naive one is in the default time zone (DateTimeField's own rule)."""
+    return timezone.make_aware(value) if timezone.is_naive(value) else value
+
+
+class _Batch:
+    """The rows of a batch of tasks' items as the database holds them, read with a few queries and kept up to date with
+    the rows the batch adds, which are written together at its end (`flush`): every check the import makes (is this
+    label already here, does this assignment exist, is this item's gold answer stored) is answered from here, as a
+    query after each earlier write would answer it, instead of with one or more queries per task or per label."""
+
+    def __init__(self, items: list[Item]):
+        self.assignments: dict[tuple[int, int, int], Assignment] = {}  # (id(item), stage, annotator) -> assignment
+        self.in_stage: dict[tuple[int, int], list[Assignment]] = {}  # (id(item), stage) -> its assignments there
+        self.labels: dict[int, list[Label]] = {}  # id(assignment) -> its labels
+        self.order: dict[int, tuple] = {}  # id(assignment) -> where the label queries' ordering puts it
+        self.golds: dict[tuple[int, int], str] = {}  # (id(item), question) -> value
+        self.finals: dict[tuple[int, int, int], str] = {}  # (stage, id(item), question) -> final value
+        self.new_items: list[Item] = []
+        self.new_assignments: list[Assignment] = []
+        self.new_labels: list[Label] = []
+        self.timed_labels: list[tuple[Label, datetime]] = []
+        self.submitted: list[Assignment] = []
+        self.new_golds: list[GoldLabel] = []
+        self.new_finals: list[Adjudication] = []
+        if not items:
+            return
+        by_pk = {item.pk: item for item in items}
+        for assignment in Assignment.objects.filter(item__in=items).order_by("pk"):
+            assignment.item = by_pk[assignment.item_id]
+            self._add_assignment(assignment, (0, assignment.pk))
+        pks = {assignment.pk: assignment for assignment in self.assignments.values()}
+        labels = list(Label.objects.filter(assignment__item__in=items).order_by("pk"))
+        questions = {
+            question.pk: question
+            for question in LabelQuestion.objects.filter(pk__in={label.question_id for label in labels})
+        }
+        for label in labels:
+            label.question = questions[label.question_id]  # one instance a question, not one a label
+            self.labels[id(pks[label.assignment_id])].append(label)
+        for gold in GoldLabel.objects.filter(item__in=items):
+            self.golds[id(by_pk[gold.item_id]), gold.question_id] = gold.value
+        for final in Adjudication.objects.filter(item__in=items):
+            self.finals[final.stage_id, id(by_pk[final.item_id]), final.question_id] = final.final_value
+
+    def _add_assignment(self, assignment: Assignment, order: tuple) -> None:
+        self.assignments[id(assignment.item), assignment.stage_id, assignment.annotator_id] = assignment
+        self.in_stage.setdefault((id(assignment.item), assignment.stage_id), []).append(assignment)
+        self.labels[id(assignment)] = []
+        self.order[id(assignment)] = order
+
+    def item_create(self, item: Item) -> None:
+        self.new_items.append(item)
+
+    def assignment(self, stage: Stage, item: Item, user: User, phase: str, submitted: datetime) -> Assignment:
+        """The annotator's assignment to the item in the stage, made (a later id than any stored) if there is none."""
+        assignment = self.assignments.get((id(item), stage.pk, user.pk))
+        if assignment is None:
+            assignment = Assignment(stage=stage, item=item, annotator=user, phase=phase, submitted_at=submitted)
+            self._add_assignment(assignment, (1, len(self.new_assignments)))
+            self.new_assignments.append(assignment)
+        return assignment
+
+    def stored_at(self, item: Item, stage: Stage, phase: str, round_: str, at: datetime) -> dict[str, Label]:
+        """The item's labels in the stage of that phase and round stored at that time, by question key; of two with
+        one key, the later assignment's (the order Label.Meta gives a query, whose last row a dict keeps)."""
+        at = _moment(at)
+        found = [
+            (self.order[id(assignment)], label)
+            for assignment in self.in_stage.get((id(item), stage.pk), ())
+            for label in self.labels[id(assignment)]
+            if label.phase == phase
+            and label.round == round_
+            and label.created_at is not None
+            and _moment(label.created_at) == at
+        ]
+        found.sort(key=lambda pair: pair[0])
+        return {label.question.key: label for _, label in found}
+
+    def labels_of(self, assignment: Assignment, round_: str) -> dict[str, Label]:
+        return {label.question.key: label for label in self.labels[id(assignment)] if label.round == round_}
+
+    def label_create(self, label: Label, at: datetime | None) -> None:
+        label.created_at = _moment(at) if at else None  # None: the time of writing, which no check matches
+        self.labels[id(label.assignment)].append(label)
+        self.new_labels.append(label)
+        if at:
+            self.timed_labels.append((label, at))
+
+    def submit(self, assignment: Assignment, submitted: datetime) -> None:
+        assignment.submitted_at = submitted
+        if assignment.pk is not None:
+            self.submitted.append(assignment)
+
+    def gold(self, item: Item, question: LabelQuestion, value: str) -> tuple[str, bool]:
+        """The stored gold answer and whether it is made here (get_or_create's answer)."""
+        stored = self.golds.get((id(item), question.pk))
+        if stored is not None:
+            return stored, False
+        self.golds[id(item), question.pk] = value
+        self.new_golds.append(GoldLabel(item=item, question=question, value=value))
+        return value, True
+
+    def final(self, stage: Stage, item: Item, question: LabelQuestion, value: str, method: str) -> tuple[str, bool]:
+        stored = self.finals.get((stage.pk, id(item), question.pk))
+        if stored is not None:
+            return stored, False
+        self.finals[stage.pk, id(item), question.pk] = value
+        self.new_finals.append(
+            Adjudication(
+                stage=stage,
+                item=item,
+                question=question,
+                final_value=value,
+                method=method,
+                note="Imported from Label Studio.",
+            )
+        )
+        return value, True
+
+    def flush(self) -> None:
+        """Write what the batch added, in the order the rows were made (so with the ids one write each would give)."""
+        Item.objects.bulk_create(self.new_items)
+        Assignment.objects.bulk_create(self.new_assignments)
+        Label.objects.bulk_create(self.new_labels)  # created_at: now, then the provenance's time where it has one
+        for label, at in self.timed_labels:
+            label.created_at = at
+        Label.objects.bulk_update([label for label, _ in self.timed_labels], ["created_at"], batch_size=MATCH_BATCH)
+        Assignment.objects.bulk_update(self.submitted, ["submitted_at"], batch_size=MATCH_BATCH)
+        GoldLabel.objects.bulk_create(self.new_golds)
+        Adjudication.objects.bulk_create(self.new_finals)
+
+
+def _already_here(annotation: ReadAnnotation, item: Item, stage: Stage, batch: _Batch, errors, report) -> bool:
     """Whether the annotation is one of this project's own labels coming back (exported from here, so its
     provenance carries the labels' stored time): Label Studio names its annotator by its own id, so without
     this a round trip into the same project would add every label again under another name."""
     if annotation.labelled_at is None:
         return False
-    stored = {
-        label.question.key: label
-        for label in Label.objects.filter(
-            assignment__stage=stage,
-            assignment__item=item,
-            phase=annotation.phase,
-            round=annotation.round,
-            created_at=annotation.labelled_at,
-        ).select_related("question")
-    }
+    stored = batch.stored_at(item, stage, annotation.phase, annotation.round, annotation.labelled_at)
     if not stored:
         return False
     for key, answer in annotation.answers.items():
@@ -175,21 +300,16 @@ def _already_here(annotation: ReadAnnotation, item: Item, stage: Stage, errors, 
     return True
 
 
-def _labels(annotation: ReadAnnotation, item: Item, stage: Stage, user: User, questions, errors, report) -> None:
+def _labels(annotation: ReadAnnotation, item: Item, stage: Stage, user: User, questions, batch: _Batch, errors, report):
     submitted = annotation.labelled_at or timezone.now()
-    assignment, _ = Assignment.objects.get_or_create(
-        stage=stage, item=item, annotator=user, defaults={"phase": annotation.phase, "submitted_at": submitted}
-    )
+    assignment = batch.assignment(stage, item, user, annotation.phase, submitted)
     if assignment.phase != annotation.phase:
         errors.append(
             f"{annotation.where}: this annotator's labels of the item are {assignment.phase}, not {annotation.phase}"
         )
         return
-    existing = {
-        label.question.key: label
-        for label in Label.objects.filter(assignment=assignment, round=annotation.round).select_related("question")
-    }
-    made = []
+    existing = batch.labels_of(assignment, annotation.round)
+    created = 0
     for key, answer in annotation.answers.items():
         label = existing.get(key)
         if label is not None:
@@ -198,7 +318,7 @@ def _labels(annotation: ReadAnnotation, item: Item, stage: Stage, user: User, qu
             else:
                 report.labels_unchanged += 1
             continue
-        made.append(
+        batch.label_create(
             Label(
                 assignment=assignment,
                 question=questions[key],
@@ -208,36 +328,22 @@ def _labels(annotation: ReadAnnotation, item: Item, stage: Stage, user: User, qu
                 unsure=answer.unsure,
                 justification=answer.justification,
                 seconds=min(annotation.seconds, MAX_SECONDS_PER_ITEM),
-            )
+            ),
+            annotation.labelled_at,
         )
-    created = Label.objects.bulk_create(made)
-    if annotation.labelled_at and created:
-        Label.objects.filter(pk__in=[label.pk for label in created]).update(created_at=annotation.labelled_at)
+        created += 1
     if assignment.submitted_at is None:
-        Assignment.objects.filter(pk=assignment.pk).update(submitted_at=submitted)
-    report.labels_created += len(created)
+        batch.submit(assignment, submitted)
+    report.labels_created += created
 
 
-def _finals(annotation: ReadAnnotation, item: Item, stage: Stage | None, questions, errors, report) -> None:
+def _finals(annotation: ReadAnnotation, item: Item, stage: Stage | None, questions, batch: _Batch, errors, report):
     for key, answer in annotation.answers.items():
         if annotation.kind == "gold":
-            row, created = GoldLabel.objects.get_or_create(
-                item=item, question=questions[key], defaults={"value": answer.value}
-            )
-            stored = row.value
+            stored, created = batch.gold(item, questions[key], answer.value)
             report.gold_labels += created
         else:
-            row, created = Adjudication.objects.get_or_create(
-                stage=stage,
-                item=item,
-                question=questions[key],
-                defaults={
-                    "final_value": answer.value,
-                    "method": annotation.method,
-                    "note": "Imported from Label Studio.",
-                },
-            )
-            stored = row.final_value
+            stored, created = batch.final(stage, item, questions[key], answer.value, annotation.method)
             report.adjudications += created
         if not created and stored != answer.value:
             errors.append(f"{annotation.where}: the {annotation.kind} answer to {key!r} is already {stored!r}")
@@ -263,18 +369,22 @@ def _write(
     errors: list[str],
     report: LabelStudioImportReport,
 ) -> int:
-    """Write every task (or stop at MAX_ERRORS errors); the number of matched items whose stored content differs."""
+    """Write every task (or stop at MAX_ERRORS errors); the number of matched items whose stored content differs.
+
+    A batch of MATCH_BATCH tasks is read from the database and written to it with a few queries (`_Batch`): its
+    items' rows are their own (a file names each item once), so no later batch needs what an earlier one wrote."""
     users: dict[str, User] = {}
     changed = 0
-    for batch in _batches(tasks, MATCH_BATCH):
+    for tasks_batch in _batches(tasks, MATCH_BATCH):
         existing = {
             item.external_id: item
-            for item in Item.objects.filter(project=project, external_id__in=[t.external_id for t in batch])
+            for item in Item.objects.filter(project=project, external_id__in=[t.external_id for t in tasks_batch])
         }
-        for task in batch:
+        batch = _Batch(list(existing.values()))
+        for task in tasks_batch:
             item = existing.get(task.external_id)
             if item is None:
-                item = Item.objects.create(
+                item = Item(
                     project=project,
                     external_id=task.external_id,
                     payload=task.payload,
@@ -283,6 +393,7 @@ def _write(
                     modality=task.modality,
                     metadata={"source": "label-studio", "task_id": task.task_id},
                 )
+                batch.item_create(item)
                 report.items_created += 1
             else:
                 report.items_matched += 1
@@ -291,13 +402,14 @@ def _write(
                 order = annotation.stage if annotation.stage is not None else (default.order if default else None)
                 stage = stages.get(order)
                 if annotation.kind == "label":
-                    if not _already_here(annotation, item, stage, errors, report):
+                    if not _already_here(annotation, item, stage, batch, errors, report):
                         user = _annotator(annotation.identity, users, report)
-                        _labels(annotation, item, stage, user, questions, errors, report)
+                        _labels(annotation, item, stage, user, questions, batch, errors, report)
                 else:
-                    _finals(annotation, item, stage, questions, errors, report)
+                    _finals(annotation, item, stage, questions, batch, errors, report)
             if len(errors) >= MAX_ERRORS:
                 return changed
+        batch.flush()
     return changed
 
 
