@@ -79,6 +79,13 @@ def test_a_finished_audit_links_its_results_and_has_no_running_controls(research
     assert "'pause'" not in panel and ">Pause<" not in panel and ">Cancel<" not in panel
     assert panel.count("<tr>") >= audit.dialogues.count()  # the dialogue table is in the live panel
     assert 'id="clone"' in researcher_client.get(reverse("audits:audit-detail", args=[audit.pk])).content.decode()
+    # The dialogue filter: a status filters; a misspelt one is a 400 naming the statuses, on the page and the panel.
+    done = researcher_client.get(reverse("audits:audit-progress", args=[audit.pk]), {"status": "done"})
+    assert done.status_code == 200 and done.content.decode().count("<tr>") >= audit.dialogues.count()
+    for url in (reverse("audits:audit-detail", args=[audit.pk]), reverse("audits:audit-progress", args=[audit.pk])):
+        refused = researcher_client.get(url, {"status": "Done"})
+        assert refused.status_code == 400
+        assert "status: one of pending, running, done, failed" in refused.content.decode()
 
 
 def test_some_failures_read_finished_with_failures_and_a_paused_audit_has_no_rates(researcher_client, analysis_inline):

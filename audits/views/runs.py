@@ -7,7 +7,7 @@ from django import forms
 from django.contrib import messages
 from django.core.paginator import Paginator
 from django.db import models, transaction
-from django.http import HttpResponseRedirect
+from django.http import HttpResponseBadRequest, HttpResponseRedirect
 from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
 from django.views import View
@@ -479,6 +479,12 @@ class AuditDetailView(ResearcherRequiredMixin, DetailView):
     template_name = "audits/runs/audit_detail.html"
     context_object_name = "audit"
 
+    def get(self, request, *args, **kwargs):
+        refusal = status_filter_refusal(request)
+        if refusal:
+            return HttpResponseBadRequest(refusal)
+        return super().get(request, *args, **kwargs)
+
     def get_context_data(self, **kwargs):
         context = super().get_context_data(**kwargs)
         audit = self.object
@@ -489,6 +495,15 @@ class AuditDetailView(ResearcherRequiredMixin, DetailView):
         context["reported_models"] = audit_reported_models(audit=audit)
         context["selection_text"] = selection_text(audit.question_selection)
         return context
+
+
+def status_filter_refusal(request) -> str | None:
+    """Why the run page's ?status= cannot filter (a 400, as the API's ?status= is), or None: a misspelt status would
+    otherwise show an empty table, which reads as "no such dialogues"."""
+    wanted = request.GET.get("status", "")
+    if wanted and wanted not in Dialogue.Status.values:
+        return f"status: one of {', '.join(Dialogue.Status.values)}."
+    return None
 
 
 def live_context(request, audit: Audit) -> dict:
@@ -510,6 +525,9 @@ class AuditProgressView(ResearcherRequiredMixin, View):
 
     def get(self, request, pk):
         audit = get_object_or_404(Audit, pk=pk)
+        refusal = status_filter_refusal(request)
+        if refusal:
+            return HttpResponseBadRequest(refusal)
         return render(request, "audits/runs/_progress.html", live_context(request, audit))
 
 
