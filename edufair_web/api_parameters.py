@@ -28,14 +28,21 @@ def choice_parameter(name: str, choices: Collection[str], description: str) -> O
     return OpenApiParameter(name, str, enum=list(choices), description=description)
 
 
+def choice_refusal(params, name: str, choices: Collection[str]) -> str | None:
+    """Why an optional fixed-choice query parameter cannot be read ("One of a, b."), or None when it is absent, empty
+    or one of `choices`. The API raises it as a 400 (`query_choice`); a page answers it as a 400 of its own."""
+    raw = params.get(name, "")
+    if raw in ("", None) or raw in choices:
+        return None
+    return f"One of {', '.join(choices)}."
+
+
 def query_choice(params, name: str, choices: Collection[str]) -> str | None:
     """An optional query parameter with a fixed set of values: None when absent or empty, a 400 naming it otherwise."""
-    raw = params.get(name, "")
-    if raw in ("", None):
-        return None
-    if raw not in choices:
-        raise ValidationError({name: f"One of {', '.join(choices)}."})
-    return raw
+    refusal = choice_refusal(params, name, choices)
+    if refusal:
+        raise ValidationError({name: refusal})
+    return params.get(name) or None
 
 
 PROJECT_FILTER = id_parameter("project", "Only those of the project with this id.")

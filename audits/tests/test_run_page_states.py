@@ -85,7 +85,7 @@ def test_a_finished_audit_links_its_results_and_has_no_running_controls(research
     for url in (reverse("audits:audit-detail", args=[audit.pk]), reverse("audits:audit-progress", args=[audit.pk])):
         refused = researcher_client.get(url, {"status": "Done"})
         assert refused.status_code == 400
-        assert "status: one of pending, running, done, failed" in refused.content.decode()
+        assert "status: One of pending, running, done, failed" in refused.content.decode()
 
 
 def test_some_failures_read_finished_with_failures_and_a_paused_audit_has_no_rates(researcher_client, analysis_inline):

@@ -42,6 +42,7 @@ from audits.services.design import design_preview_compute
 from audits.services.endpoints import endpoint_connection_test, endpoint_revision_bump
 from audits.services.judging import audit_turns_rejudge
 from edufair_web.accounts.permissions import ResearcherRequiredMixin
+from edufair_web.api_parameters import choice_refusal
 from edufair_web.converters import IdModelMultipleChoiceField, parse_id
 from edufair_web.json_input import DepthBoundedDecoder
 from edufair_web.text_limits import NOTE_MAX
@@ -500,10 +501,8 @@ class AuditDetailView(ResearcherRequiredMixin, DetailView):
 def status_filter_refusal(request) -> str | None:
     """Why the run page's ?status= cannot filter (a 400, as the API's ?status= is), or None: a misspelt status would
     otherwise show an empty table, which reads as "no such dialogues"."""
-    wanted = request.GET.get("status", "")
-    if wanted and wanted not in Dialogue.Status.values:
-        return f"status: one of {', '.join(Dialogue.Status.values)}."
-    return None
+    refusal = choice_refusal(request.GET, "status", Dialogue.Status.values)
+    return f"status: {refusal}" if refusal else None
 
 
 def live_context(request, audit: Audit) -> dict:
