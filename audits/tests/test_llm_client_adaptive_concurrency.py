@@ -100,7 +100,7 @@ class CountingProvider:
 def test_the_slot_is_given_back_before_the_answer_is_written_to_the_ledger():
     """A slot covers a request on the wire, not the ledger write after it: with one slot, the second
     request is sent while the first answer's row is still being written (holding the slot for the write
-    cost the engine a tenth of its calls per second: benchmarks/RESULTS.md, engine throughput set 6)."""
+    cost the engine about a fifth of its calls per second: benchmarks/RESULTS.md, engine throughput set 6)."""
     endpoint = EndpointConfig(key="endpoint:1:x", provider="openai", model="m", max_concurrency=1, endpoint_id=1)
     provider = CountingProvider()
 
