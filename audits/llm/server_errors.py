@@ -36,7 +36,7 @@ def _text_body(text: str) -> str:
         if title:
             heading = html.unescape(_SPACE.sub(" ", title.group(1)).strip())
             rest = _SPACE.sub(" ", visible).strip()
-            if rest.startswith(heading):
+            while heading and rest.startswith(heading):
                 rest = rest[len(heading) :].strip()
             return f"{heading}: {rest}" if rest else heading
         return visible
@@ -58,11 +58,13 @@ def _from_object(data: dict) -> str:
     if not message and isinstance(inner.get("error"), dict | str):
         return _from_object(inner)
     parts = [message or json.dumps(inner, ensure_ascii=False, default=str)]
-    for key in ("code", "status", "type"):
-        value = inner.get(key)
-        if isinstance(value, str | int) and not isinstance(value, bool) and str(value) and str(value) not in parts[0]:
+    # One label of the error's kind: a named code, status or type before a number.
+    labels = [(key, inner.get(key)) for key in ("code", "status", "type")]
+    named = [(key, value) for key, value in labels if isinstance(value, str) and value and not value.isdigit()]
+    numbered = [(key, value) for key, value in labels[:1] if isinstance(value, int | str) and str(value).isdigit()]
+    for key, value in (named or numbered)[:1]:
+        if str(value) not in parts[0]:
             parts.append(f"{key} {value}")
-            break
     metadata = inner.get("metadata")
     if isinstance(metadata, dict):
         provider = metadata.get("provider_name")
@@ -118,7 +120,10 @@ HINTS: tuple[tuple[re.Pattern, str], ...] = (
         "clear the endpoint's reasoning effort, or choose one the model accepts",
     ),
     (
-        re.compile(r"context length|context_length|context window|exceed_context_size|maximum context|too long", re.I),
+        re.compile(
+            r"context length|context_length|context size|context window|exceed_context_size|maximum context|too long",
+            re.I,
+        ),
         "the prompt does not fit the model's context: lower max tokens or T_max, or use a longer-context model",
     ),
     (
