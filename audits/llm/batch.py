@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from ..judge import TurnJudgement
 from .calls import MAX_ATTEMPT_ROUNDS, CallRequest, CallResult, EndpointConfig, attempt_key
 from .dialogue import TurnToJudge, turn_judge
+from .server_errors import server_message
 
 BATCH_URL = "/v1/chat/completions"
 COMPLETION_WINDOW = "24h"
@@ -30,6 +31,8 @@ MAX_FILE_BYTES = 190_000_000
 # A batch's states, as the provider names them; the last four are final.
 OPEN_STATES = ("validating", "in_progress", "finalizing", "cancelling")
 FINAL_STATES = ("completed", "failed", "expired", "cancelled")
+# The error codes OpenAI gives a line the batch never ran (in the error file, `response` null).
+UNRUN_CODES = ("batch_expired", "batch_cancelled")
 
 
 def chat_body(request: CallRequest) -> dict:
@@ -96,6 +99,12 @@ class LineOutcome:
     completion_tokens: int = 0
     reported_model: str = ""
     error: str = ""
+    code: str = ""  # the provider's error code for the line, when it gave one (e.g. batch_expired)
+
+    @property
+    def unrun(self) -> bool:
+        """The provider never ran this line (the batch expired or was cancelled first)."""
+        return not self.ok and self.code in UNRUN_CODES
 
 
 class UnreadableLine(ValueError):
@@ -124,6 +133,29 @@ def _chat_answer(custom_id: str, body) -> LineOutcome:
     )
 
 
+def _line_error(custom_id: str, response, error) -> LineOutcome:
+    """A line that carries no answer, in the provider's words: OpenAI's `{"error": {"message", "type", "code"}}`
+    in `response.body`, vLLM's and SGLang's `{"object": "error", "message": ...}`, a plain string, or a
+    line-level `error` object or string (read by `audits.llm.server_errors.server_message`)."""
+    status = response.get("status_code") if isinstance(response, dict) else None
+    body = response.get("body") if isinstance(response, dict) else None
+    code = ""
+    if isinstance(error, dict) and isinstance(error.get("code"), str):
+        code = error["code"]
+    parts = []
+    if status is not None:
+        parts.append(f"HTTP {status}")
+    for value in (body, error):
+        message = server_message(value) if value not in (None, "", {}, []) else ""
+        if message and message not in parts:
+            parts.append(message)
+    if code and not any(code in part for part in parts):
+        parts.insert(1 if status is not None else 0, code)
+    if not parts:
+        parts.append("neither a response nor an error")
+    return LineOutcome(custom_id, False, error="batch line: " + ": ".join(parts), code=code)
+
+
 def output_line_parse(raw: str) -> LineOutcome:
     """One line of a batch's output or error file. Raises UnreadableLine when it names no request."""
     try:
@@ -135,18 +167,44 @@ def output_line_parse(raw: str) -> LineOutcome:
     custom_id = data["custom_id"]
     error = data.get("error")
     response = data.get("response")
-    if isinstance(response, dict):
-        status = response.get("status_code")
-        if status == 200 and not error:
-            return _chat_answer(custom_id, response.get("body"))
+    if isinstance(response, dict) and response.get("status_code") == 200 and not error:
         body = response.get("body")
-        detail = body.get("error") if isinstance(body, dict) else None
-        message = detail.get("message") if isinstance(detail, dict) else ""
-        return LineOutcome(custom_id, False, error=f"batch line: HTTP {status}{': ' + message if message else ''}")
-    if isinstance(error, dict):
-        code = error.get("code") or "error"
-        return LineOutcome(custom_id, False, error=f"batch line: {code}: {error.get('message') or ''}".rstrip(": "))
-    return LineOutcome(custom_id, False, error="batch line: neither a response nor an error")
+        if isinstance(body, dict) and body.get("object") == "error":
+            return _line_error(custom_id, {"status_code": body.get("code") or 200, "body": body}, None)
+        return _chat_answer(custom_id, body)
+    return _line_error(custom_id, response, error)
+
+
+def validation_errors(errors) -> list[dict]:
+    """A batch's `errors.data` (the reasons a provider rejected the whole batch at validation) as plain
+    dicts {code, message, param, line}, in the provider's words; [] when it gave none."""
+    data = errors.get("data") if isinstance(errors, dict) else getattr(errors, "data", None)
+    found = []
+    for item in data or []:
+        values = item if isinstance(item, dict) else item.model_dump() if hasattr(item, "model_dump") else {}
+        found.append(
+            {
+                "code": str(values.get("code") or ""),
+                "message": server_message(values.get("message") or ""),
+                "param": str(values.get("param") or ""),
+                "line": values.get("line") if isinstance(values.get("line"), int) else None,
+            }
+        )
+    return found
+
+
+def validation_error_text(error: dict) -> str:
+    """One validation error as a line: "code: message (line 3, param body.model)"."""
+    where = ", ".join(
+        part
+        for part in (
+            f"line {error['line']}" if error.get("line") else "",
+            f"param {error['param']}" if error.get("param") else "",
+        )
+        if part
+    )
+    text = ": ".join(part for part in (error.get("code"), error.get("message")) if part) or "no reason given"
+    return f"{text} ({where})" if where else text
 
 
 @dataclass
@@ -163,9 +221,22 @@ class BatchResults:
         return sum(1 for o in self.outcomes.values() if not o.ok)
 
 
-def batch_results(output_text: str, error_text: str, expected: Iterable[str]) -> BatchResults:
+MISSING = "batch line: missing from the output"
+
+
+def batch_results(
+    output_text: str,
+    error_text: str,
+    expected: Iterable[str],
+    *,
+    missing: str = "",
+    by_line: Mapping[str, str] | None = None,
+) -> BatchResults:
     """Every expected request hash mapped to its outcome. A line for a request not in the batch is
-    ignored; an expected request on no line failed ("missing"); an answer beats an error for the same id."""
+    ignored; an answer beats an error for the same id. An expected request on no line failed: with its own
+    reason when the batch gave one (`by_line`: a validation error naming its input line), else with the
+    batch's reason (`missing`: why the batch ran no line, e.g. rejected at validation, expired, never
+    uploaded), else "missing from the output"."""
     expected = set(expected)
     results = BatchResults()
     for text in (output_text or "", error_text or ""):
@@ -182,8 +253,12 @@ def batch_results(output_text: str, error_text: str, expected: Iterable[str]) ->
             known = results.outcomes.get(outcome.custom_id)
             if known is None or (outcome.ok and not known.ok):
                 results.outcomes[outcome.custom_id] = outcome
+    by_line = by_line or {}
     for custom_id in expected - set(results.outcomes):
-        results.outcomes[custom_id] = LineOutcome(custom_id, False, error="batch line: missing from the output")
+        reason = by_line.get(custom_id) or missing
+        results.outcomes[custom_id] = LineOutcome(
+            custom_id, False, error=f"batch line: {reason}" if reason else MISSING, code="missing"
+        )
     return results
 
 

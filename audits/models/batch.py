@@ -5,7 +5,8 @@ A judging run re-judges an audit under another rubric version, scores a validati
 A run's progress lives in its row (turns judged of the total), and so does the claim of the worker
 that holds it (a lease), so a sweep can hand a run whose worker died to another. A batch row records
 every step taken at the provider (uploaded file, batch id, output and error files) before the next one,
-so a successor polls the batch a killed worker created instead of paying for another.
+so a successor polls the batch a killed worker created instead of paying for another. A finished run
+states what it judged (done, done with failures, failed) and the cause in the provider's words.
 """
 
 from django.db import models
@@ -18,6 +19,7 @@ class JudgeRun(models.Model):
         QUEUED = "queued", "Queued"
         RUNNING = "running", "Running"
         DONE = "done", "Done"
+        DONE_WITH_FAILURES = "done_with_failures", "Done with failures"
         FAILED = "failed", "Failed"
 
     owner = models.CharField(
@@ -28,12 +30,16 @@ class JudgeRun(models.Model):
     via_batch = models.BooleanField(default=False, help_text="Judged through the Batch API (at the batch price).")
     task_name = models.CharField(max_length=100, help_text="The Celery task that carries the run out.")
     task_args = models.JSONField(default=list, blank=True)
-    status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED, db_index=True)
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.QUEUED, db_index=True)
     total = models.PositiveIntegerField(default=0, help_text="Turns to judge.")
     judged = models.PositiveIntegerField(default=0, help_text="Turns with a judgement (scored, unparsable or failed).")
-    calls_sent = models.PositiveIntegerField(default=0)
+    scored = models.PositiveIntegerField(default=0, help_text="Turns the judge scored (a usable judgement).")
+    calls_sent = models.PositiveIntegerField(default=0, help_text="Calls that reached the provider.")
     calls_cached = models.PositiveIntegerField(default=0)
-    error = models.TextField(blank=True)
+    error = models.TextField(
+        blank=True, help_text="The cause: why turns were left unscored or the run failed, in the provider's words."
+    )
+    cancel_requested_at = models.DateTimeField(null=True, blank=True)
     claimed_by = models.CharField(max_length=200, blank=True)
     lease_until = models.DateTimeField(null=True, blank=True)
     runs = models.PositiveIntegerField(default=0, help_text="Times a worker claimed it (more than 1 after a crash).")
@@ -50,6 +56,10 @@ class JudgeRun(models.Model):
     @property
     def is_open(self) -> bool:
         return self.status in (self.Status.QUEUED, self.Status.RUNNING)
+
+    @property
+    def is_finished(self) -> bool:
+        return self.status in (self.Status.DONE, self.Status.DONE_WITH_FAILURES)
 
 
 class JudgeBatch(models.Model):
@@ -82,6 +92,19 @@ class JudgeBatch(models.Model):
     answered = models.PositiveIntegerField(default=0)
     failed = models.PositiveIntegerField(default=0)
     unreadable = models.PositiveIntegerField(default=0, help_text="Output lines that named no request.")
+    unrun = models.PositiveIntegerField(
+        default=0, help_text="Lines the provider never ran (the batch expired, was cancelled or was rejected)."
+    )
+    final_status = models.CharField(
+        max_length=12,
+        blank=True,
+        help_text="How the batch ended at the provider: completed, failed, expired, cancelled.",
+    )
+    validation_errors = models.JSONField(
+        default=list,
+        blank=True,
+        help_text="Why the provider rejected the batch: its errors.data {code, message, param, line}.",
+    )
     error = models.TextField(blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     submitted_at = models.DateTimeField(null=True, blank=True)
