@@ -88,6 +88,13 @@ class ModelEndpoint(models.Model):
     batch_price_factor = models.DecimalField(
         max_digits=4, decimal_places=3, default=0.5, help_text="Batch price as a share of the online price."
     )
+    batch_fallback = models.CharField(
+        max_length=10,
+        choices=[("refuse", "Refuse the run"), ("direct", "Judge by direct (online) calls")],
+        default="refuse",
+        help_text="When a batch-capable endpoint turns out to have no Files/Batch API: refuse the judging run, "
+        "or judge its turns by online calls at the online price.",
+    )
     description = models.TextField(blank=True, max_length=NOTE_MAX)
     created_at = models.DateTimeField(auto_now_add=True)
     # The outcome of the last connection test (blank: never tested), so a launch can warn about it.
