@@ -12,6 +12,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from .request_body import sampling_parameters
+
 PROVIDER_OPENAI = "openai"
 PROVIDER_SIMULATION = "simulation"
 
@@ -48,6 +50,16 @@ class EndpointConfig:
     revision: int = 1
     requests_per_minute: int | None = None
     tokens_per_minute: int | None = None
+    # How reasoning arrives (audits.llm.reasoning) and which parameters the model takes (audits.llm.request_body).
+    reasoning_format: str = "auto"
+    temperature_parameter: str = "auto"
+    token_limit_parameter: str = "auto"
+    reasoning_effort: str = ""
+    # What the server's address needs besides the URL: the header the key goes in (blank: Authorization:
+    # Bearer), headers and query parameters that are not secret (Azure's api-version).
+    api_key_header: str = ""
+    extra_headers: dict = field(default_factory=dict, hash=False, compare=False)
+    query_params: dict = field(default_factory=dict, hash=False, compare=False)
 
     def identity(self) -> dict:
         """What makes two endpoints answer the same request the same way (no key, no database id).
@@ -60,6 +72,9 @@ class EndpointConfig:
             identity = {"provider": self.provider, "base_url": self.base_url.rstrip("/"), "model": self.model}
         if self.revision != 1:
             identity["revision"] = self.revision
+        # The stored answer is the visible reply as this setting reads it; "auto" (the default) keeps older hashes.
+        if self.reasoning_format != "auto":
+            identity["reasoning_format"] = self.reasoning_format
         return identity
 
     def with_temperature(self, temperature: float) -> EndpointConfig:
@@ -82,9 +97,8 @@ class CallRequest:
     origin: dict = field(default_factory=dict)
 
     def params(self) -> dict:
-        params: dict[str, Any] = {"temperature": self.endpoint.temperature}
-        if self.endpoint.max_tokens:
-            params["max_tokens"] = self.endpoint.max_tokens
+        """The parameters as hashed and stored: what is sent (audits.llm.request_body), extra ones apart."""
+        params: dict[str, Any] = sampling_parameters(self.endpoint)
         if self.endpoint.extra_params:
             params["extra"] = self.endpoint.extra_params
         if self.response_format:
@@ -136,28 +150,74 @@ class CallResult:
     error: str = ""
     status: str = ""  # of a ledger row found by `Ledger.lookup`: STATUS_OK or STATUS_UNPARSABLE
     reported_model: str = ""  # the model the server said answered
+    reasoning: str = ""  # the model's reasoning, apart from the text (audits.llm.reasoning)
+    reasoning_tokens: int = 0  # of completion_tokens, those the model spent reasoning (as the server reported)
+    finish_reason: str = ""
+
+
+@dataclass(frozen=True)
+class Usage:
+    """Tokens a server billed for one answer (reasoning tokens are part of the completion tokens)."""
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    reasoning_tokens: int = 0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            self.prompt_tokens + other.prompt_tokens,
+            self.completion_tokens + other.completion_tokens,
+            self.reasoning_tokens + other.reasoning_tokens,
+        )
+
+    def __bool__(self) -> bool:
+        return bool(self.prompt_tokens or self.completion_tokens)
 
 
 @dataclass(frozen=True)
 class ProviderReply:
-    text: str
+    text: str  # the visible reply only
     prompt_tokens: int = 0
     completion_tokens: int = 0
     model: str = ""  # as the server reported it in the response
+    reasoning: str = ""
+    reasoning_tokens: int = 0
+    finish_reason: str = ""
+    reasoning_source: str = ""  # where the reasoning was found (audits.llm.reasoning: field, tags)
+
+    @property
+    def usage(self) -> Usage:
+        return Usage(self.prompt_tokens, self.completion_tokens, self.reasoning_tokens)
 
 
 class RetryableError(Exception):
     """Worth trying again (rate limit, server error, timeout); `retry_after` in seconds when told;
-    `rate_limited` when the server said 429 (the endpoint's in-flight limit then backs off)."""
+    `rate_limited` when the server said 429 (the endpoint's in-flight limit then backs off); `usage` when the
+    server billed the answer that could not be used."""
 
-    def __init__(self, message: str, retry_after: float | None = None, *, rate_limited: bool = False):
+    def __init__(
+        self,
+        message: str,
+        retry_after: float | None = None,
+        *,
+        rate_limited: bool = False,
+        usage: Usage | None = None,
+        status: int | None = None,
+    ):
         super().__init__(message)
         self.retry_after = retry_after
         self.rate_limited = rate_limited
+        self.usage = usage or Usage()
+        self.status = status  # the HTTP status that said so, when one did
 
 
 class PermanentError(Exception):
-    """Trying again would give the same answer (bad request, bad key, unknown model)."""
+    """Trying again would give the same answer (bad request, bad key, unknown model, a used-up reasoning
+    budget); `usage` when the server billed the answer that could not be used."""
+
+    def __init__(self, message: str, *, usage: Usage | None = None):
+        super().__init__(message)
+        self.usage = usage or Usage()
 
 
 class Provider(Protocol):
@@ -218,11 +278,15 @@ class MemoryLedger:
             "request": request.stored_request(),
             "status": STATUS_OK if result.ok else STATUS_FAILED,
             "text": result.text,
-            "prompt_tokens": result.prompt_tokens,
-            "completion_tokens": result.completion_tokens,
+            # A failed row asked again keeps what its earlier attempts were billed.
+            "prompt_tokens": result.prompt_tokens + (row["prompt_tokens"] if row else 0),
+            "completion_tokens": result.completion_tokens + (row["completion_tokens"] if row else 0),
             "attempts": previous_attempts + result.attempts,
             "attempt_log": (row["attempt_log"] if row else []) + attempt_log,
             "error": result.error,
             "reported_model": result.reported_model,
+            "reasoning": result.reasoning,
+            "reasoning_tokens": result.reasoning_tokens,
+            "finish_reason": result.finish_reason,
         }
         return row_id

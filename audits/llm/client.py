@@ -54,6 +54,7 @@ from .calls import (
     PermanentError,
     Provider,
     RetryableError,
+    Usage,
     attempt_key,
 )
 from .limits import BucketStore, EndpointLimiter, MemoryBucketStore, estimate_tokens
@@ -93,6 +94,13 @@ def providers_preload(providers: set[str]) -> threading.Thread | None:
     thread = threading.Thread(target=load, name="edufair-provider-preload", daemon=True)
     thread.start()
     return thread
+
+
+def _tokens(usage: Usage) -> dict:
+    """An attempt's billed tokens as its log entry keeps them (nothing when nothing was billed)."""
+    if not usage:
+        return {}
+    return {"prompt_tokens": usage.prompt_tokens, "completion_tokens": usage.completion_tokens}
 
 
 @dataclass
@@ -196,28 +204,37 @@ class LLMClient:
         return await self._send(request, key)
 
     async def _send(self, request: CallRequest, key: str) -> CallResult:
-        provider = self._provider(request.endpoint)
+        try:
+            provider = self._provider(request.endpoint)
+        except Exception as exc:  # noqa: BLE001 - a provider that cannot be built (its library missing) is a failed call
+            return await self._unsendable(request, key, f"the provider cannot be loaded: {type(exc).__name__}: {exc}")
         limiter = self.limiters[request.endpoint.key]
         # Only a tokens-per-minute budget needs the estimate (it walks every message: keep it off the hot path).
         tpm = request.endpoint.tokens_per_minute
         estimated_tokens = estimate_tokens(request.messages, request.endpoint.max_tokens) if tpm else 0
         attempt_log: list[dict] = []
         error = ""
+        billed = Usage()  # what the answers that could not be used cost: counted on the row, never dropped
         for attempt in range(1, self.retry.max_attempts + 1):
             retry_after: float | None = None
             reply = None
+            spent = Usage()  # what this attempt's unusable answer was billed
             async with limiter.slot(estimated_tokens) as slot:
                 started = time.perf_counter()
                 self.stats["attempts"] += 1
                 try:
                     reply = await provider.send(request)
                 except RetryableError as exc:
-                    error, retry_after = str(exc), exc.retry_after
+                    error, retry_after, spent = str(exc), exc.retry_after, exc.usage
+                    billed += spent
                     if exc.rate_limited:
                         slot.rate_limited()
                 except PermanentError as exc:
+                    # Asked again, the same request would be answered the same way (a refused parameter, a used-up
+                    # reasoning budget): it is not sent again.
                     error = str(exc)
-                    attempt_log.append({"attempt": attempt, "error": error, "retry": False})
+                    billed += exc.usage
+                    attempt_log.append({"attempt": attempt, "error": error, "retry": False, **_tokens(exc.usage)})
                     break
                 except Exception as exc:  # noqa: BLE001 - a reply no rule foresaw is a failed attempt, not a lost dialogue
                     error = f"unexpected reply error: {type(exc).__name__}: {str(exc)[:200]}"
@@ -228,21 +245,25 @@ class LLMClient:
             if reply is not None:
                 # Written after the slot is given back: the next request goes on the wire while this one's
                 # row is written (holding the slot for the write cost about a fifth of the engine's calls per second).
+                paid = billed + reply.usage
                 result = CallResult(
                     ok=True,
                     text=reply.text,
-                    prompt_tokens=reply.prompt_tokens,
-                    completion_tokens=reply.completion_tokens,
+                    prompt_tokens=paid.prompt_tokens,
+                    completion_tokens=paid.completion_tokens,
                     attempts=attempt,
                     latency_ms=latency_ms,
                     status=STATUS_OK,
                     reported_model=reply.model,
+                    reasoning=reply.reasoning,
+                    reasoning_tokens=paid.reasoning_tokens,
+                    finish_reason=reply.finish_reason,
                 )
                 result.call_id = await self.ledger.record(request, key, result, attempt_log)
                 self.stats["sent"] += 1
                 return result
             if attempt == self.retry.max_attempts:
-                attempt_log.append({"attempt": attempt, "error": error, "retry": False})
+                attempt_log.append({"attempt": attempt, "error": error, "retry": False, **_tokens(spent)})
                 error = f"{error} (gave up after {attempt} attempts)"
                 break
             if retry_after is not None and retry_after > self.retry.max_retry_after:
@@ -250,11 +271,31 @@ class LLMClient:
                 attempt_log.append({"attempt": attempt, "error": error, "retry": False})
                 break
             wait = self._backoff(attempt, retry_after)
-            attempt_log.append({"attempt": attempt, "error": error, "retry": True, "wait": round(wait, 3)})
+            attempt_log.append(
+                {"attempt": attempt, "error": error, "retry": True, "wait": round(wait, 3), **_tokens(spent)}
+            )
             logger.info("model call retry %d for %s in %.2f s: %s", attempt, request.endpoint.key, wait, error)
             await self._sleep(wait)
-        result = CallResult(ok=False, text=None, attempts=len(attempt_log), error=error, status=STATUS_FAILED)
+        result = CallResult(
+            ok=False,
+            text=None,
+            attempts=len(attempt_log),
+            error=error,
+            status=STATUS_FAILED,
+            prompt_tokens=billed.prompt_tokens,
+            completion_tokens=billed.completion_tokens,
+            reasoning_tokens=billed.reasoning_tokens,
+        )
         result.call_id = await self.ledger.record(request, key, result, attempt_log)
+        self.stats["failed"] += 1
+        return result
+
+    async def _unsendable(self, request: CallRequest, key: str, error: str) -> CallResult:
+        """A request that could not be sent at all: recorded failed with its cause (no attempt was made)."""
+        logger.warning("model call to %s not sent: %s", request.endpoint.key, error)
+        result = CallResult(ok=False, text=None, attempts=0, error=error, status=STATUS_FAILED)
+        log = [{"attempt": 0, "error": error, "retry": False}]
+        result.call_id = await self.ledger.record(request, key, result, log)
         self.stats["failed"] += 1
         return result
 

@@ -17,6 +17,7 @@ so the errors do not tell one kind of listener from another.
 
 from __future__ import annotations
 
+import asyncio
 import email.utils
 import itertools
 import json
@@ -28,8 +29,11 @@ import aiohttp
 import openai
 from openai.types.chat import ChatCompletion
 
-from .calls import CallRequest, EndpointConfig, PermanentError, ProviderReply, RetryableError
+from .calls import CallRequest, EndpointConfig, PermanentError, ProviderReply, RetryableError, Usage
 from .outbound_policy import OutboundRefused, current_policy
+from .reasoning import field_reasoning, split_reasoning
+from .request_body import chat_body, parameters_summary
+from .server_errors import server_message, status_error_text
 
 # vLLM, llama.cpp and Ollama accept any key; the SDK insists on one being set.
 NO_KEY_PLACEHOLDER = "not-needed"
@@ -53,32 +57,88 @@ class MalformedReply(RetryableError):
     """The server answered, but not with a usable chat completion (worth asking again)."""
 
 
-def reply_from_completion(completion: object) -> ProviderReply:
-    """The text, token counts and reported model of a chat completion; MalformedReply saying what is
-    wrong with anything else."""
+def _usage(completion: object) -> Usage:
+    usage = getattr(completion, "usage", None)
+    details = getattr(usage, "completion_tokens_details", None)
+    return Usage(
+        _count(getattr(usage, "prompt_tokens", 0)),
+        _count(getattr(usage, "completion_tokens", 0)),
+        _count(getattr(details, "reasoning_tokens", 0)),
+    )
+
+
+def _extra(value: object, name: str) -> object:
+    """A field the SDK's types do not declare (it keeps them as extras on the object)."""
+    found = getattr(value, name, None)
+    if found is None and isinstance(getattr(value, "model_extra", None), dict):
+        found = value.model_extra.get(name)
+    return found
+
+
+def _no_text_error(finish_reason: str, message: object, usage: Usage, endpoint: EndpointConfig | None):
+    """Why an answer holds no visible reply, as the error the client acts on: a used-up budget, a tool call or a
+    filtered answer would come back the same if asked again (permanent); an empty answer may not (retried)."""
+    if finish_reason == "length":
+        budget = (endpoint.max_tokens if endpoint else None) or usage.completion_tokens
+        spent = f"{usage.reasoning_tokens} of them reasoning, " if usage.reasoning_tokens else ""
+        return PermanentError(
+            f'the reasoning used the whole budget of {budget} tokens ({spent}finish_reason "length", no visible '
+            "reply): raise the endpoint's max tokens, or lower its reasoning effort",
+            usage=usage,
+        )
+    if getattr(message, "tool_calls", None) or getattr(message, "function_call", None):
+        return PermanentError(
+            "the model answered with a tool call only, no text (finish_reason "
+            f"{finish_reason or 'none'}): the endpoint's extra parameters must not offer tools",
+            usage=usage,
+        )
+    if finish_reason == "content_filter":
+        return PermanentError(
+            'the provider\'s content filter withheld the reply (finish_reason "content_filter")', usage=usage
+        )
+    refusal = getattr(message, "refusal", None)
+    if isinstance(refusal, str) and refusal.strip():
+        return PermanentError(f"the model refused: {server_message(refusal)}", usage=usage)
+    return MalformedReply("empty content", usage=usage)
+
+
+def reply_from_completion(completion: object, endpoint: EndpointConfig | None = None) -> ProviderReply:
+    """The visible text, reasoning, token counts and reported model of a chat completion; MalformedReply saying
+    what is wrong with anything else, or the error an answer without a visible reply stands for."""
     if isinstance(completion, str | bytes):
         start = completion[:60].decode("utf-8", "replace") if isinstance(completion, bytes) else completion[:60]
         raise MalformedReply(f"the body is not JSON but text: {start.strip()!r}")
+    error = _extra(completion, "error")
+    if error:
+        # OpenRouter, once the request reached a provider: HTTP 200 with an error object and no choices.
+        raise RetryableError(f"error inside an HTTP 200 answer: {server_message({'error': error})}")
     choices = getattr(completion, "choices", None)
     if not isinstance(choices, list):
         raise MalformedReply(f"the body is not a chat completion ({type(completion).__name__} without choices)")
+    usage = _usage(completion)
     if not choices:
-        raise MalformedReply("the response had no choices")
+        raise MalformedReply("the response had no choices", usage=usage)
     message = getattr(choices[0], "message", None)
-    content = getattr(message, "content", None)
     if message is None:
-        raise MalformedReply("the first choice has no message")
+        raise MalformedReply("the first choice has no message", usage=usage)
+    content = getattr(message, "content", None)
     if content is not None and not isinstance(content, str):
-        raise MalformedReply(f"the message content is a {type(content).__name__}, not text")
-    if content is None or not content.strip():
-        raise MalformedReply("empty content")
-    usage = getattr(completion, "usage", None)
+        raise MalformedReply(f"the message content is a {type(content).__name__}, not text", usage=usage)
+    finish_reason = getattr(choices[0], "finish_reason", None)
+    finish_reason = finish_reason if isinstance(finish_reason, str) else ""
+    split = split_reasoning(content, field_reasoning(message), endpoint.reasoning_format if endpoint else "auto")
+    if not split.visible:
+        raise _no_text_error(finish_reason, message, usage, endpoint)
     model = getattr(completion, "model", None)
     return ProviderReply(
-        text=content,
-        prompt_tokens=_count(getattr(usage, "prompt_tokens", 0)),
-        completion_tokens=_count(getattr(usage, "completion_tokens", 0)),
+        text=split.visible,
+        prompt_tokens=usage.prompt_tokens,
+        completion_tokens=usage.completion_tokens,
         model=model[:200] if isinstance(model, str) else "",
+        reasoning=split.reasoning,
+        reasoning_tokens=usage.reasoning_tokens,
+        finish_reason=finish_reason,
+        reasoning_source=split.source,
     )
 
 
@@ -123,6 +183,28 @@ def retry_after_seconds(headers) -> float | None:
         if parsed is None:
             return None
         return max(0.0, parsed.timestamp() - time.time())
+
+
+# Statuses worth asking again besides 5xx (Anthropic's 529 "overloaded" is one of those).
+RETRIED_STATUSES = (408, 409, 429)
+
+
+def _body_text(response) -> str:
+    """The error body as text ("" when it cannot be read): server_errors reads JSON, lists, text and HTML."""
+    try:
+        return response.text
+    except Exception:  # noqa: BLE001 - a body that cannot be read leaves the status alone to speak
+        return ""
+
+
+def address_headers(endpoint: EndpointConfig, api_key: str) -> dict:
+    """The headers every request of the endpoint carries: its own (not secret), and the key in the header it names
+    (Azure's `api-key`) instead of `Authorization: Bearer`, which is then not sent."""
+    headers: dict = {str(name): str(value) for name, value in (endpoint.extra_headers or {}).items()}
+    if endpoint.api_key_header:
+        headers[endpoint.api_key_header] = api_key
+        headers["Authorization"] = openai.Omit()
+    return headers
 
 
 HTTP_TRANSPORTS = ("httpx", "aiohttp")
@@ -172,19 +254,14 @@ class OpenAICompatProvider:
                 max_retries=0,
                 timeout=self.endpoint.timeout,
                 http_client=http_client,
+                default_headers=address_headers(self.endpoint, api_key),
+                default_query=dict(self.endpoint.query_params) or None,
             )
         return self._client
 
     async def send(self, request: CallRequest) -> ProviderReply:
         client = self._get_client()
-        body: dict = {"model": self.endpoint.model, "messages": request.messages}
-        body["temperature"] = request.endpoint.temperature
-        if request.endpoint.max_tokens:
-            body["max_tokens"] = request.endpoint.max_tokens
-        if request.response_format:
-            body["response_format"] = request.response_format
-        if request.endpoint.extra_params:
-            body.update(request.endpoint.extra_params)  # as the SDK's extra_body: merged into the JSON body
+        body = chat_body(request.endpoint, request.messages, request.response_format)
         options = {"headers": {PURPOSE_HEADER: request.purpose}, "idempotency_key": _idempotency_key()}
         try:
             # The SDK's own POST, as `chat.completions.create` makes it, minus its type-driven walk over
@@ -205,10 +282,10 @@ class OpenAICompatProvider:
             raise RetryableError(CONNECTION_FAILED) from None
         except openai.APIStatusError as exc:
             status = exc.status_code
-            message = f"HTTP {status}"
-            if status == 429 or status == 408 or status == 409 or status >= 500:
+            message = status_error_text(status, _body_text(exc.response))
+            if status in RETRIED_STATUSES or status >= 500:
                 raise RetryableError(
-                    message, retry_after_seconds(exc.response.headers), rate_limited=status == 429
+                    message, retry_after_seconds(exc.response.headers), rate_limited=status == 429, status=status
                 ) from None
             raise PermanentError(message) from None
         except openai.APIResponseValidationError as exc:
@@ -217,7 +294,7 @@ class OpenAICompatProvider:
             raise MalformedReply(f"the body is not valid JSON ({exc.msg} at character {exc.pos})") from None
         except openai.APIError as exc:
             raise MalformedReply(f"{type(exc).__name__}: {str(exc)[:200]}") from None
-        return reply_from_completion(completion)
+        return reply_from_completion(completion, self.endpoint)
 
     async def close(self) -> None:
         if self._client is not None:
@@ -225,15 +302,46 @@ class OpenAICompatProvider:
             self._client = None
 
 
-async def endpoint_connection_check(endpoint: EndpointConfig) -> tuple[bool, str]:
-    """One tiny request, no retries, no ledger: does the endpoint answer? Returns (ok, message)."""
+# A server still loading its model (llama.cpp's 503 "Loading model") is asked this many times by a connection test,
+# waiting what it says (at most LOADING_WAIT_MAX seconds each time) before the test says "loading".
+LOADING_TRIES = 3
+LOADING_WAIT_MAX = 5.0
+
+
+def _reasoning_seen(reply: ProviderReply) -> str:
+    if not reply.reasoning and not reply.reasoning_tokens:
+        return "no reasoning seen"
+    tokens = f" ({reply.reasoning_tokens} reasoning tokens)" if reply.reasoning_tokens else ""
+    if "tags" in reply.reasoning_source:
+        return f"reasoning inside the reply: will be removed{tokens}"
+    if "field" in reply.reasoning_source:
+        return f"reasoning in a separate field, kept apart from the reply{tokens}"
+    return f"reasoning not shown by the server{tokens}"
+
+
+async def endpoint_connection_check(endpoint: EndpointConfig, *, sleep=asyncio.sleep) -> tuple[bool | None, str]:
+    """One tiny request, no ledger: does the endpoint answer, and how does its reasoning arrive? Returns (ok,
+    message); ok is None while the server is still loading its model (503 after LOADING_TRIES asks)."""
     provider = OpenAICompatProvider(endpoint)
     request = CallRequest(endpoint=endpoint, purpose="connection-test", messages=[{"role": "user", "content": "ping"}])
-    started = time.perf_counter()
+    sent = f"sent: {parameters_summary(endpoint)}"
     try:
-        reply = await provider.send(request)
-    except (RetryableError, PermanentError) as exc:
-        return False, str(exc)
+        for attempt in range(1, LOADING_TRIES + 1):
+            started = time.perf_counter()
+            try:
+                reply = await provider.send(request)
+                break
+            except RetryableError as exc:
+                if exc.status != 503:
+                    return False, f"{exc} ({sent})"
+                if attempt == LOADING_TRIES:
+                    if "loading" not in str(exc).lower():
+                        return False, f"{exc} ({sent})"
+                    return None, f"loading: not ready after {attempt} tries ({exc}); test again shortly"
+                await sleep(min(exc.retry_after if exc.retry_after is not None else 1.0, LOADING_WAIT_MAX))
+            except PermanentError as exc:
+                return False, f"{exc} ({sent})"
     finally:
         await provider.close()
-    return True, f"answered in {(time.perf_counter() - started) * 1000:.0f} ms ({len(reply.text)} characters)"
+    elapsed = (time.perf_counter() - started) * 1000
+    return True, f"answered in {elapsed:.0f} ms ({len(reply.text)} characters); {_reasoning_seen(reply)}; {sent}"

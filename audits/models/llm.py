@@ -13,7 +13,10 @@ from django.core.exceptions import ValidationError
 from django.db import models
 
 from audits.llm.calls import PROVIDER_OPENAI, PROVIDER_SIMULATION, EndpointConfig
+from audits.llm.endpoint_shapes import header_name_refusal, headers_refusal, query_params_refusal
 from audits.llm.outbound_policy import current_policy
+from audits.llm.reasoning import REASONING_AUTO, REASONING_FORMATS
+from audits.llm.request_body import AUTO, REASONING_EFFORTS, TEMPERATURE_PARAMETERS, TOKEN_LIMIT_PARAMETERS
 from audits.llm.simulation import simulation_config_refusal
 from edufair_web.text_limits import NOTE_MAX
 
@@ -29,6 +32,14 @@ def validate_env_var_name(value: str) -> None:
             "Give the NAME of an environment variable (e.g. OPENAI_API_KEY), not the key itself. "
             "Set the variable in the server's and the workers' environment."
         )
+
+
+def validate_header_name(value: str) -> None:
+    refusal = header_name_refusal(value) if value else ""
+    if not refusal and value.lower() in ("authorization", "cookie"):
+        refusal = "blank sends the key as 'Authorization: Bearer'; name another header only when the server wants one"
+    if refusal:
+        raise ValidationError(refusal)
 
 
 class ModelEndpoint(models.Model):
@@ -95,6 +106,51 @@ class ModelEndpoint(models.Model):
         help_text="When a batch-capable endpoint turns out to have no Files/Batch API: refuse the judging run, "
         "or judge its turns by online calls at the online price.",
     )
+    reasoning_format = models.CharField(
+        max_length=10,
+        choices=[(value, value) for value in REASONING_FORMATS],
+        default=REASONING_AUTO,
+        help_text="How the model's reasoning arrives: auto (a reasoning field, and <think> blocks removed from the "
+        "reply), field (a separate field only), tags (inside the reply only), none (the reply as it comes). Only "
+        "the reply is the turn; the reasoning is kept in the ledger.",
+    )
+    temperature_parameter = models.CharField(
+        max_length=10,
+        choices=[(value, value) for value in TEMPERATURE_PARAMETERS],
+        default=AUTO,
+        help_text="auto: not sent to OpenAI's reasoning models (GPT-5, o-series), sent otherwise; send; omit (the "
+        "model's default).",
+    )
+    token_limit_parameter = models.CharField(
+        max_length=25,
+        choices=[(value, value) for value in TOKEN_LIMIT_PARAMETERS],
+        default=AUTO,
+        help_text="The name max tokens is sent under. auto: max_completion_tokens for OpenAI's reasoning models, "
+        "max_tokens otherwise.",
+    )
+    reasoning_effort = models.CharField(
+        max_length=10,
+        blank=True,
+        choices=[(value, value) for value in REASONING_EFFORTS],
+        help_text="Sent as reasoning_effort (OpenAI's reasoning models, vLLM, OpenRouter); blank: not sent.",
+    )
+    api_key_header = models.CharField(
+        max_length=60,
+        blank=True,
+        validators=[validate_header_name],
+        help_text="The header the key goes in instead of 'Authorization: Bearer', e.g. api-key for Azure OpenAI.",
+    )
+    extra_headers = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text='Headers sent with every request, not secret (keys come only from the key variable), e.g. '
+        '{"HTTP-Referer": "https://example.org"}.',
+    )
+    query_params = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text='Query parameters on every request, not secret, e.g. {"api-version": "2024-10-21"} for Azure.',
+    )
     description = models.TextField(blank=True, max_length=NOTE_MAX)
     created_at = models.DateTimeField(auto_now_add=True)
     # The outcome of the last connection test (blank: never tested), so a launch can warn about it.
@@ -123,6 +179,12 @@ class ModelEndpoint(models.Model):
             raise ValidationError({"batch_price_factor": "a share of the online price: above 0, at most 1"})
         if self.batch_capable and self.provider == self.Provider.SIMULATION:
             raise ValidationError({"batch_capable": "a simulation answers offline; only an HTTP endpoint has batches"})
+        for field_name, refusal in (
+            ("extra_headers", headers_refusal(self.extra_headers)),
+            ("query_params", query_params_refusal(self.query_params)),
+        ):
+            if refusal:
+                raise ValidationError({field_name: refusal})
         self.clean_outbound()
 
     def clean_outbound(self) -> None:
@@ -152,6 +214,9 @@ class ModelEndpoint(models.Model):
                 self.max_concurrency,
                 self.requests_per_minute,
                 self.tokens_per_minute,
+                self.api_key_header,
+                self.extra_headers,
+                self.query_params,
             ],
             default=str,
         )
@@ -173,6 +238,13 @@ class ModelEndpoint(models.Model):
             revision=self.revision,
             requests_per_minute=self.requests_per_minute or None,
             tokens_per_minute=self.tokens_per_minute or None,
+            reasoning_format=self.reasoning_format,
+            temperature_parameter=self.temperature_parameter,
+            token_limit_parameter=self.token_limit_parameter,
+            reasoning_effort=self.reasoning_effort,
+            api_key_header=self.api_key_header,
+            extra_headers=dict(self.extra_headers or {}),
+            query_params=dict(self.query_params or {}),
         )
 
     def cost(self, prompt_tokens: int, completion_tokens: int) -> float:
@@ -203,8 +275,11 @@ class LLMCall(models.Model):
     attempts = models.PositiveIntegerField(default=1, help_text="HTTP attempts over all runs, retries included.")
     attempt_log = models.JSONField(default=list, blank=True, help_text="Every failed attempt: error and wait.")
     error = models.TextField(blank=True)
-    prompt_tokens = models.PositiveIntegerField(default=0)
-    completion_tokens = models.PositiveIntegerField(default=0)
+    prompt_tokens = models.PositiveIntegerField(default=0, help_text="Billed over every attempt.")
+    completion_tokens = models.PositiveIntegerField(default=0, help_text="Billed, reasoning included.")
+    reasoning = models.TextField(blank=True, help_text="The model's reasoning, kept apart from the reply.")
+    reasoning_tokens = models.PositiveIntegerField(default=0, help_text="Of the completion tokens, those reasoning.")
+    finish_reason = models.CharField(max_length=20, blank=True, help_text="Why the model stopped (stop, length…).")
     latency_ms = models.FloatField(default=0)
     first_audit = models.ForeignKey(
         "audits.Audit",

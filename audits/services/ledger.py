@@ -192,6 +192,9 @@ def _values(request: CallRequest, result: CallResult, attempt_log: list[dict]) -
         "prompt_tokens": result.prompt_tokens,
         "completion_tokens": result.completion_tokens,
         "latency_ms": result.latency_ms,
+        "reasoning": result.reasoning,
+        "reasoning_tokens": result.reasoning_tokens,
+        "finish_reason": result.finish_reason[:20],
     }
 
 
@@ -246,5 +249,8 @@ def _record_known(request: CallRequest, request_hash: str, result: CallResult, a
         if existing.status == LLMCall.Status.FAILED:
             values = _values(request, result, attempt_log)
             values["attempt_log"] = [*existing.attempt_log, *attempt_log]
+            # What the earlier attempts were billed stays counted.
+            for name in ("prompt_tokens", "completion_tokens", "reasoning_tokens"):
+                values[name] = F(name) + values[name]
             LLMCall.objects.filter(pk=existing.pk).update(attempts=F("attempts") + result.attempts, **values)
         return existing.pk

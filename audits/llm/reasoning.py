@@ -1,0 +1,92 @@
+"""A model reply split into what the reader sees and the model's reasoning: fields, `<think>` blocks, the tag-less form.
+
+Pure (no Django). Reasoning models send their chain of thought in one of several ways (docs/DOMAIN.md,
+"Real model servers"): a `reasoning_content` or `reasoning` field beside `content` (vLLM with a reasoning
+parser, SGLang, llama.cpp, Ollama ≥ 0.9, OpenRouter); `<think>…</think>` inside `content` (vLLM without a
+parser, Ollama < 0.9, LM Studio, Groq raw); DeepSeek-R1-Distill's tag-less form, whose chat template opens the
+block in the prompt, so the output is reasoning, a lone `</think>`, then the reply; and reasoning cut off by the
+token budget, with no closing tag at all. Only the visible text is a tutor's turn, the text a judge scores and
+what a JSON reader parses; the reasoning is kept beside it in the ledger.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+# How an endpoint's reasoning arrives (ModelEndpoint.reasoning_format).
+REASONING_AUTO = "auto"  # a reasoning field when there is one, and reasoning blocks removed from the reply
+REASONING_FIELD = "field"  # only a separate field: the reply is taken as it comes
+REASONING_TAGS = "tags"  # only inside the reply: blocks removed, a field ignored
+REASONING_NONE = "none"  # the reply as it comes, no field read
+REASONING_FORMATS = (REASONING_AUTO, REASONING_FIELD, REASONING_TAGS, REASONING_NONE)
+
+# The reasoning fields of the servers that send one, in the order they are read.
+REASONING_FIELDS = ("reasoning_content", "reasoning")
+
+SOURCE_FIELD = "field"
+SOURCE_TAGS = "tags"
+
+_OPEN = re.compile(r"<(think|thinking)>", re.IGNORECASE)
+_BLOCK = re.compile(r"<(think|thinking)>(.*?)</\1>", re.IGNORECASE | re.DOTALL)
+_CLOSE = re.compile(r"</(think|thinking)>", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class ReasoningSplit:
+    visible: str  # the reply a reader sees (stripped); empty when the model said nothing else
+    reasoning: str = ""  # every piece of reasoning, in order, blank lines between pieces
+    source: str = ""  # SOURCE_FIELD, SOURCE_TAGS, both joined by "+", or "" when there was none
+    unclosed: bool = False  # a reasoning block the budget cut off before its closing tag
+
+
+def _tagged(content: str) -> tuple[str, list[str], bool]:
+    """(visible text, reasoning pieces, unclosed) of a reply that may carry reasoning inside it."""
+    pieces: list[str] = []
+
+    def take(match: re.Match) -> str:
+        pieces.append(match.group(2).strip())
+        return ""
+
+    rest = _BLOCK.sub(take, content)
+    # DeepSeek-R1-Distill: the opening tag was in the prompt, so everything up to a lone closing tag is reasoning.
+    closes = list(_CLOSE.finditer(rest))
+    if closes:
+        last = closes[-1]
+        pieces.insert(0, _CLOSE.sub("", rest[: last.start()]).strip())
+        rest = rest[last.end() :]
+    unclosed = False
+    opened = _OPEN.search(rest)
+    if opened:  # a block the token budget cut off: no closing tag, the rest of the reply is reasoning
+        pieces.append(rest[opened.end() :].strip())
+        rest = rest[: opened.start()]
+        unclosed = True
+    return rest.strip(), [piece for piece in pieces if piece], unclosed
+
+
+def split_reasoning(content: str | None, field_reasoning: str | None, mode: str = REASONING_AUTO) -> ReasoningSplit:
+    """The visible reply and the reasoning of one answer, read as `mode` says (REASONING_FORMATS)."""
+    content = content or ""
+    field = (field_reasoning or "").strip() if mode in (REASONING_AUTO, REASONING_FIELD) else ""
+    pieces, sources, unclosed = [], [], False
+    if field:
+        pieces.append(field)
+        sources.append(SOURCE_FIELD)
+    visible = content.strip()
+    if mode in (REASONING_AUTO, REASONING_TAGS) and ("<" in content):
+        visible, tagged, unclosed = _tagged(content)
+        if tagged or unclosed:
+            pieces.extend(tagged)
+            sources.append(SOURCE_TAGS)
+    return ReasoningSplit(visible=visible, reasoning="\n\n".join(pieces), source="+".join(sources), unclosed=unclosed)
+
+
+def field_reasoning(message: object) -> str:
+    """The reasoning a server sent in a field of its own (the first of REASONING_FIELDS that holds text)."""
+    for name in REASONING_FIELDS:
+        value = getattr(message, name, None)
+        if value is None and isinstance(getattr(message, "model_extra", None), dict):
+            value = message.model_extra.get(name)
+        if isinstance(value, str) and value.strip():
+            return value
+    return ""
