@@ -5,7 +5,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("audits", "0010_text_limits"),
+        ("audits", "0011_reasoning_and_provider_shapes"),
     ]
 
     operations = [
