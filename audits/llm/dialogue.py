@@ -38,12 +38,13 @@ from ..judge import (
 )
 from .calls import CallRequest, EndpointConfig
 from .client import LLMClient
+from .request_body import samples, sends_temperature
 
 
 @dataclass
 class DialogueEndpoints:
     tutor: EndpointConfig
-    student: EndpointConfig  # forced to temperature 0 by `for_purpose`
+    student: EndpointConfig  # forced to temperature 0 by `for_purpose` where it takes one
     judge: EndpointConfig
     check: EndpointConfig | None = None  # default: the judge model checks reveals too
 
@@ -51,8 +52,11 @@ class DialogueEndpoints:
         if purpose == PURPOSE_TUTOR:
             return self.tutor
         if purpose == PURPOSE_STUDENT:
-            # The paper's design: one fixed student model, decoded at temperature 0.
-            return self.student if self.student.temperature == 0 else self.student.with_temperature(0.0)
+            # The paper's design: one fixed student model, decoded at temperature 0 — where the model takes a
+            # temperature at all (a reasoning model answers at its default; the launch preview says so).
+            if self.student.temperature == 0 or not sends_temperature(self.student):
+                return self.student
+            return self.student.with_temperature(0.0)
         if purpose == PURPOSE_CHECK:
             return self.check or self.judge
         return self.judge
@@ -93,7 +97,7 @@ async def model_call(
         endpoint=endpoint,
         purpose=purpose,
         messages=messages,
-        sample_key=sample_key if endpoint.temperature > 0 else "",
+        sample_key=sample_key if samples(endpoint) else "",
         context={**facts, **hints, "purpose": purpose} if endpoint.provider == "simulation" else {},
         origin=origin or {},
     )
@@ -175,7 +179,7 @@ class DialogueJob:
     # Facts for simulated models (seed, answer, question, cue labels and text, choices); a real model
     # only ever sees the rendered prompts.
     context: dict
-    # Distinguishes repeated samples of the same prompt when a model samples (temperature > 0).
+    # Distinguishes repeated samples of the same prompt when a model samples (request_body.samples).
     sample_key: str = ""
     judge_template: str = DEFAULT_JUDGE_RUBRIC
     max_reasks: int = 2

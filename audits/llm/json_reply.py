@@ -1,7 +1,9 @@
-"""A model reply read as one JSON object: surrounding whitespace and an optional ```json fence removed.
+"""A model reply read as one JSON object: the whole reply, a ```json fence, or an object after the model's prose.
 
 Pure (no Django). The judge's scores and the dialogue's reveal check both ask a model for a JSON object and
-read its reply here; each caller then checks the object's keys and words its own re-ask.
+read its reply here; each caller then checks the object's keys and words its own re-ask. A server that ignores
+`response_format` (Anthropic's compatibility layer) may answer a sentence, then a fenced object; that object is
+read. Prose alone, or an object that is cut short, is still refused.
 """
 
 from __future__ import annotations
@@ -12,8 +14,12 @@ from typing import Any
 
 from edufair_web.json_input import MAX_DEPTH, nesting_depth
 
-# The whole reply is one fence (```json … ``` or ``` … ```, any case); text outside a fence is not accepted.
+# The whole reply is one fence (```json … ``` or ``` … ```, any case).
 FENCE = re.compile(r"^\s*```(?:json)?\s*(.*?)\s*```\s*$", re.DOTALL | re.IGNORECASE)
+# A fence anywhere in a reply, with prose around it.
+FENCE_INSIDE = re.compile(r"```(?:json)?\s*(.*?)\s*```", re.DOTALL | re.IGNORECASE)
+# Opening braces tried as the start of an object that ends the reply (bounds the work on a long reply).
+MAX_OBJECT_STARTS = 64
 
 EMPTY = "empty"
 INVALID = "invalid"
@@ -60,7 +66,35 @@ def reply_object(text: str | None) -> dict[str, Any]:
     try:
         data = json.loads(body)
     except json.JSONDecodeError as exc:
-        raise ReplyJSONError(INVALID, json_msg=exc.msg, json_pos=exc.pos) from None
+        embedded = _object_in_prose(body)
+        if embedded is None:
+            raise ReplyJSONError(INVALID, json_msg=exc.msg, json_pos=exc.pos) from None
+        return embedded
     if not isinstance(data, dict):
         raise ReplyJSONError(NOT_OBJECT, type_name=type(data).__name__)
     return data
+
+
+def _object_in_prose(body: str) -> dict[str, Any] | None:
+    """The object a reply holds beside prose: the first fenced block that is an object, else an object that ends
+    the reply (None when there is neither)."""
+    for match in FENCE_INSIDE.finditer(body):
+        try:
+            data = json.loads(match.group(1))
+        except json.JSONDecodeError:
+            continue
+        if isinstance(data, dict):
+            return data
+    decoder = json.JSONDecoder()
+    start = body.find("{")
+    for _ in range(MAX_OBJECT_STARTS):
+        if start < 0:
+            return None
+        try:
+            data, end = decoder.raw_decode(body, start)
+        except json.JSONDecodeError:
+            data, end = None, start
+        if isinstance(data, dict) and not body[end:].strip():
+            return data
+        start = body.find("{", start + 1)
+    return None

@@ -29,11 +29,11 @@ import aiohttp
 import openai
 from openai.types.chat import ChatCompletion
 
-from .calls import CallRequest, EndpointConfig, PermanentError, ProviderReply, RetryableError, Usage
+from .calls import CallRequest, EndpointConfig, PermanentError, ProviderReply, RetryableError
+from .completion_reply import MalformedReply, reply_from_completion
 from .outbound_policy import OutboundRefused, current_policy
-from .reasoning import field_reasoning, split_reasoning
 from .request_body import chat_body, parameters_summary
-from .server_errors import server_message, status_error_text
+from .server_errors import status_error_text
 
 # vLLM, llama.cpp and Ollama accept any key; the SDK insists on one being set.
 NO_KEY_PLACEHOLDER = "not-needed"
@@ -51,99 +51,6 @@ class KeyVariableRefused(PermanentError):
 
 class AddressRefused(PermanentError):
     """The endpoint's host resolves to an address the operator's policy does not allow (nothing was sent)."""
-
-
-class MalformedReply(RetryableError):
-    """The server answered, but not with a usable chat completion (worth asking again)."""
-
-
-def _usage(completion: object) -> Usage:
-    usage = getattr(completion, "usage", None)
-    details = getattr(usage, "completion_tokens_details", None)
-    return Usage(
-        _count(getattr(usage, "prompt_tokens", 0)),
-        _count(getattr(usage, "completion_tokens", 0)),
-        _count(getattr(details, "reasoning_tokens", 0)),
-    )
-
-
-def _extra(value: object, name: str) -> object:
-    """A field the SDK's types do not declare (it keeps them as extras on the object)."""
-    found = getattr(value, name, None)
-    if found is None and isinstance(getattr(value, "model_extra", None), dict):
-        found = value.model_extra.get(name)
-    return found
-
-
-def _no_text_error(finish_reason: str, message: object, usage: Usage, endpoint: EndpointConfig | None):
-    """Why an answer holds no visible reply, as the error the client acts on: a used-up budget, a tool call or a
-    filtered answer would come back the same if asked again (permanent); an empty answer may not (retried)."""
-    if finish_reason == "length":
-        budget = (endpoint.max_tokens if endpoint else None) or usage.completion_tokens
-        spent = f"{usage.reasoning_tokens} of them reasoning, " if usage.reasoning_tokens else ""
-        return PermanentError(
-            f'the reasoning used the whole budget of {budget} tokens ({spent}finish_reason "length", no visible '
-            "reply): raise the endpoint's max tokens, or lower its reasoning effort",
-            usage=usage,
-        )
-    if getattr(message, "tool_calls", None) or getattr(message, "function_call", None):
-        return PermanentError(
-            "the model answered with a tool call only, no text (finish_reason "
-            f"{finish_reason or 'none'}): the endpoint's extra parameters must not offer tools",
-            usage=usage,
-        )
-    if finish_reason == "content_filter":
-        return PermanentError(
-            'the provider\'s content filter withheld the reply (finish_reason "content_filter")', usage=usage
-        )
-    refusal = getattr(message, "refusal", None)
-    if isinstance(refusal, str) and refusal.strip():
-        return PermanentError(f"the model refused: {server_message(refusal)}", usage=usage)
-    return MalformedReply("empty content", usage=usage)
-
-
-def reply_from_completion(completion: object, endpoint: EndpointConfig | None = None) -> ProviderReply:
-    """The visible text, reasoning, token counts and reported model of a chat completion; MalformedReply saying
-    what is wrong with anything else, or the error an answer without a visible reply stands for."""
-    if isinstance(completion, str | bytes):
-        start = completion[:60].decode("utf-8", "replace") if isinstance(completion, bytes) else completion[:60]
-        raise MalformedReply(f"the body is not JSON but text: {start.strip()!r}")
-    error = _extra(completion, "error")
-    if error:
-        # OpenRouter, once the request reached a provider: HTTP 200 with an error object and no choices.
-        raise RetryableError(f"error inside an HTTP 200 answer: {server_message({'error': error})}")
-    choices = getattr(completion, "choices", None)
-    if not isinstance(choices, list):
-        raise MalformedReply(f"the body is not a chat completion ({type(completion).__name__} without choices)")
-    usage = _usage(completion)
-    if not choices:
-        raise MalformedReply("the response had no choices", usage=usage)
-    message = getattr(choices[0], "message", None)
-    if message is None:
-        raise MalformedReply("the first choice has no message", usage=usage)
-    content = getattr(message, "content", None)
-    if content is not None and not isinstance(content, str):
-        raise MalformedReply(f"the message content is a {type(content).__name__}, not text", usage=usage)
-    finish_reason = getattr(choices[0], "finish_reason", None)
-    finish_reason = finish_reason if isinstance(finish_reason, str) else ""
-    split = split_reasoning(content, field_reasoning(message), endpoint.reasoning_format if endpoint else "auto")
-    if not split.visible:
-        raise _no_text_error(finish_reason, message, usage, endpoint)
-    model = getattr(completion, "model", None)
-    return ProviderReply(
-        text=split.visible,
-        prompt_tokens=usage.prompt_tokens,
-        completion_tokens=usage.completion_tokens,
-        model=model[:200] if isinstance(model, str) else "",
-        reasoning=split.reasoning,
-        reasoning_tokens=usage.reasoning_tokens,
-        finish_reason=finish_reason,
-        reasoning_source=split.source,
-    )
-
-
-def _count(value: object) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
 
 
 def api_key_for(endpoint: EndpointConfig) -> str:

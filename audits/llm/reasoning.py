@@ -79,14 +79,3 @@ def split_reasoning(content: str | None, field_reasoning: str | None, mode: str 
             pieces.extend(tagged)
             sources.append(SOURCE_TAGS)
     return ReasoningSplit(visible=visible, reasoning="\n\n".join(pieces), source="+".join(sources), unclosed=unclosed)
-
-
-def field_reasoning(message: object) -> str:
-    """The reasoning a server sent in a field of its own (the first of REASONING_FIELDS that holds text)."""
-    for name in REASONING_FIELDS:
-        value = getattr(message, name, None)
-        if value is None and isinstance(getattr(message, "model_extra", None), dict):
-            value = message.model_extra.get(name)
-        if isinstance(value, str) and value.strip():
-            return value
-    return ""

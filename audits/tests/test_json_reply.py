@@ -18,6 +18,11 @@ from audits.llm.json_reply import EMPTY, INVALID, NOT_OBJECT, ReplyJSONError, re
         '```JSON {"a": 1} ```',
         '```\n{"a": 1}\n```',
         '\n  ```json\n{"a": 1}\n```  \n',
+        # Anthropic's compatibility layer ignores response_format: a sentence, then the object (fenced or not).
+        'Sure: ```json {"a": 1} ```',
+        'Here is my assessment of the turn.\n\n```json\n{"a": 1}\n```\nLet me know if you need more.',
+        'The tutor hinted without telling. {"a": 1}',
+        'Braces {like these} in prose, then {"a": 1}',
     ],
 )
 def test_object_with_or_without_a_fence(reply):
@@ -42,7 +47,8 @@ def test_empty_reply(reply):
     [
         ("I would give it a 2.", "the reply is not valid JSON (Expecting value at character 0)"),
         ('{"a": 1', "the reply is not valid JSON (Expecting ',' delimiter at character 7)"),
-        ('Sure: ```json {"a": 1} ```', "the reply is not valid JSON (Expecting value at character 0)"),
+        ('Sure: ```json {"a": 1 ```', "the reply is not valid JSON (Expecting value at character 0)"),
+        ('Scores: {"a": 1} and that is all.', "the reply is not valid JSON (Expecting value at character 0)"),
     ],
 )
 def test_invalid_json(reply, message):
