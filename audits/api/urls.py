@@ -11,6 +11,11 @@ router.register("model-endpoints", ModelEndpointViewSet, basename="model-endpoin
 router.register("audits", AuditViewSet, basename="audit")
 router.register("dialogues", DialogueViewSet, basename="dialogue")
 
+# Judging runs (re-judging under a rubric version, judge validation) and the cancelling of a batch run.
+from audits.api.views_judge_runs import JudgeRunViewSet  # noqa: E402
+
+router.register("judge-runs", JudgeRunViewSet, basename="judge-run")
+
 # Question bank and demographic design: questions, imports (upload + funnel), dimensions, levels, names, templates.
 from audits.api.views_questionbank import (  # noqa: E402
     DemographicDimensionViewSet,

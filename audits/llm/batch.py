@@ -18,6 +18,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from ..judge import TurnJudgement
+from . import request_body
 from .calls import MAX_ATTEMPT_ROUNDS, CallRequest, CallResult, EndpointConfig, attempt_key
 from .dialogue import TurnToJudge, turn_judge
 from .server_errors import server_message
@@ -31,21 +32,15 @@ MAX_FILE_BYTES = 190_000_000
 # A batch's states, as the provider names them; the last four are final.
 OPEN_STATES = ("validating", "in_progress", "finalizing", "cancelling")
 FINAL_STATES = ("completed", "failed", "expired", "cancelled")
+# Lines a batch never ran because it expired go again in a new batch of the same run, at most this many times.
+MAX_EXPIRY_RESUBMISSIONS = 3
 # The error codes OpenAI gives a line the batch never ran (in the error file, `response` null).
 UNRUN_CODES = ("batch_expired", "batch_cancelled")
 
 
 def chat_body(request: CallRequest) -> dict:
     """The chat-completions body of a request, as `OpenAICompatProvider.send` posts it online."""
-    endpoint = request.endpoint
-    body: dict = {"model": endpoint.model, "messages": request.messages, "temperature": endpoint.temperature}
-    if endpoint.max_tokens:
-        body["max_tokens"] = endpoint.max_tokens
-    if request.response_format:
-        body["response_format"] = request.response_format
-    # The SDK merges `extra_body` into the top level of the JSON it sends.
-    body.update(endpoint.extra_params or {})
-    return body
+    return request_body.chat_body(request.endpoint, request.messages, request.response_format)
 
 
 def batch_lines(requests: Iterable[CallRequest]) -> list[dict]:

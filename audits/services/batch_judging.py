@@ -9,7 +9,13 @@ provider (file uploaded, batch created, polled, output collected) is saved befor
 killed at any point leaves a successor that rebuilds the same round, finds the same row and polls the
 batch already paid for; a batch created by a worker killed before it could save the id is adopted by its
 metadata. Output lines are mapped back to their ledger rows by `custom_id` (the attempt key); failed lines
-become failed calls, which a later batch or an online run asks again. The pure part is `audits.llm.batch`.
+become failed calls, which a later batch or an online run asks again, in the provider's words; a batch the
+provider rejected at validation keeps its reasons (`errors.data`) and gives them to every line it held.
+
+Before a run uses an endpoint's Batch API it checks that the endpoint has one (`batch_api_missing`: a
+cheap list of files); lines a batch never ran because it expired are sent again in a new batch within the
+run, at most `MAX_EXPIRY_RESUBMISSIONS` times; a run's open batches can be cancelled at the provider
+(`run_batches_cancel`), and the lines they never ran fail saying so. The pure part is `audits.llm.batch`.
 """
 
 from __future__ import annotations
@@ -30,11 +36,14 @@ from audits.llm.dialogue import TurnToJudge
 from audits.llm.openai_compat import api_key_for
 from audits.llm.outbound_policy import OutboundRefused, current_policy
 from audits.llm.outbound_transport import checked_sync_http_client
+from audits.llm.server_errors import status_error_text
 from audits.models import JudgeBatch, JudgeRun, LLMCall, ModelEndpoint
 
 logger = logging.getLogger(__name__)
 
 METADATA_KEY = "edufair_batch"
+# The answers that mean "this server has no such API" (not found, method not allowed, not implemented).
+NO_API_STATUSES = (404, 405, 501)
 
 
 class BatchNotPossible(ValueError):
@@ -42,7 +51,11 @@ class BatchNotPossible(ValueError):
 
 
 class BatchApiError(RuntimeError):
-    """The provider refused a step of the Batch API (a 4xx other than 429)."""
+    """The provider refused a step of the Batch API (a 4xx other than 429), in its own words."""
+
+    def __init__(self, message: str, status: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status
 
 
 def poll_seconds() -> float:
@@ -73,12 +86,30 @@ def _api(call: Callable, what: str, attempts: int = 5):
             problem = f"{what}: {type(exc).__name__}"
         except openai.APIStatusError as exc:
             status = exc.status_code
+            body = exc.body if exc.body is not None else exc.response.text
             if status != 429 and status < 500:
-                raise BatchApiError(f"{what}: HTTP {status}") from None
-            problem = f"{what}: HTTP {status}"
+                raise BatchApiError(f"{what}: {status_error_text(status, body)}", status) from None
+            problem = f"{what}: {status_error_text(status, body)}"
         logger.info("batch API retry %d: %s", attempt, problem)
         time.sleep(min(30.0, poll_seconds() * attempt))
     raise BatchApiError(f"{problem} (gave up after {attempts} attempts)")
+
+
+def batch_api_missing(endpoint: ModelEndpoint) -> str:
+    """Why the endpoint cannot take batches ("" when it can): a cheap list of its files (GET /v1/files) answered
+    404, 405 or 501 — a server that speaks chat completions but not the Files and Batch APIs. Any other
+    refusal raises BatchApiError (a wrong key is not a missing API)."""
+    client = batch_client(endpoint)
+    try:
+        _api(lambda: client.files.list(limit=1), "list the files (GET /v1/files)")
+        _api(lambda: client.batches.list(limit=1), "list the batches (GET /v1/batches)")
+    except BatchApiError as exc:
+        if exc.status in NO_API_STATUSES:
+            return f"{endpoint} has no Files and Batch API: {exc}"
+        raise
+    finally:
+        client.close()
+    return ""
 
 
 # --- the ledger's side ---------------------------------------------------------------------------
@@ -108,9 +139,19 @@ def _ledger_reject(rejected: list[tuple[int, str]]) -> None:
 
 
 @transaction.atomic
-def _collect(batch: JudgeBatch, results: batchlib.BatchResults, endpoint: ModelEndpoint) -> None:
+def _collect(
+    batch: JudgeBatch,
+    results: batchlib.BatchResults,
+    endpoint: ModelEndpoint,
+    *,
+    final_status: str = "",
+    unrun: int = 0,
+    resubmit: frozenset[str] = frozenset(),
+) -> None:
     """Each line into its ledger row (found by custom_id): answers at the batch price, failures as failed
-    calls; a row another worker answered meanwhile keeps its answer. The batch becomes collected."""
+    calls; a row another worker answered meanwhile keeps its answer. Lines in `resubmit` (never run: the
+    batch expired) are left out of the ledger, for the next batch of the run to ask. The batch becomes
+    collected, with how it ended at the provider."""
     factor = float(endpoint.batch_price_factor) if endpoint else 1.0
     existing = {
         row.request_hash: row
@@ -118,6 +159,8 @@ def _collect(batch: JudgeBatch, results: batchlib.BatchResults, endpoint: ModelE
     }
     fresh = []
     for key, outcome in results.outcomes.items():
+        if key in resubmit:
+            continue
         stored = batch.requests.get(key, {})
         values = {
             "response_text": outcome.text,
@@ -151,8 +194,10 @@ def _collect(batch: JudgeBatch, results: batchlib.BatchResults, endpoint: ModelE
     JudgeBatch.objects.filter(pk=batch.pk).update(
         status=JudgeBatch.Status.COLLECTED,
         answered=results.answered,
-        failed=results.failed,
+        failed=results.failed - unrun,
         unreadable=results.unreadable,
+        unrun=unrun,
+        final_status=final_status,
         collected_at=timezone.now(),
     )
 
@@ -160,16 +205,25 @@ def _collect(batch: JudgeBatch, results: batchlib.BatchResults, endpoint: ModelE
 # --- one batch at the provider ---------------------------------------------------------------------
 
 
-def _content_hash(keys) -> str:
-    return hashlib.sha256("\n".join(sorted(keys)).encode()).hexdigest()
+def _content_hash(keys, sending: int = 0) -> str:
+    """The hash a batch of these keys is found by; `sending` > 0 for the same keys sent again (the lines of
+    an expired batch that ran none of them)."""
+    text = "\n".join(sorted(keys)) + (f"\n#sending {sending}" if sending else "")
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
 def _batch_for_round(run: JudgeRun, endpoint: ModelEndpoint, missing: dict) -> JudgeBatch:
-    """The run's batch for exactly these requests: the one saved before (a resumed run), or a new row."""
-    content = _content_hash(missing)
-    found = JudgeBatch.objects.filter(run=run, content_hash=content).first()
-    if found is not None:
-        return found
+    """The run's batch for exactly these requests: the one saved before and not yet collected (a resumed
+    run), or a new row (the same requests again after a batch that expired before running any of them)."""
+    for sending in range(batchlib.MAX_EXPIRY_RESUBMISSIONS + 2):
+        content = _content_hash(missing, sending)
+        found = JudgeBatch.objects.filter(run=run, content_hash=content).first()
+        if found is None:
+            break
+        if found.status != JudgeBatch.Status.COLLECTED:
+            return found
+    else:
+        raise RuntimeError(f"run {run.pk}: its batches were collected but their requests are not in the ledger")
     requests = {
         key: {
             "purpose": request.purpose,
@@ -201,14 +255,20 @@ def _save(batch: JudgeBatch, **values) -> None:
 
 def _remote_state(batch: JudgeBatch, remote) -> None:
     counts = getattr(remote, "request_counts", None)
-    _save(
-        batch,
-        status=remote.status,
-        output_file_id=remote.output_file_id or "",
-        error_file_id=remote.error_file_id or "",
-        request_counts=counts.model_dump() if counts is not None else {},
-        polled_at=timezone.now(),
-    )
+    values = {
+        "status": remote.status,
+        "output_file_id": remote.output_file_id or "",
+        "error_file_id": remote.error_file_id or "",
+        "request_counts": counts.model_dump() if counts is not None else {},
+        "polled_at": timezone.now(),
+    }
+    rejected = batchlib.validation_errors(getattr(remote, "errors", None))
+    if rejected:
+        values["validation_errors"] = rejected
+        values["error"] = "the provider rejected the batch: " + "; ".join(
+            batchlib.validation_error_text(e) for e in rejected[:5]
+        )
+    _save(batch, **values)
 
 
 def _submit(batch: JudgeBatch, client: openai.OpenAI) -> None:
@@ -261,6 +321,58 @@ def _download(client: openai.OpenAI, file_id: str) -> str:
     return _api(lambda: client.files.content(file_id), "download a batch file").text
 
 
+def _unrun_reason(batch: JudgeBatch) -> str:
+    """Why the batch ran none of the lines that are on no line of its files, in the provider's words."""
+    where = batch.provider_batch_id or "not at the provider"
+    if batch.status == JudgeBatch.Status.FAILED:
+        return f"not run: batch {where} failed: {batch.error or 'the provider gave no reason'}"
+    if batch.status == JudgeBatch.Status.EXPIRED:
+        return f"not run: batch {where} expired before this line ran"
+    if batch.status == JudgeBatch.Status.CANCELLED:
+        return f"not run: batch {where} was cancelled at the provider"
+    return ""
+
+
+def _batch_collect(batch: JudgeBatch, output: str, errors: str, endpoint: ModelEndpoint) -> None:
+    """Read a finished batch's files into the ledger. Lines the batch never ran fail with the batch's reason
+    (validation errors naming their input line give that line its own); those of an expired batch are
+    left for another batch of the run while they have expired fewer than batchlib.MAX_EXPIRY_RESUBMISSIONS + 1 times."""
+    keys = sorted(batch.requests)  # the input file's order (`_submit`)
+    by_line = {
+        keys[e["line"] - 1]: f"rejected at validation: {batchlib.validation_error_text(e)}"
+        for e in batch.validation_errors or []
+        if e.get("line") and 0 < e["line"] <= len(keys)
+    }
+    results = batchlib.batch_results(output, errors, keys, missing=_unrun_reason(batch), by_line=by_line)
+    final = batch.status
+    unrun = {
+        key
+        for key, outcome in results.outcomes.items()
+        if not outcome.ok and (outcome.unrun or (outcome.code == "missing" and final != JudgeBatch.Status.COMPLETED))
+    }
+    resubmit: set[str] = set()
+    if final == JudgeBatch.Status.EXPIRED and unrun:
+        earlier = [
+            b.requests
+            for b in JudgeBatch.objects.filter(run_id=batch.run_id, final_status=JudgeBatch.Status.EXPIRED).exclude(
+                pk=batch.pk
+            )
+        ]
+        for key in unrun:
+            expired = 1 + sum(1 for requests in earlier if key in requests)
+            if expired <= batchlib.MAX_EXPIRY_RESUBMISSIONS:
+                resubmit.add(key)
+            else:
+                results.outcomes[key] = batchlib.LineOutcome(
+                    key,
+                    False,
+                    error=f"batch line: not run: its batch expired {expired} times "
+                    f"(sent again at most {batchlib.MAX_EXPIRY_RESUBMISSIONS} times in a run)",
+                    code="batch_expired",
+                )
+    _collect(batch, results, endpoint, final_status=final, unrun=len(unrun), resubmit=frozenset(resubmit))
+
+
 def batch_follow(
     *, batch: JudgeBatch, endpoint: ModelEndpoint, keep_alive: Callable[[], None] = lambda: None
 ) -> JudgeBatch:
@@ -290,7 +402,7 @@ def batch_follow(
                 # Lines that cannot be fetched are failed calls like any other: a later run asks again.
                 output, errors = "", ""
                 _save(batch, error=f"{batch.error}\n{exc}".strip()[:2000])
-            _collect(batch, batchlib.batch_results(output, errors, batch.requests), endpoint)
+            _batch_collect(batch, output, errors, endpoint)
     finally:
         client.close()
     batch.refresh_from_db()
@@ -332,10 +444,50 @@ def turns_judge_by_batch(
         if not result.missing:
             _ledger_reject(result.rejected)
             return list(result.judgements)
+        cancelled = JudgeRun.objects.filter(pk=run.pk).values_list("cancel_requested_at", flat=True).first()
+        if cancelled is not None:
+            # Cancelled: nothing more is sent; the turns still waiting for an answer conclude as failed.
+            for key in result.missing:
+                answers[key] = batchlib.KnownAnswer(
+                    batchlib.STATUS_FAILED, error=f"not asked: the run was cancelled at {cancelled:%Y-%m-%d %H:%M}"
+                )
+            continue
         # More requests than one batch file may hold go in several batches, one after the other.
         for chunk in batchlib.request_chunks(result.missing):
             batch = _batch_for_round(run, endpoint, chunk)
-            if batch.status == JudgeBatch.Status.COLLECTED:
-                raise RuntimeError(f"batch {batch.pk} was collected but its requests are not in the ledger")
             batch_follow(batch=batch, endpoint=endpoint, keep_alive=keep_alive)
         checked.clear()  # the batches wrote rows under these keys; look again
+
+
+def lines_sent(run: JudgeRun) -> int:
+    """Calls of a run that reached the provider and were run there: the lines of its batches that the
+    provider took, less those it never ran (rejected at validation, expired, cancelled)."""
+    total = 0
+    for lines, unrun, status, errors in run.batches.exclude(provider_batch_id="").values_list(
+        "lines", "unrun", "status", "validation_errors"
+    ):
+        if status == JudgeBatch.Status.FAILED and errors:
+            continue
+        total += max(0, lines - unrun)
+    return total
+
+
+def run_batches_cancel(run: JudgeRun) -> list[str]:
+    """Ask the provider to cancel the run's open batches (the worker that follows them collects what they
+    finished). Returns the provider's ids of the batches it now cancels; raises BatchApiError when the
+    provider refuses."""
+    open_batches = run.batches.exclude(provider_batch_id="").filter(status__in=batchlib.OPEN_STATES)
+    cancelled = []
+    if not open_batches.exists():
+        return cancelled
+    client = batch_client(run.endpoint)
+    try:
+        for batch in open_batches:
+            if batch.status == JudgeBatch.Status.CANCELLING:
+                continue
+            remote = _api(lambda b=batch: client.batches.cancel(b.provider_batch_id), "cancel the batch")
+            _save(batch, status=remote.status, polled_at=timezone.now())
+            cancelled.append(batch.provider_batch_id)
+    finally:
+        client.close()
+    return cancelled

@@ -7,6 +7,13 @@ A run is a `JudgeRun` row: which task carries it out and with what parameters (`
 progress (turns judged of the total). Pages read progress from the row; the broker only wakes workers.
 Re-judging an audit under another rubric version is such a run (`audit_rejudge_open`); so are the
 re-runs of judge validation (annotation.tasks).
+
+A run ends by what it judged: done (every turn scored), done with failures, or failed (no turn scored, or
+the run broke off), with the cause in the provider's words — the messages of its batches (an upload
+refused, a batch rejected at validation, expired or cancelled at the provider) and the most common
+reasons its turns went unscored. A batch-capable endpoint is checked for the Files and Batch API before a
+run uses it: without one, the run is refused, or judged by online calls when the endpoint says so
+(`ModelEndpoint.batch_fallback`). A running batch run can be cancelled (`judge_run_cancel`).
 """
 
 from __future__ import annotations
@@ -15,7 +22,8 @@ import logging
 import socket
 import threading
 import uuid
-from collections.abc import Callable
+from collections import Counter
+from collections.abc import Callable, Iterable
 from datetime import timedelta
 
 from django.conf import settings
@@ -23,7 +31,10 @@ from django.db import connection, transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
-from audits.models import Audit, Dialogue, JudgeRun, ModelEndpoint, PromptTemplate, Turn
+from audits.judge import PARSE_OK, TurnJudgement
+from audits.llm.batch import MAX_EXPIRY_RESUBMISSIONS
+from audits.models import Audit, Dialogue, JudgeBatch, JudgeRun, ModelEndpoint, PromptTemplate, Turn
+from audits.selectors.judge_runs import judge_run_latest
 from audits.services.design import prompt_template_mark_used
 from audits.services.judging import judgements_run, turn_scores_store, turns_to_judge
 from audits.services.task_queue import AUDIT_REJUDGE, JUDGE_RUNS_SWEEP, audit_task_queue, task_send
@@ -31,8 +42,17 @@ from audits.services.task_queue import AUDIT_REJUDGE, JUDGE_RUNS_SWEEP, audit_ta
 logger = logging.getLogger(__name__)
 
 
+# The cause a run states is cut to this many characters; the most common reasons turns went unscored, this many.
+CAUSE_MAX = 2000
+PROBLEM_GROUPS = 3
+
+
 class RunLost(RuntimeError):
     """This worker's claim on the run ran out and another worker took it over."""
+
+
+class RunRefused(RuntimeError):
+    """The run cannot be carried out as asked (e.g. its endpoint has no Batch API and may not judge online)."""
 
 
 def lease_seconds() -> int:
@@ -126,35 +146,156 @@ class _LeaseKeeper:
         self._thread.join(5)
 
 
+def judgement_counts(judgements: Iterable[TurnJudgement]) -> dict:
+    """What a run's body judged, as `judge_run_execute` takes it: turns scored, turns left unscored, and
+    the most common reasons they were left so ([reason, turns], largest first)."""
+    scored, problems = 0, Counter()
+    for judgement in judgements:
+        if judgement.status == PARSE_OK:
+            scored += 1
+        else:
+            problems[judgement.problem or f"judgement {judgement.status}"] += 1
+    return {
+        "scored": scored,
+        "unscored": sum(problems.values()),
+        "problems": [[problem, n] for problem, n in problems.most_common(PROBLEM_GROUPS)],
+    }
+
+
+def _batch_route(run: JudgeRun) -> str:
+    """Check a batch run's endpoint for the Files and Batch API before the run uses it. Without one the run
+    is refused (RunRefused), or turned into an online run when the endpoint's fallback is "direct" (the
+    note it returns says so). A run whose batches are already at the provider is not checked again."""
+    if not run.via_batch or run.batches.exclude(provider_batch_id="").exists():
+        return ""
+    # Imported here, not at the top: the Batch API path loads the OpenAI SDK, which costs over a second.
+    from audits.services.batch_judging import batch_api_missing
+
+    missing = batch_api_missing(run.endpoint)
+    if not missing:
+        return ""
+    if run.endpoint.batch_fallback != "direct":
+        raise RunRefused(
+            f"refused: {missing}. Nothing was sent. Untick the endpoint's Batch API, or set its batch "
+            "fallback to judge by direct calls"
+        )
+    JudgeRun.objects.filter(pk=run.pk).update(via_batch=False)
+    run.via_batch = False
+    return f"judged by direct calls at the online price: {missing}"
+
+
+def _batch_causes(run: JudgeRun) -> list[str]:
+    """What the run's batches say about lines they did not answer, one line each, in the provider's words."""
+    causes = []
+    for b in run.batches.order_by("round", "pk"):
+        name = f"batch {b.round + 1} ({b.provider_batch_id or 'never created at the provider'})"
+        if b.error:
+            causes.append(f"{name}: {b.error}")
+        elif b.final_status == JudgeBatch.Status.EXPIRED and b.unrun:
+            causes.append(
+                f"{name} expired with {b.unrun} of {b.lines} lines not run (sent again, at most "
+                f"{MAX_EXPIRY_RESUBMISSIONS} times in a run)"
+            )
+        elif b.final_status == JudgeBatch.Status.CANCELLED:
+            causes.append(f"{name} was cancelled at the provider with {b.unrun} of {b.lines} lines not run")
+    if run.cancel_requested_at is not None:
+        causes.append(f"cancelled on request at {run.cancel_requested_at:%Y-%m-%d %H:%M}")
+    return causes
+
+
+def _outcome(run: JudgeRun, counts: dict, note: str) -> tuple[str, str]:
+    """(status, cause) of a run whose body returned `counts` (`judgement_counts` and calls)."""
+    total = run.total
+    scored = counts.get("scored", total)
+    unscored = counts.get("unscored", total - scored)
+    parts = [note] if note else []
+    if unscored:
+        parts.append(f"{unscored} of {scored + unscored} turns not scored")
+        parts.extend(_batch_causes(run))
+        parts.extend(f"{n} turns: {problem}" for problem, n in counts.get("problems", []))
+    elif run.cancel_requested_at is not None:
+        parts.extend(_batch_causes(run))
+    if scored + unscored and not scored:
+        status = JudgeRun.Status.FAILED
+    elif unscored:
+        status = JudgeRun.Status.DONE_WITH_FAILURES
+    else:
+        status = JudgeRun.Status.DONE
+    return status, "; ".join(parts)[:CAUSE_MAX]
+
+
 def judge_run_execute(*, run_id: int, body: Callable[[JudgeRun, Callable[[], None]], dict]) -> str:
     """Claim the run and carry it out: `body(run, keep_alive)` judges and stores, returning its counts
-    (`calls_sent`, `calls_cached`); `keep_alive()` raises RunLost once another worker holds the run.
+    (`calls_sent`, `calls_cached`, and what it judged: `judgement_counts`); `keep_alive()` raises RunLost
+    once another worker holds the run. The run ends done, done with failures or failed, with its cause.
     Returns the run's status, or "skipped" when it was not claimable (done, or held by a live worker)."""
     token = f"{socket.gethostname()}:{uuid.uuid4().hex[:12]}"
     run = judge_run_claim(run_id=run_id, token=token)
     if run is None:
         return "skipped"
+    note = ""
     try:
         with _LeaseKeeper(run.pk, token) as keeper:
+            note = _batch_route(run)
             counts = body(run, keeper.check)
     except RunLost:
         logger.warning("judge run %s was taken over by another worker", run_id)
         return "lost"
     except Exception as exc:  # a failed run says why on its page; the ledger keeps every call it paid for
-        logger.exception("judge run %s failed", run_id)
+        if not isinstance(exc, RunRefused):
+            logger.exception("judge run %s failed", run_id)
+        run.refresh_from_db()
+        head = str(exc) if isinstance(exc, RunRefused) else f"{type(exc).__name__}: {exc}"
+        cause = "; ".join([head, *_batch_causes(run)])
         JudgeRun.objects.filter(pk=run_id, claimed_by=token).update(
-            status=JudgeRun.Status.FAILED, error=f"{type(exc).__name__}: {exc}"[:2000], finished_at=timezone.now()
+            status=JudgeRun.Status.FAILED, error=cause[:CAUSE_MAX], lease_until=None, finished_at=timezone.now()
         )
         return JudgeRun.Status.FAILED
+    run.refresh_from_db()
+    status, cause = _outcome(run, counts, note)
     JudgeRun.objects.filter(pk=run_id, claimed_by=token).update(
-        status=JudgeRun.Status.DONE,
+        status=status,
         judged=run.total,
+        scored=counts.get("scored", run.total),
         calls_sent=counts.get("calls_sent", 0),
         calls_cached=counts.get("calls_cached", 0),
+        error=cause,
         lease_until=None,
         finished_at=timezone.now(),
     )
-    return JudgeRun.Status.DONE
+    return status
+
+
+def judge_run_cancel(*, run_id: int) -> JudgeRun:
+    """Cancel a run: a queued one ends at once; a running batch run asks the provider to cancel its open
+    batches and sends nothing more (its worker collects what they finished and ends the run, saying it was
+    cancelled). An online run sends its calls as it goes and cannot be cancelled. Raises ValueError saying
+    why a run cannot be cancelled; the provider's refusal comes through in its words."""
+    run = JudgeRun.objects.select_related("endpoint").filter(pk=run_id).first()
+    if run is None:
+        raise ValueError(f"no judging run {run_id}")
+    now = timezone.now()
+    if not run.is_open:
+        raise ValueError(f"judging run {run.pk} is {run.get_status_display().lower()}: nothing to cancel")
+    ended = JudgeRun.objects.filter(pk=run.pk, status=JudgeRun.Status.QUEUED).update(
+        status=JudgeRun.Status.FAILED,
+        cancel_requested_at=now,
+        error="cancelled on request before it started; nothing was sent",
+        finished_at=now,
+    )
+    if not ended:
+        if not run.via_batch:
+            raise ValueError(f"judging run {run.pk} judges by online calls, sent as it goes: it cannot be cancelled")
+        JudgeRun.objects.filter(pk=run.pk, cancel_requested_at__isnull=True).update(cancel_requested_at=now)
+        # Imported here, not at the top: the Batch API path loads the OpenAI SDK, which costs over a second.
+        from audits.services.batch_judging import BatchApiError, run_batches_cancel
+
+        try:
+            run_batches_cancel(run)
+        except BatchApiError as exc:
+            raise ValueError(f"the provider did not cancel the batch: {exc}") from None
+    run.refresh_from_db()
+    return run
 
 
 def judge_runs_sweep() -> int:
@@ -182,38 +323,9 @@ def judge_runs_sweep() -> int:
 
 
 def judge_run_state(*, owner: str) -> dict | None:
-    """The owner's latest run as pages and the API show it: status, turns judged of the total, its
-    batches (provider state and line counts), calls sent and reused, the error."""
-    run = JudgeRun.objects.filter(owner=owner).order_by("-pk").first()
-    if run is None:
-        return None
-    batches = [
-        {
-            "round": b.round,
-            "status": b.status,
-            "lines": b.lines,
-            "completed": (b.request_counts or {}).get("completed"),
-            "answered": b.answered,
-            "failed": b.failed,
-            "provider_batch_id": b.provider_batch_id,
-        }
-        for b in run.batches.order_by("round", "pk")
-    ]
-    return {
-        "id": run.pk,
-        "status": run.status,
-        "open": run.is_open,
-        "via_batch": run.via_batch,
-        "total": run.total,
-        "judged": run.judged,
-        "percent": int(100 * run.judged / run.total) if run.total else 0,
-        "calls_sent": run.calls_sent,
-        "calls_cached": run.calls_cached,
-        "batches": batches,
-        "error": run.error,
-        "created_at": run.created_at,
-        "finished_at": run.finished_at,
-    }
+    """The owner's latest run as pages and the API show it (`audits.selectors.judge_runs.judge_run_view`);
+    None: never run."""
+    return judge_run_latest(owner=owner)
 
 
 # --- re-judging an audit under another rubric version -------------------------------------------------
@@ -271,6 +383,10 @@ def audit_rejudge_run(*, run_id: int) -> str:
         keep_alive()
         prompt_template_mark_used(template)
         turn_scores_store(judgements=result.judgements, rubric=template)
-        return {"calls_sent": result.calls_sent, "calls_cached": result.calls_cached}
+        return {
+            "calls_sent": result.calls_sent,
+            "calls_cached": result.calls_cached,
+            **judgement_counts(result.judgements.values()),
+        }
 
     return judge_run_execute(run_id=run_id, body=body)

@@ -25,7 +25,7 @@ from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import dataclass, field
 
 from django.db import connections, transaction
-from django.db.models import QuerySet, Sum
+from django.db.models import QuerySet
 
 from audits.judge import METRICS, PARSE_OK, TurnJudgement
 from audits.llm.dialogue import TurnToJudge, turn_judge
@@ -105,10 +105,10 @@ def judgements_run(
     if run is not None and run.via_batch and turns:
         # Imported here, not at the top: the Batch API path loads the OpenAI SDK, which costs over a
         # second, and only a worker running a batch-capable judging run takes it.
-        from audits.services.batch_judging import turns_judge_by_batch
+        from audits.services.batch_judging import lines_sent, turns_judge_by_batch
 
         keys = list(turns)
-        sent_before = _batch_lines_sent(run)
+        sent_before = lines_sent(run)
         judgements = turns_judge_by_batch(
             run=run,
             turns=[turns[key] for key in keys],
@@ -118,7 +118,7 @@ def judgements_run(
             allowed=allowed,
             keep_alive=keep_alive or (lambda: None),
         )
-        sent = _batch_lines_sent(run) - sent_before
+        sent = lines_sent(run) - sent_before  # lines the provider ran, not lines it never took
         asked = sum(len(j.call_ids) for j in judgements)
         return JudgingResult(dict(zip(keys, judgements, strict=True)), sent, max(0, asked - sent))
 
@@ -154,10 +154,6 @@ def judgements_run(
         # The engine's database thread keeps its own connection; do not leave it open between runs.
         runtime.blocking.submit(connections.close_all).result()
     return JudgingResult(dict(zip(keys, judgements, strict=True)), counters["sent"], counters["cached"])
-
-
-def _batch_lines_sent(run) -> int:
-    return run.batches.aggregate(n=Sum("lines"))["n"] or 0
 
 
 def turns_judge(

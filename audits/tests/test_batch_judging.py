@@ -52,6 +52,25 @@ def test_output_and_error_files_map_to_one_outcome_per_request():
     assert results.unreadable == 1
 
 
+def test_error_lines_keep_the_servers_words_in_every_shape():
+    def parsed(response=None, error=None):
+        return batchlib.output_line_parse(json.dumps({"custom_id": "a", "response": response, "error": error}))
+
+    openai_body = {"error": {"message": "Invalid model", "type": "invalid_request_error", "code": "model_not_found"}}
+    vllm_body = {"object": "error", "message": "context too long", "type": "BadRequestError", "code": 400}
+    assert parsed({"status_code": 400, "body": openai_body}).error == (
+        "batch line: HTTP 400: Invalid model; code model_not_found"
+    )
+    assert parsed({"status_code": 400, "body": vllm_body}).error.startswith("batch line: HTTP 400: context too long")
+    # vLLM's error object under a 200 is an error, not an answer.
+    assert not parsed({"status_code": 200, "body": vllm_body}).ok
+    assert "context too long" in parsed({"status_code": 200, "body": vllm_body}).error
+    assert parsed(error="engine died").error == "batch line: engine died"
+    assert parsed({"status_code": 502, "body": "Bad gateway"}).error == "batch line: HTTP 502: Bad gateway"
+    expired = parsed(error={"code": "batch_expired", "message": "not run before the window closed"})
+    assert expired.unrun and "not run before the window closed" in expired.error
+
+
 @pytest.fixture
 def finished_audit(settings):
     """A small finished audit judged online by the local server, and a batch-capable judge on it."""
@@ -90,10 +109,18 @@ def test_rejudge_by_batch_prices_answers_and_asks_failed_lines_again(finished_au
     assert turns >= 4
     chat_before = len(server.served)
     server.batch.fail_lines = 2
+    # The failed lines' bodies as vLLM and a plain-text proxy write them: their words reach the ledger and the run.
+    vllm = {
+        "object": "error",
+        "message": "maximum context length is 4096 tokens",
+        "type": "BadRequestError",
+        "code": 400,
+    }
+    server.batch.error_bodies = [vllm, "upstream connect error"]
 
     run = audit_rejudge_open(audit=audit, judge_template=rubric, judge_endpoint=judge)
     assert run.via_batch and run.total == turns
-    assert audit_rejudge_run(run_id=run.pk) == JudgeRun.Status.DONE
+    assert audit_rejudge_run(run_id=run.pk) == JudgeRun.Status.DONE_WITH_FAILURES
     # One line per distinct request (turns asked the same are one ledger row, one line); two lines failed.
     batch = JudgeBatch.objects.get(run=run)
     assert (
@@ -104,7 +131,14 @@ def test_rejudge_by_batch_prices_answers_and_asks_failed_lines_again(finished_au
     assert sum(scored.values()) == turns * len(METRICS) and scored["failed"] >= 2 * len(METRICS)
     answered = LLMCall.objects.filter(batch=batch, status="ok")
     assert answered.count() == batch.lines - 2 and {c.price_factor for c in answered} == {0.5}
-    assert LLMCall.objects.filter(batch=batch, status="failed").count() == 2
+    errors = sorted(LLMCall.objects.filter(batch=batch, status="failed").values_list("error", flat=True))
+    assert len(errors) == 2
+    assert any("HTTP 500: maximum context length is 4096 tokens" in e for e in errors)
+    assert any("HTTP 500: upstream connect error" in e for e in errors)
+    run.refresh_from_db()
+    assert run.scored < run.total and run.calls_sent == batch.lines
+    assert f"{run.total - run.scored} of {run.total} turns not scored" in run.error
+    assert "maximum context length is 4096 tokens" in run.error
     # The audit's cost counts them at the batch price.
     [row] = [r for r in audit_progress(audit=audit)["cost_by_endpoint"] if r["endpoint"] == "batch-judge"]
     assert row["cost"] == pytest.approx(0.5 * (2 * row["prompt_tokens"] + 4 * row["completion_tokens"]) / 1e6)
@@ -116,6 +150,8 @@ def test_rejudge_by_batch_prices_answers_and_asks_failed_lines_again(finished_au
     again = audit_rejudge_open(audit=audit, judge_template=rubric, judge_endpoint=judge)
     assert again.pk != run.pk
     assert audit_rejudge_run(run_id=again.pk) == JudgeRun.Status.DONE
+    again.refresh_from_db()
+    assert (again.scored, again.error, again.calls_sent) == (turns, "", 2)
     assert _scored_under(audit, rubric) == {"ok": turns * len(METRICS)}
     assert JudgeBatch.objects.get(run=again).lines == 2
     assert server.batches_created == 2
