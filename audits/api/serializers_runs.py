@@ -10,8 +10,10 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from audits.models import Audit, Condition, Dialogue, LLMCall, ModelEndpoint, Turn, TurnScore
-from audits.models.llm import validate_env_var_name
+from audits.models.llm import ENDPOINT_REQUEST_FIELDS, validate_env_var_name
+from audits.run_outcome import FAILED, FINISHED, FINISHED_WITH_FAILURES, run_outcome
 from audits.selectors.endpoints import endpoint_model_mismatches
+from audits.selectors.runs import audit_run_outcome
 from edufair_web.json_parser import DepthBoundedJSONField
 from edufair_web.text_limits import NOTE_MAX
 
@@ -54,6 +56,7 @@ class ModelEndpointSerializer(serializers.ModelSerializer):
             "price_output_per_million",
             "batch_capable",
             "batch_price_factor",
+            *ENDPOINT_REQUEST_FIELDS,
             "description",
             "created_at",
         ]
@@ -108,10 +111,19 @@ class ConditionSerializer(serializers.ModelSerializer):
         ]
 
 
+# How a run ended (audits.run_outcome): the stored status until it is finished, then what its dialogues became.
+OUTCOMES = [*Audit.Status.values, FINISHED_WITH_FAILURES, FAILED]
+
+
 class AuditSerializer(serializers.ModelSerializer):
     uses_simulation = serializers.BooleanField(read_only=True)
     conditions = ConditionSerializer(many=True, read_only=True)
     question_count = serializers.SerializerMethodField()
+    outcome = serializers.SerializerMethodField(
+        help_text="How the run ended: `status` until the audit is finished; then `finished` (every dialogue done), "
+        "`finished_with_failures` (some failed) or `failed` (every dialogue failed: no results). `status` says only "
+        "that no work remains."
+    )
 
     class Meta:
         model = Audit
@@ -120,6 +132,7 @@ class AuditSerializer(serializers.ModelSerializer):
             "name",
             "description",
             "status",
+            "outcome",
             "uses_simulation",
             "tutors",
             "student_endpoint",
@@ -149,6 +162,14 @@ class AuditSerializer(serializers.ModelSerializer):
 
     def get_question_count(self, audit: Audit) -> int:
         return audit.questions.count()
+
+    @extend_schema_field(serializers.ChoiceField(choices=OUTCOMES))
+    def get_outcome(self, audit: Audit) -> str:
+        if audit.status != FINISHED:
+            return audit.status
+        if hasattr(audit, "n_done") and hasattr(audit, "n_failed"):  # counted with the list (selectors.runs.audit_list)
+            return run_outcome(audit.status, done=audit.n_done, failed=audit.n_failed)
+        return audit_run_outcome(audit=audit)
 
 
 class AuditCreateSerializer(serializers.Serializer):
@@ -213,6 +234,10 @@ class LLMCallSerializer(serializers.ModelSerializer):
             "latency_ms",
             "request",
             "response_text",
+            "reasoning",
+            "reasoning_tokens",
+            "finish_reason",
+            "reported_model",
             "created_at",
         ]
 

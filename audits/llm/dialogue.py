@@ -38,7 +38,7 @@ from ..judge import (
 )
 from .calls import CallRequest, EndpointConfig
 from .client import LLMClient
-from .request_body import samples, sends_temperature
+from .request_body import parameters_summary, samples, sends_temperature
 
 
 @dataclass
@@ -60,6 +60,25 @@ class DialogueEndpoints:
         if purpose == PURPOSE_CHECK:
             return self.check or self.judge
         return self.judge
+
+
+def requests_preview(endpoints: DialogueEndpoints, tutors: list[EndpointConfig]) -> list[dict]:
+    """What each role's requests carry (audits.llm.request_body), as `for_purpose` sends them: the launch preview's
+    table. The student's temperature-0 rule is said where the model cannot take it."""
+    rows = []
+    roles = [*((PURPOSE_TUTOR, tutor) for tutor in tutors), (PURPOSE_STUDENT, endpoints.student)]
+    roles += [(PURPOSE_JUDGE, endpoints.judge), (PURPOSE_CHECK, endpoints.check or endpoints.judge)]
+    for purpose, endpoint in roles:
+        sent = endpoints.for_purpose(purpose) if purpose != PURPOSE_TUTOR else endpoint
+        note = ""
+        if purpose == PURPOSE_STUDENT:
+            note = (
+                "temperature 0, the paper's fixed student"
+                if sends_temperature(sent)
+                else "this model takes no temperature: the student answers at the model's default, not at 0"
+            )
+        rows.append({"role": purpose, "model": sent.model, "parameters": parameters_summary(sent), "note": note})
+    return rows
 
 
 @dataclass

@@ -239,6 +239,8 @@ async def endpoint_connection_check(endpoint: EndpointConfig, *, sleep=asyncio.s
                 reply = await provider.send(request)
                 break
             except RetryableError as exc:
+                if exc.status is None:  # no HTTP answer: the same words whatever listens there
+                    return False, str(exc)
                 if exc.status != 503:
                     return False, f"{exc} ({sent})"
                 if attempt == LOADING_TRIES:

@@ -42,6 +42,19 @@ def validate_header_name(value: str) -> None:
         raise ValidationError(refusal)
 
 
+# The fields that shape a request for a real server (reasoning, parameters, headers): every door that edits an
+# endpoint offers them.
+ENDPOINT_REQUEST_FIELDS = (
+    "reasoning_format",
+    "temperature_parameter",
+    "token_limit_parameter",
+    "reasoning_effort",
+    "api_key_header",
+    "extra_headers",
+    "query_params",
+)
+
+
 class ModelEndpoint(models.Model):
     class Provider(models.TextChoices):
         OPENAI = PROVIDER_OPENAI, "OpenAI-compatible (OpenAI, vLLM, Ollama, llama.cpp, OpenRouter…)"
@@ -143,7 +156,7 @@ class ModelEndpoint(models.Model):
     extra_headers = models.JSONField(
         default=dict,
         blank=True,
-        help_text='Headers sent with every request, not secret (keys come only from the key variable), e.g. '
+        help_text="Headers sent with every request, not secret (keys come only from the key variable), e.g. "
         '{"HTTP-Referer": "https://example.org"}.',
     )
     query_params = models.JSONField(

@@ -52,7 +52,7 @@ def test_429_waits_at_least_retry_after_then_succeeds(server):
     assert result.ok and result.attempts == 2
     assert len(sleep.waits) == 1 and sleep.waits[0] >= 7
     row = next(iter(ledger.rows.values()))
-    assert row["attempts"] == 2 and row["attempt_log"][0]["error"] == "HTTP 429"
+    assert row["attempts"] == 2 and row["attempt_log"][0]["error"] == "HTTP 429: rate limited; type rate_limit"
     assert [r.status for r in server.served] == [429, 200]
 
 
@@ -82,7 +82,8 @@ def test_attempts_are_bounded_then_the_failure_is_recorded(server):
     ledger = MemoryLedger()
     client = LLMClient(ledger, sleep=RecordedSleep(), retry=RetryPolicy(max_attempts=3))
     (result,) = complete(client, request(endpoint(server)))
-    assert not result.ok and result.text is None and result.error == "HTTP 500 (gave up after 3 attempts)"
+    assert not result.ok and result.text is None
+    assert result.error == "HTTP 500: boom; type server_error (gave up after 3 attempts)"
     row = next(iter(ledger.rows.values()))
     assert row["status"] == "failed" and row["attempts"] == 3
     assert len(server.served) == 3
@@ -103,7 +104,7 @@ def test_a_4xx_other_than_429_is_not_retried(server):
     bad = endpoint(server, base_url=server.base_url.replace("/v1", "/nowhere"))
     sleep = RecordedSleep()
     (result,) = complete(LLMClient(MemoryLedger(), sleep=sleep), request(bad))
-    assert not result.ok and result.error == "HTTP 404" and sleep.waits == []
+    assert not result.ok and result.error == "HTTP 404: 404: Not Found" and sleep.waits == []
 
 
 def test_a_retry_after_longer_than_the_limit_fails_instead_of_blocking(server):

@@ -28,7 +28,7 @@ def test_each_transport_answers_and_retries_a_429(server, monkeypatch, transport
     ledger = MemoryLedger()
     (result,) = complete(LLMClient(ledger, sleep=RecordedSleep()), request(endpoint(server), text=transport))
     assert result.ok and result.attempts == 2 and result.text
-    assert next(iter(ledger.rows.values()))["attempt_log"][0]["error"] == "HTTP 429"
+    assert next(iter(ledger.rows.values()))["attempt_log"][0]["error"] == "HTTP 429: rate limited; type rate_limit"
 
 
 def test_an_unknown_transport_fails_the_call_with_its_name(server, monkeypatch):

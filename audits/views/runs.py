@@ -24,7 +24,11 @@ from audits.design import (
     selection_text,
 )
 from audits.forms import DesignPreviewForm, LabelPlanForm
+from audits.llm.dialogue import DialogueEndpoints, requests_preview
 from audits.models import Audit, Dialogue, Domain, ModelEndpoint, PromptTemplate, Question
+from audits.models.llm import ENDPOINT_REQUEST_FIELDS
+from audits.run_outcome import LABELS as OUTCOME_LABELS
+from audits.run_outcome import TONES, run_outcome
 from audits.selectors.design import design_dimensions
 from audits.selectors.endpoints import audit_reported_models, endpoint_model_mismatches
 from audits.selectors.questionbank import question_domains
@@ -77,6 +81,12 @@ class ModelEndpointForm(forms.ModelForm):
             "price_output_per_million": "Price per million output tokens",
             "batch_capable": "Batch API capable",
             "batch_price_factor": "Batch price factor",
+            "reasoning_format": "How reasoning arrives",
+            "temperature_parameter": "Temperature parameter",
+            "token_limit_parameter": "Token limit parameter",
+            "api_key_header": "API key header",
+            "extra_headers": "Extra headers (JSON, not secret)",
+            "query_params": "Query parameters (JSON, not secret)",
         }
         fields = [
             "name",
@@ -97,6 +107,7 @@ class ModelEndpointForm(forms.ModelForm):
             "price_output_per_million",
             "batch_capable",
             "batch_price_factor",
+            *ENDPOINT_REQUEST_FIELDS,
             "description",
         ]
 
@@ -364,6 +375,13 @@ class AuditListView(ResearcherRequiredMixin, ListView):
     def get_queryset(self):
         return audit_list(user=self.request.user)
 
+    def get_context_data(self, **kwargs):
+        context = super().get_context_data(**kwargs)
+        for audit in context["audits"]:  # how each run ended, as the run page says it (audits.run_outcome)
+            outcome = run_outcome(audit.status, done=audit.n_done, failed=audit.n_failed)
+            audit.outcome_label, audit.outcome_tone = OUTCOME_LABELS.get(outcome, outcome), TONES.get(outcome, "")
+        return context
+
 
 def _price(endpoint: ModelEndpoint | None) -> Price:
     if endpoint is None:
@@ -400,7 +418,17 @@ def launch_preview(form: AuditForm) -> dict:
         judge=_price(judge),
         check=_price(data.get("check_endpoint") or judge),
     )
-    chosen = [*tutors, data.get("student_endpoint"), judge, data.get("check_endpoint")]
+    student, check = data.get("student_endpoint"), data.get("check_endpoint")
+    requests = []
+    if student is not None and judge is not None:
+        endpoints = DialogueEndpoints(
+            tutor=student.to_config(),  # any: each tutor's row is its own
+            student=student.to_config(),
+            judge=judge.to_config(),
+            check=check.to_config() if check else None,
+        )
+        requests = requests_preview(endpoints, [tutor.to_config() for tutor in tutors])
+    chosen = [*tutors, student, judge, check]
     failed = sorted({str(endpoint) for endpoint in chosen if endpoint is not None and endpoint.last_test_ok is False})
     # The label plan's own fields (and the launch form's judge endpoint): a bad value there hides the plan, not
     # the preview, and never blocks the launch.
@@ -410,6 +438,7 @@ def launch_preview(form: AuditForm) -> dict:
         "conditions": computed.conditions,
         "cost": cost,
         "check": launch_check(computed.preview, failed_endpoints=failed),
+        "requests": requests,
         "plan_form": plan_form,
         "label_plan": plan_form.label_plan(computed.preview) if plan_form.is_valid() else None,
     }
