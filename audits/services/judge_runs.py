@@ -32,7 +32,6 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from audits.judge import PARSE_OK, TurnJudgement
-from audits.llm.batch import MAX_EXPIRY_RESUBMISSIONS
 from audits.models import Audit, Dialogue, JudgeBatch, JudgeRun, ModelEndpoint, PromptTemplate, Turn
 from audits.selectors.judge_runs import judge_run_latest
 from audits.services.design import prompt_template_mark_used
@@ -192,10 +191,7 @@ def _batch_causes(run: JudgeRun) -> list[str]:
         if b.error:
             causes.append(f"{name}: {b.error}")
         elif b.final_status == JudgeBatch.Status.EXPIRED and b.unrun:
-            causes.append(
-                f"{name} expired with {b.unrun} of {b.lines} lines not run (sent again, at most "
-                f"{MAX_EXPIRY_RESUBMISSIONS} times in a run)"
-            )
+            causes.append(f"{name} expired with {b.unrun} of {b.lines} lines not run")
         elif b.final_status == JudgeBatch.Status.CANCELLED:
             causes.append(f"{name} was cancelled at the provider with {b.unrun} of {b.lines} lines not run")
     if run.cancel_requested_at is not None:
@@ -212,7 +208,13 @@ def _outcome(run: JudgeRun, counts: dict, note: str) -> tuple[str, str]:
     if unscored:
         parts.append(f"{unscored} of {scored + unscored} turns not scored")
         parts.extend(_batch_causes(run))
-        parts.extend(f"{n} turns: {problem}" for problem, n in counts.get("problems", []))
+        stated = [b for b in run.batches.values_list("provider_batch_id", flat=True) if b]
+        parts.extend(
+            f"{n} turns: {problem}"
+            for problem, n in counts.get("problems", [])
+            # A line a batch never ran says what its batch said, stated above.
+            if not (problem.startswith("batch line: not run: batch ") and any(b in problem for b in stated))
+        )
     elif run.cancel_requested_at is not None:
         parts.extend(_batch_causes(run))
     if scored + unscored and not scored:
