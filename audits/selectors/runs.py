@@ -45,6 +45,7 @@ def audit_progress(*, audit: Audit) -> dict:
         attempts=Sum("attempts"),
         prompt_tokens=Sum("prompt_tokens"),
         completion_tokens=Sum("completion_tokens"),
+        reasoning_tokens=Sum("reasoning_tokens"),
     )
     # Every model call a dialogue made that was answered without sending: from the ledger (paid earlier
     # by another dialogue of this audit or by another audit) or shared with an identical request in
@@ -108,6 +109,8 @@ def audit_progress(*, audit: Audit) -> dict:
         "retries": (paid_totals["attempts"] or 0) - calls,
         "prompt_tokens": paid_totals["prompt_tokens"] or 0,
         "completion_tokens": paid_totals["completion_tokens"] or 0,
+        # Of the completion tokens, those the models spent reasoning (billed as output, never shown as a turn).
+        "reasoning_tokens": paid_totals["reasoning_tokens"] or 0,
         "cost": sum(row["cost"] for row in cost_rows),
         "cost_by_endpoint": cost_rows,
         "turns_scored": judge_counts.get(Turn.JudgeStatus.OK, 0),
