@@ -24,7 +24,8 @@ ledger recorded unparsable; on the workers by default, in this process with `--i
 `run_audit AUDIT_ID --rubric TEMPLATE_ID [--judge ENDPOINT_ID] [--inline]` judges every tutor turn of the
 audit's finished dialogues under another rubric version (a judge_rubric template), by the audit's judge or
 the endpoint given — through the Batch API when that endpoint is batch-capable. The scores are stored
-under that rubric beside the audit's own.
+under that rubric beside the audit's own. Inline, it prints how the run ended (done, done with failures,
+failed) and the cause in the provider's words.
 """
 
 import hashlib
@@ -39,6 +40,7 @@ from django.db.models import Q
 from tqdm import tqdm
 
 from audits.models import Audit, ModelEndpoint, PromptTemplate
+from audits.selectors.judge_runs import judge_run_view
 from audits.selectors.runs import audit_for_config_hash, audit_progress
 from audits.services.audit_lifecycle import (
     audit_create_from_design,
@@ -218,9 +220,12 @@ class Command(BaseCommand):
     def _rejudge(self, audit: Audit, *, inline: bool) -> None:
         if inline:
             counts = audit_turns_rejudge_run(audit_id=audit.pk)
+            unscored = counts["unparsable"] + counts["failed"]
+            outcome = "done" if not unscored else "failed" if not counts["scored"] else "done with failures"
             self.stdout.write(
                 f"Re-judged {counts['turns']} turns: {counts['scored']} scored, {counts['unparsable']} unparsable, "
-                f"{counts['failed']} failed; {counts['calls_sent']} calls sent, {counts['calls_cached']} reused."
+                f"{counts['failed']} failed; {counts['calls_sent']} calls sent, {counts['calls_cached']} reused"
+                f"{': ' + outcome if counts['turns'] else ''}."
             )
             return
         try:
@@ -247,9 +252,18 @@ class Command(BaseCommand):
         if not inline:
             self.stdout.write(f"Judging {run.total} turns under {template} {how} on the workers (run {run.pk}).")
             return
-        status = audit_rejudge_run(run_id=run.pk)
+        audit_rejudge_run(run_id=run.pk)
         run.refresh_from_db()
-        self.stdout.write(f"Judged {run.judged} of {run.total} turns under {template} {how}: {status}.")
+        how = "through the Batch API" if run.via_batch else "online"  # online when it fell back to direct calls
+        shown = judge_run_view(run)
+        self.stdout.write(
+            f"Judged {run.judged} of {run.total} turns under {template} {how}, {run.scored} scored, "
+            f"{run.calls_sent} calls sent, {run.calls_cached} reused: {shown['status_label']}."
+        )
+        if shown["cause"]:
+            self.stdout.write(f"Cause: {shown['cause']}")
+        if run.status == run.Status.FAILED:
+            raise CommandError(f"judging run {run.pk} failed: no turn was scored")
 
     def _summary(self, audit: Audit, status: str) -> None:
         progress = audit_progress(audit=audit)
