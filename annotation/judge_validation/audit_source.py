@@ -35,7 +35,13 @@ from audits.services.design import (
     prompt_template_revise,
 )
 from audits.services.judge_corrected import JudgeCorrectedResults, judge_corrected_results
-from audits.services.judge_runs import judge_run_execute, judge_run_open, judge_run_state
+from audits.services.judge_runs import (
+    judge_run_cancel,
+    judge_run_execute,
+    judge_run_open,
+    judge_run_state,
+    judgement_counts,
+)
 from audits.services.judging import judgements_run, turns_to_judge
 
 # The label questions are the judge's metrics, in the judge's order: the report compares them one to one.
@@ -68,9 +74,11 @@ __all__ = [
     "judge_corrected_results",
     "judge_endpoint",
     "judge_template",
+    "judge_run_cancel",
     "judge_run_execute",
     "judge_run_open",
     "judge_run_state",
+    "judgement_counts",
     "judgements_run",
     "kish_design_effect",
     "labels_needed",

@@ -24,6 +24,7 @@ TASK_NAME = "annotation.judge_validation_run"
 __all__ = [
     "PURPOSE_JUDGE",
     "judge_run",
+    "judge_run_cancel",
     "judge_run_start",
     "judge_run_state",
     "judge_validation_add",
@@ -65,6 +66,16 @@ def judge_run_start(*, validation: JudgeValidation):
 def judge_run_state(validation: JudgeValidation) -> dict | None:
     """The validation's latest judging run as the page and the API show it (None: never run)."""
     return audit_source.judge_run_state(owner=judge_run_owner(validation))
+
+
+def judge_run_cancel(validation: JudgeValidation) -> dict:
+    """Cancel the validation's open judging run (`audit_source.judge_run_cancel`: a running batch is cancelled
+    at the provider); raises ValueError saying why it cannot be. Returns the run as the page shows it."""
+    run = judge_run_state(validation)
+    if run is None:
+        raise ValueError(f"{validation.judge_name} has no judging run to cancel")
+    audit_source.judge_run_cancel(run_id=run["id"])
+    return judge_run_state(validation)
 
 
 def judge_validation_run(*, run_id: int) -> str:
@@ -123,7 +134,12 @@ def judge_run(*, validation: JudgeValidation, max_reasks: int = 2, run=None, kee
             calls_cached=result.calls_cached,
         )
     validation.refresh_from_db()
-    return {"items": len(turns), "calls_sent": result.calls_sent, "calls_cached": result.calls_cached}
+    return {
+        "items": len(turns),
+        "calls_sent": result.calls_sent,
+        "calls_cached": result.calls_cached,
+        **audit_source.judgement_counts(result.judgements.values()),
+    }
 
 
 def judge_validation_add(*, project, endpoint, rubric) -> tuple[JudgeValidation, object | None]:

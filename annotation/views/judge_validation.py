@@ -350,6 +350,17 @@ class ValidationActionView(ResearcherRequiredMixin, View):
                         "its progress shows below.",
                     )
                 back += f"?rubric={rubric.pk}"
+            elif action == "cancel-run":
+                validation = get_object_or_404(
+                    JudgeValidation, pk=parse_id(request.POST.get("validation", "")), project=project
+                )
+                run = judging.judge_run_cancel(validation)
+                messages.success(
+                    request,
+                    f"{validation.judge_name}'s judging run: cancelled"
+                    + (" at the provider; the lines it finished are kept." if run and run["via_batch"] else "."),
+                )
+                back += f"?rubric={validation.rubric_id}"
             elif action == "persona":
                 hidden = request.POST.get("hidden") == "1"
                 services.persona_visibility_set(project=project, hidden=hidden)
