@@ -62,11 +62,14 @@ class DialogueEndpoints:
         return self.judge
 
 
-def requests_preview(endpoints: DialogueEndpoints, tutors: list[EndpointConfig]) -> list[dict]:
+def requests_preview(
+    *, tutors: list[EndpointConfig], student: EndpointConfig, judge: EndpointConfig, check: EndpointConfig | None
+) -> list[dict]:
     """What each role's requests carry (audits.llm.request_body), as `for_purpose` sends them: the launch preview's
-    table. The student's temperature-0 rule is said where the model cannot take it."""
+    and the run page's table. The student's temperature-0 rule is said where the model cannot take it."""
+    endpoints = DialogueEndpoints(tutor=student, student=student, judge=judge, check=check)
     rows = []
-    roles = [*((PURPOSE_TUTOR, tutor) for tutor in tutors), (PURPOSE_STUDENT, endpoints.student)]
+    roles = [*((PURPOSE_TUTOR, tutor) for tutor in tutors), (PURPOSE_STUDENT, student)]
     roles += [(PURPOSE_JUDGE, endpoints.judge), (PURPOSE_CHECK, endpoints.check or endpoints.judge)]
     for purpose, endpoint in roles:
         sent = endpoints.for_purpose(purpose) if purpose != PURPOSE_TUTOR else endpoint

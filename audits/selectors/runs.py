@@ -14,6 +14,7 @@ from django.utils import timezone
 
 from audits.conditions import analysis_design
 from audits.judge import CONVERSATION_METRICS, METRICS, STUDENT_METRICS
+from audits.llm.dialogue import requests_preview
 from audits.models import Audit, Condition, Dialogue, LLMCall, ModelEndpoint, PromptTemplate, Turn, TurnScore
 from audits.run_outcome import LABELS, TONES, group_failures, host_of, run_outcome
 from audits.selectors.endpoints import endpoint_limit_statuses
@@ -314,3 +315,14 @@ def audit_condition_design(audit: Audit) -> dict:
     creation order — converted as the design preview converts them (`audits.conditions.analysis_design`),
     so the analysis reports the contrasts the preview listed."""
     return analysis_design({condition.pk: condition for condition in Condition.objects.filter(audit=audit)})
+
+
+def audit_requests_sent(*, audit: Audit) -> list[dict]:
+    """What each of the audit's models is sent with every request, per role (audits.llm.dialogue.requests_preview):
+    the run page states it, the student's temperature above all, which a reasoning model cannot take."""
+    return requests_preview(
+        tutors=[tutor.to_config() for tutor in audit.tutors.all()],
+        student=audit.student_endpoint.to_config(),
+        judge=audit.judge_endpoint.to_config(),
+        check=audit.check_endpoint.to_config() if audit.check_endpoint_id else None,
+    )

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from audits.llm.calls import CallRequest, EndpointConfig
-from audits.llm.dialogue import DialogueEndpoints, requests_preview
+from audits.llm.dialogue import requests_preview
 from audits.llm.endpoint_shapes import headers_refusal, query_params_refusal
 from audits.llm.request_body import chat_body, openai_reasoning_model, parameters_summary, samples
 
@@ -84,14 +84,10 @@ def test_the_hash_of_a_default_endpoint_is_unchanged_and_a_reasoning_setting_cha
 
 def test_the_student_keeps_temperature_0_only_where_the_model_takes_one():
     judge = endpoint(model="gpt-oss-120b")
-    rows = requests_preview(
-        DialogueEndpoints(tutor=endpoint(), student=endpoint(temperature=0.7), judge=judge), [endpoint()]
-    )
+    rows = requests_preview(tutors=[endpoint()], student=endpoint(temperature=0.7), judge=judge, check=None)
     assert [row["role"] for row in rows] == ["tutor", "student", "judge", "check"]
     assert rows[1]["parameters"] == "temperature 0, no token limit" and "fixed student" in rows[1]["note"]
-    rows = requests_preview(
-        DialogueEndpoints(tutor=endpoint(), student=endpoint(model="gpt-5-mini"), judge=judge), [endpoint()]
-    )
+    rows = requests_preview(tutors=[endpoint()], student=endpoint(model="gpt-5-mini"), judge=judge, check=None)
     assert "no temperature" in rows[1]["parameters"] and "not at 0" in rows[1]["note"]
 
 
