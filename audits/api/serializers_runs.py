@@ -56,6 +56,7 @@ class ModelEndpointSerializer(serializers.ModelSerializer):
             "price_output_per_million",
             "batch_capable",
             "batch_price_factor",
+            "batch_fallback",
             *ENDPOINT_REQUEST_FIELDS,
             "description",
             "created_at",
