@@ -24,7 +24,7 @@ from audits.design import (
     selection_text,
 )
 from audits.forms import DesignPreviewForm, LabelPlanForm
-from audits.llm.dialogue import DialogueEndpoints, requests_preview
+from audits.llm.dialogue import requests_preview
 from audits.models import Audit, Dialogue, Domain, ModelEndpoint, PromptTemplate, Question
 from audits.models.llm import ENDPOINT_REQUEST_FIELDS
 from audits.run_outcome import LABELS as OUTCOME_LABELS
@@ -32,7 +32,13 @@ from audits.run_outcome import TONES, run_outcome
 from audits.selectors.design import design_dimensions
 from audits.selectors.endpoints import audit_reported_models, endpoint_model_mismatches
 from audits.selectors.questionbank import question_domains
-from audits.selectors.runs import audit_list, audit_progress, clone_factor_value, dialogue_transcript
+from audits.selectors.runs import (
+    audit_list,
+    audit_progress,
+    audit_requests_sent,
+    clone_factor_value,
+    dialogue_transcript,
+)
 from audits.services.audit_lifecycle import (
     audit_cancel,
     audit_clone,
@@ -431,13 +437,12 @@ def launch_preview(form: AuditForm) -> dict:
     student, check = data.get("student_endpoint"), data.get("check_endpoint")
     requests = []
     if student is not None and judge is not None:
-        endpoints = DialogueEndpoints(
-            tutor=student.to_config(),  # any: each tutor's row is its own
+        requests = requests_preview(
+            tutors=[tutor.to_config() for tutor in tutors],
             student=student.to_config(),
             judge=judge.to_config(),
             check=check.to_config() if check else None,
         )
-        requests = requests_preview(endpoints, [tutor.to_config() for tutor in tutors])
     chosen = [*tutors, student, judge, check]
     failed = sorted({str(endpoint) for endpoint in chosen if endpoint is not None and endpoint.last_test_ok is False})
     # The label plan's own fields (and the launch form's judge endpoint): a bad value there hides the plan, not
@@ -533,6 +538,7 @@ class AuditDetailView(ResearcherRequiredMixin, DetailView):
         context["conditions"] = audit.conditions.all()
         context["tutors"] = audit.tutors.all()
         context["reported_models"] = audit_reported_models(audit=audit)
+        context["requests_sent"] = audit_requests_sent(audit=audit)
         context["selection_text"] = selection_text(audit.question_selection)
         return context
 
