@@ -79,6 +79,32 @@ def _no_text_error(finish_reason: str, message: object, usage: Usage, endpoint: 
     return MalformedReply("empty content", usage=usage)
 
 
+def _part_text(part: object) -> str:
+    """The text of a content part, or of a thinking part's nested parts."""
+    if isinstance(part, str):
+        return part
+    if isinstance(part, list):
+        return "".join(_part_text(item) for item in part)
+    if isinstance(part, dict):
+        for name in ("text", "thinking", "reasoning"):
+            if name in part:
+                return _part_text(part[name])
+    return ""
+
+
+def _content_text(content: object, usage: Usage) -> tuple[str | None, str]:
+    """(text, reasoning) of a message's content: text as most servers send it, or a list of parts (Mistral's
+    reasoning models send `thinking` parts beside `text` ones)."""
+    if content is None or isinstance(content, str):
+        return content, ""
+    if isinstance(content, list) and all(isinstance(part, dict) for part in content):
+        text = [_part_text(part) for part in content if part.get("type") == "text"]
+        thinking = [_part_text(part) for part in content if part.get("type") in ("thinking", "reasoning")]
+        if len(text) + len(thinking) == len(content):
+            return "".join(text), "\n\n".join(piece.strip() for piece in thinking if piece.strip())
+    raise MalformedReply(f"the message content is a {type(content).__name__}, not text", usage=usage)
+
+
 def reply_from_completion(completion: object, endpoint: EndpointConfig | None = None) -> ProviderReply:
     """The visible text, reasoning, token counts and reported model of a chat completion; MalformedReply saying
     what is wrong with anything else, or the error an answer without a visible reply stands for."""
@@ -98,14 +124,11 @@ def reply_from_completion(completion: object, endpoint: EndpointConfig | None = 
     message = _field(choices[0], "message")
     if message is None:
         raise MalformedReply("the first choice has no message", usage=usage)
-    content = _field(message, "content")
-    if content is not None and not isinstance(content, str):
-        raise MalformedReply(f"the message content is a {type(content).__name__}, not text", usage=usage)
+    content, part_reasoning = _content_text(_field(message, "content"), usage)
     finish_reason = _field(choices[0], "finish_reason")
     finish_reason = finish_reason if isinstance(finish_reason, str) else ""
-    split = split_reasoning(
-        content, field_reasoning(message), endpoint.reasoning_format if endpoint else REASONING_AUTO
-    )
+    reasoning = "\n\n".join(piece for piece in (field_reasoning(message), part_reasoning) if piece)
+    split = split_reasoning(content, reasoning, endpoint.reasoning_format if endpoint else REASONING_AUTO)
     if not split.visible:
         raise _no_text_error(finish_reason, message, usage, endpoint)
     model = _field(completion, "model")

@@ -112,3 +112,12 @@ def test_an_error_inside_a_200_keeps_its_code_message_and_provider():
     assert "HTTP 200" in text and "Provider returned error" in text and "502" in text and "Chutes" in text
     with pytest.raises(MalformedReply, match="no choices"):
         reply_from_completion({**_completion({"content": REPLY}), "choices": []}, ENDPOINT)
+
+
+def test_content_parts_with_thinking_are_split():
+    # Mistral's reasoning models: a list of parts, the thinking one holding parts of its own.
+    parts = [{"type": "thinking", "thinking": [{"type": "text", "text": THOUGHT}]}, {"type": "text", "text": REPLY}]
+    reply = reply_from_completion(_completion({"content": parts}), ENDPOINT)
+    assert reply.text == REPLY and reply.reasoning == THOUGHT
+    with pytest.raises(MalformedReply, match="content is a list"):
+        reply_from_completion(_completion({"content": [{"type": "image_url", "image_url": {}}]}), ENDPOINT)
