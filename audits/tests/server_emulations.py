@@ -103,12 +103,14 @@ TEMPERATURE_MESSAGE = (
 MAX_TOKENS_MESSAGE = (
     "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead."
 )
-# A proxy's error page: long enough that a message quoting all of it would be useless.
+# A proxy's error page (of the kind a CDN in front of a server sends): long enough, in its visible text alone, that a
+# message quoting all of it would be useless.
 HTML_PAGE = (
     "<!DOCTYPE html>\n<html><head><title>502 Bad Gateway</title>"
     "<style>body { font-family: sans-serif; } .x { color: red; }</style></head>\n<body>\n"
     "<center><h1>502 Bad Gateway</h1></center>\n<hr><center>nginx/1.25.3</center>\n"
-    + "<!-- a padding to disable MSIE and Chrome friendly error page -->\n" * 40
+    + "<p>The web server reported a bad gateway error. Please try again in a few minutes.</p>\n" * 20
+    + "<!-- a padding to disable MSIE and Chrome friendly error page -->\n" * 6
     + "<p>END-OF-PAGE</p></body></html>\n"
 )
 
@@ -138,6 +140,7 @@ class SeenRequest:
     status: int = 0
     answered: str = ""  # "reply", an error's name, or the reply shape ("length", "content_filter"…)
     key: str = ""  # messages_key(purpose, messages): matches a ledger row's request
+    usage: dict = field(default_factory=dict)  # the usage the server billed (answers with status 200)
 
     @property
     def messages(self) -> list[dict]:
@@ -408,6 +411,27 @@ class EmulatedServer(OpenAITestServer):
         return build_emulation_app(self.emulation)
 
 
+def _in_field(message: dict) -> bool:
+    return "reasoning" in message or "reasoning_content" in message
+
+
+def flavour_content(flavour: str, purpose: str, messages: list[dict]) -> str:
+    """The visible reply a server of `flavour` gives to a request of `purpose` (before any reasoning is added)."""
+    if purpose == "student":
+        return student_reply(messages)
+    content = CONTENT.get(purpose, tutor_reply)(messages)
+    if flavour == "anthropic" and purpose in ("judge", "check"):
+        # No response_format: the model explains itself, then gives the object in a fence.
+        intro = (
+            "Here is my assessment of the tutor's turn, read against the rubric."
+            if purpose == "judge"
+            else "I read the tutor's message carefully before deciding."
+        )
+        fenced = json.dumps(json.loads(content), indent=2)
+        return f"{intro}\n\n```json\n{fenced}\n```\n\nLet me know if you need more."
+    return content
+
+
 def build_emulation_app(state: EmulationState) -> web.Application:
     numbers = iter(range(1, 1_000_000_000))
 
@@ -428,6 +452,9 @@ def build_emulation_app(state: EmulationState) -> web.Application:
     def answered(seen: SeenRequest, response: web.Response, what: str) -> web.Response:
         seen.status = response.status
         seen.answered = what
+        if response.status == 200 and response.body:
+            usage = json.loads(response.body).get("usage")
+            seen.usage = usage if isinstance(usage, dict) else {}
         return response
 
     def loading(seen: SeenRequest) -> web.Response | None:
@@ -516,26 +543,10 @@ def build_emulation_app(state: EmulationState) -> web.Application:
             return answered(seen, web.json_response(error, status=400), "openai_reasoning_effort")
         return None
 
-    def reply_content(purpose: str, messages: list[dict]) -> str:
-        if purpose == "student":
-            return student_reply(messages)
-        content = CONTENT.get(purpose, tutor_reply)(messages)
-        if state.flavour == "anthropic" and purpose in ("judge", "check"):
-            # No response_format: the model explains itself, then gives the object in a fence.
-            intro = (
-                "Here is my assessment of the tutor's turn, read against the rubric."
-                if purpose == "judge"
-                else ("I read the tutor's message carefully before deciding.")
-            )
-            return (
-                f"{intro}\n\n```json\n{json.dumps(json.loads(content), indent=2)}\n```\n\nLet me know if you need more."
-            )
-        return content
-
     def reply(seen: SeenRequest, body: dict, purpose: str, number: int, fault: str | None, model: str) -> web.Response:
         messages = body.get("messages", [])
         prompt_tokens = sum(_words(str(m.get("content", ""))) for m in messages)
-        content: str | None = reply_content(purpose, messages)
+        content: str | None = flavour_content(state.flavour, purpose, messages)
         finish = "stop"
         message: dict = {"role": "assistant"}
         reasoning = reasoning_text(purpose, number)
@@ -608,7 +619,8 @@ def build_emulation_app(state: EmulationState) -> web.Application:
             message["refusal"] = None
             message["annotations"] = []
         if flavour != "gpt5":
-            completion_tokens = _words(content) + reasoning_tokens
+            # Every token the model generated: the reasoning, in a field of its own or inside the content.
+            completion_tokens = _words(content) + (reasoning_tokens if _in_field(message) else 0)
         message["content"] = content
         choice = {"index": 0, "message": message, "logprobs": None, "finish_reason": finish}
         if flavour in ("vllm_parser", "vllm_reasoning", "truncated", "vllm"):
@@ -642,3 +654,80 @@ def build_emulation_app(state: EmulationState) -> web.Application:
     app.router.add_post("/openai/deployments/{deployment}/chat/completions", chat)
     app.router.add_post("/{prefix:.*}/chat/completions", chat)
     return app
+
+
+# --- Audits against an emulated server (the server-behaviour tests share these) ----------------------------
+
+
+def emulated_endpoint(name: str, server: OpenAITestServer, *, model: str = "test-model", **fields):
+    """An OpenAI-compatible endpoint at the server's base URL, with the endpoint settings `fields`."""
+    from audits.tests.engine_factories import openai_endpoint
+
+    return openai_endpoint(name, server.base_url, model=model, **fields)
+
+
+def small_audit(
+    name: str, *, tutor, student=None, judge=None, check=None, questions: int = 1, t_max: int = 2, **options
+):
+    """An audit small enough to run inline in a second: `questions` questions × (control + one first-language
+    level), at most `t_max` tutor turns; the student and the judge default to the tutor's endpoint."""
+    from audits.services.audit_lifecycle import audit_create
+    from audits.tests.engine_factories import explicit_conditions, make_questions
+
+    return audit_create(
+        name=name,
+        tutors=[tutor],
+        student_endpoint=student or tutor,
+        judge_endpoint=judge or tutor,
+        check_endpoint=check,
+        questions=make_questions(questions, prefix=f"{name}-"),
+        conditions=explicit_conditions()[:2],
+        t_max=t_max,
+        **options,
+    )
+
+
+def page_text(response) -> str:
+    """A page's HTML with its entities decoded, so a server's quoted words are found as they were sent."""
+    import html
+
+    assert response.status_code == 200, response.status_code
+    return html.unescape(response.content.decode())
+
+
+def run_page(client, audit) -> str:
+    from django.urls import reverse
+
+    return page_text(client.get(reverse("audits:audit-detail", args=[audit.pk])))
+
+
+def json_strings(value) -> str:
+    """Every string in a decoded JSON document, one a line (the words a client reads, unescaped)."""
+    if isinstance(value, dict):
+        return "\n".join(json_strings(item) for item in value.values())
+    if isinstance(value, list):
+        return "\n".join(json_strings(item) for item in value)
+    return value if isinstance(value, str) else ""
+
+
+def api_progress(client, audit) -> str:
+    """The strings of the API's progress of an audit (its failures and their causes among them)."""
+    response = client.get(f"/api/audits/{audit.pk}/progress/")
+    assert response.status_code == 200, response.content[:300]
+    return json_strings(response.json())
+
+
+def connection_tests(client, endpoint) -> dict[str, str]:
+    """The connection test's message through each door: the service, the API and the endpoints page (htmx)."""
+    import html
+
+    from django.urls import reverse
+
+    from audits.services.endpoints import endpoint_connection_test
+
+    _, service = endpoint_connection_test(endpoint=endpoint)
+    api = client.post(f"/api/model-endpoints/{endpoint.pk}/test-connection/")
+    assert api.status_code == 200, api.content[:300]
+    page = client.post(reverse("audits:endpoint-test", args=[endpoint.pk]), HTTP_HX_REQUEST="true")
+    assert page.status_code == 200, page.content[:300]
+    return {"service": service, "api": api.json()["message"], "page": html.unescape(page.content.decode())}
