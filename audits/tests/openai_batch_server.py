@@ -18,6 +18,7 @@ It ends batches the other ways OpenAI documents, when told to. Batch objects car
 - POST /v1/batches/{id}/cancel: the batch is `cancelling`, then `cancelled` with `cancel_keep` lines run.
 - `batch_api=False`: a server with chat completions only (vLLM's answer to an unknown path: 404 with
   `{"detail": "Not Found"}`) — no files, no batches.
+- `upload_status`: uploads are refused with this status.
 - `error_bodies`: a queue of bodies for the next failed lines' `response.body` (a vLLM error object, a
   plain string), in place of OpenAI's error object.
 """
@@ -45,6 +46,7 @@ class BatchState:
     fates: list[tuple[str, int]] = field(default_factory=list)
     cancel_keep: int = 0
     error_bodies: list = field(default_factory=list)
+    upload_status: int = 0  # when set, POST /v1/files answers this status (an upload the provider refuses)
     files: dict[str, dict] = field(default_factory=dict)
     batches: dict[str, dict] = field(default_factory=dict)
     lines_answered: Counter = field(default_factory=Counter)  # custom_id -> times answered
@@ -203,6 +205,9 @@ class BatchTestServer(OpenAITestServer):
             return {key: value for key, value in row.items() if key not in ("due", "fate", "invalid")}
 
         async def files_create(request: web.Request) -> web.Response:
+            if batch.upload_status:
+                message = {"error": {"message": "Files are not accepted here.", "type": "invalid_request_error"}}
+                return web.json_response(message, status=batch.upload_status)
             form = await request.post()
             upload = form["file"]
             content = upload.file.read()

@@ -74,6 +74,19 @@ def test_a_server_without_the_batch_api_is_refused_in_words_or_judged_online(fin
     assert run.error.startswith("judged by direct calls at the online price: batch-judge has no Files and Batch API")
 
 
+def test_an_upload_the_provider_refuses_is_the_runs_stated_cause(finished_audit):  # noqa: F811
+    server, audit, judge, rubric = finished_audit
+    server.batch.upload_status = 404
+    run = _run(audit, judge, rubric)
+
+    [batch] = JudgeBatch.objects.filter(run=run)
+    assert batch.provider_batch_id == "" and batch.unrun == batch.lines
+    assert (run.status, run.scored, run.calls_sent) == ("failed", 0, 0)
+    assert "batch 1 (never created at the provider): upload the batch file: HTTP 404: Files are not accepted here." in (
+        run.error
+    )
+
+
 def test_an_expired_half_is_sent_again_within_the_run(finished_audit):  # noqa: F811
     server, audit, judge, rubric = finished_audit
     server.batch.fates = [("expire", 3)]
