@@ -55,8 +55,12 @@ class JudgeRunSerializer(serializers.Serializer):
     finished_at = serializers.DateTimeField(allow_null=True)
 
 
+RUN_ID = OpenApiParameter("id", int, OpenApiParameter.PATH, description="The judging run's id.")
+
+
 class JudgeRunViewSet(viewsets.ViewSet):
     permission_classes = [IsResearcher]
+    lookup_value_regex = "[0-9]+"
 
     @extend_schema(
         parameters=[
@@ -67,11 +71,12 @@ class JudgeRunViewSet(viewsets.ViewSet):
     def list(self, request):
         return Response(judge_runs_list(owner=request.query_params.get("owner", "")[:120]))
 
-    @extend_schema(responses=JudgeRunSerializer)
+    @extend_schema(parameters=[RUN_ID], responses=JudgeRunSerializer)
     def retrieve(self, request, pk=None):
         return Response(self._run(pk))
 
     @extend_schema(
+        parameters=[RUN_ID],
         request=None,
         responses={200: JudgeRunSerializer, 409: dict},
         description="Cancel the run: a queued run ends at once; a running batch run asks the provider to cancel "

@@ -163,6 +163,9 @@ for action in ("cancel", "clone", "launch", "pause", "rejudge", "resume", "retry
 expect("api/^audits/(?P<pk>[^/.]+)/progress/$", "/api/audits/{audit}/progress/", API_RESEARCHER)
 expect("api/^dialogues/$", "/api/dialogues/", API_RESEARCHER)
 expect("api/^dialogues/(?P<pk>[^/.]+)/$", "/api/dialogues/{dialogue}/", API_RESEARCHER)
+expect("api/^judge-runs/$", "/api/judge-runs/", API_RESEARCHER)
+expect("api/^judge-runs/(?P<pk>[0-9]+)/$", "/api/judge-runs/{judge_run}/", API_RESEARCHER)
+expect("api/^judge-runs/(?P<pk>[0-9]+)/cancel/$", "/api/judge-runs/{judge_run}/cancel/", API_RESEARCHER_POST)
 # The question bank, the demographic design, prompt templates and imports: researchers only, as their pages.
 expect("api/^questions/$", "/api/questions/", API_RESEARCHER)
 expect("api/^questions/(?P<pk>[^/.]+)/$", "/api/questions/{question}/", API_RESEARCHER)
@@ -537,6 +540,7 @@ def world(django_user_model):
         "endpoint": first(audits_models.ModelEndpoint),
         "audit": first(audits_models.Audit),
         "dialogue": first(audits_models.Dialogue),
+        "judge_run": audits_models.JudgeRun.objects.create(owner="matrix", task_name="matrix", total=0).pk,
         "project": annotation_models.AnnotationProject.objects.filter(kind="generic").order_by("pk").first().pk,
         "stage": stage,
         "thread": first(annotation_models.Thread),
