@@ -119,13 +119,21 @@ class ModelEndpointForm(forms.ModelForm):
             "description",
         ]
 
+    # Choices with a default: a form sent without one (a script, an older page) takes the model's default — for
+    # batch_fallback the safe choice, refuse the run; for the request settings "auto".
+    DEFAULTED = ("batch_fallback", "reasoning_format", "temperature_parameter", "token_limit_parameter")
+
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
-        # A form sent without it (a script, an older page) keeps the safe choice: refuse the run.
-        self.fields["batch_fallback"].required = False
+        for name in self.DEFAULTED:
+            self.fields[name].required = False
 
-    def clean_batch_fallback(self) -> str:
-        return self.cleaned_data.get("batch_fallback") or "refuse"
+    def clean(self) -> dict:
+        cleaned = super().clean()
+        for name in self.DEFAULTED:
+            if not cleaned.get(name) and name not in self.errors:
+                cleaned[name] = ModelEndpoint._meta.get_field(name).get_default()
+        return cleaned
 
 
 class AuditForm(forms.Form):
