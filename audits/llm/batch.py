@@ -19,7 +19,16 @@ from dataclasses import dataclass, field
 
 from ..judge import TurnJudgement
 from . import request_body
-from .calls import MAX_ATTEMPT_ROUNDS, CallRequest, CallResult, EndpointConfig, attempt_key
+from .calls import (
+    MAX_ATTEMPT_ROUNDS,
+    CallRequest,
+    CallResult,
+    EndpointConfig,
+    PermanentError,
+    RetryableError,
+    attempt_key,
+)
+from .completion_reply import reply_from_completion
 from .dialogue import TurnToJudge, turn_judge
 from .server_errors import server_message
 
@@ -95,6 +104,9 @@ class LineOutcome:
     reported_model: str = ""
     error: str = ""
     code: str = ""  # the provider's error code for the line, when it gave one (e.g. batch_expired)
+    reasoning: str = ""
+    reasoning_tokens: int = 0
+    finish_reason: str = ""
 
     @property
     def unrun(self) -> bool:
@@ -107,24 +119,29 @@ class UnreadableLine(ValueError):
 
 
 def _chat_answer(custom_id: str, body) -> LineOutcome:
-    """A 200 line's body: a chat completion with non-empty content, else a failed outcome saying why."""
-    if not isinstance(body, dict):
-        return LineOutcome(custom_id, False, error="batch line: the body is not a chat completion")
-    choices = body.get("choices")
-    if not isinstance(choices, list) or not choices:
-        return LineOutcome(custom_id, False, error="batch line: the response had no choices")
-    message = choices[0].get("message") if isinstance(choices[0], dict) else None
-    content = message.get("content") if isinstance(message, dict) else None
-    if not isinstance(content, str) or not content.strip():
-        return LineOutcome(custom_id, False, error="batch line: empty content")
-    usage = body.get("usage") if isinstance(body.get("usage"), dict) else {}
+    """A 200 line's body read as an online answer is (audits.llm.completion_reply): the visible reply with its
+    reasoning apart, else a failed outcome saying why, with the tokens the line was billed."""
+    try:
+        reply = reply_from_completion(body)
+    except (RetryableError, PermanentError) as exc:
+        return LineOutcome(
+            custom_id,
+            False,
+            error=f"batch line: {exc}",
+            prompt_tokens=exc.usage.prompt_tokens,
+            completion_tokens=exc.usage.completion_tokens,
+            reasoning_tokens=exc.usage.reasoning_tokens,
+        )
     return LineOutcome(
         custom_id,
         True,
-        text=content,
-        prompt_tokens=int(usage.get("prompt_tokens") or 0),
-        completion_tokens=int(usage.get("completion_tokens") or 0),
-        reported_model=str(body.get("model") or ""),
+        text=reply.text,
+        prompt_tokens=reply.prompt_tokens,
+        completion_tokens=reply.completion_tokens,
+        reported_model=reply.model,
+        reasoning=reply.reasoning,
+        reasoning_tokens=reply.reasoning_tokens,
+        finish_reason=reply.finish_reason,
     )
 
 

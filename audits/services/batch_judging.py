@@ -28,6 +28,7 @@ from collections.abc import Callable, Sequence
 import openai
 from django.conf import settings
 from django.db import transaction
+from django.db.models import F
 from django.utils import timezone
 
 from audits.judge import TurnJudgement
@@ -56,6 +57,10 @@ class BatchApiError(RuntimeError):
     def __init__(self, message: str, status: int | None = None) -> None:
         super().__init__(message)
         self.status = status
+
+
+# A ledger row's billed token counts: a failed row answered later keeps what its earlier attempts cost.
+BILLED_FIELDS = ("prompt_tokens", "completion_tokens", "reasoning_tokens")
 
 
 def poll_seconds() -> float:
@@ -169,6 +174,9 @@ def _collect(
             "prompt_tokens": outcome.prompt_tokens,
             "completion_tokens": outcome.completion_tokens,
             "reported_model": outcome.reported_model,
+            "reasoning": outcome.reasoning,
+            "reasoning_tokens": outcome.reasoning_tokens,
+            "finish_reason": outcome.finish_reason[:20],
             "batch": batch,
             "price_factor": factor,
         }
@@ -189,7 +197,11 @@ def _collect(
             )
         elif row.status == LLMCall.Status.FAILED:
             log = [*row.attempt_log, *([] if outcome.ok else [{"attempt": row.attempts + 1, "error": outcome.error}])]
-            LLMCall.objects.filter(pk=row.pk).update(attempts=row.attempts + 1, attempt_log=log, **values)
+            # What the row's earlier attempts were billed stays counted.
+            billed = {
+                name: F(name) + values[name] for name in ("prompt_tokens", "completion_tokens", "reasoning_tokens")
+            }
+            LLMCall.objects.filter(pk=row.pk).update(attempts=row.attempts + 1, attempt_log=log, **{**values, **billed})
     LLMCall.objects.bulk_create(fresh, batch_size=500)
     JudgeBatch.objects.filter(pk=batch.pk).update(
         status=JudgeBatch.Status.COLLECTED,

@@ -33,19 +33,21 @@ def test_output_and_error_files_map_to_one_outcome_per_request():
             _line("b", content=""),
             "{not json",
             _line("z"),  # not in the batch: ignored
+            _line("r", content="<think>the answer is 12</think>\nhi"),  # read as an online answer is
             json.dumps({"custom_id": "c", "response": {"status_code": 200, "body": "<html>"}, "error": None}),
         ]
     )
     errors = "\n".join(
         [_line("d", status=500), _line("e", status=None, error={"code": "batch_expired", "message": "x"})]
     )
-    results = batchlib.batch_results(output, errors, ["a", "b", "c", "d", "e", "f"])
-    assert set(results.outcomes) == {"a", "b", "c", "d", "e", "f"}
+    results = batchlib.batch_results(output, errors, ["a", "b", "c", "d", "e", "f", "r"])
+    assert set(results.outcomes) == {"a", "b", "c", "d", "e", "f", "r"}
+    assert results.outcomes["r"].text == "hi" and results.outcomes["r"].reasoning == "the answer is 12"
     assert results.outcomes["a"].ok and results.outcomes["a"].text == "hi"
     assert results.outcomes["a"].prompt_tokens == 3
     assert [k for k, o in sorted(results.outcomes.items()) if not o.ok] == ["b", "c", "d", "e", "f"]
     assert "empty content" in results.outcomes["b"].error
-    assert "not a chat completion" in results.outcomes["c"].error
+    assert "not JSON but text" in results.outcomes["c"].error
     assert "HTTP 500" in results.outcomes["d"].error
     assert "batch_expired" in results.outcomes["e"].error
     assert "missing" in results.outcomes["f"].error
