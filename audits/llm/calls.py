@@ -203,21 +203,27 @@ class RetryableError(Exception):
         rate_limited: bool = False,
         usage: Usage | None = None,
         status: int | None = None,
+        reasoning: str = "",
+        finish_reason: str = "",
     ):
         super().__init__(message)
         self.retry_after = retry_after
         self.rate_limited = rate_limited
         self.usage = usage or Usage()
         self.status = status  # the HTTP status that said so, when one did
+        self.reasoning = reasoning  # what the model reasoned before its answer proved unusable
+        self.finish_reason = finish_reason
 
 
 class PermanentError(Exception):
     """Trying again would give the same answer (bad request, bad key, unknown model, a used-up reasoning
     budget); `usage` when the server billed the answer that could not be used."""
 
-    def __init__(self, message: str, *, usage: Usage | None = None):
+    def __init__(self, message: str, *, usage: Usage | None = None, reasoning: str = "", finish_reason: str = ""):
         super().__init__(message)
         self.usage = usage or Usage()
+        self.reasoning = reasoning  # what the model reasoned before its answer proved unusable
+        self.finish_reason = finish_reason
 
 
 class Provider(Protocol):

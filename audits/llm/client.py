@@ -215,6 +215,7 @@ class LLMClient:
         attempt_log: list[dict] = []
         error = ""
         billed = Usage()  # what the answers that could not be used cost: counted on the row, never dropped
+        unusable: Exception | None = None  # the last such answer's error: its reasoning and finish reason are kept
         for attempt in range(1, self.retry.max_attempts + 1):
             retry_after: float | None = None
             reply = None
@@ -225,14 +226,14 @@ class LLMClient:
                 try:
                     reply = await provider.send(request)
                 except RetryableError as exc:
-                    error, retry_after, spent = str(exc), exc.retry_after, exc.usage
+                    error, retry_after, spent, unusable = str(exc), exc.retry_after, exc.usage, exc
                     billed += spent
                     if exc.rate_limited:
                         slot.rate_limited()
                 except PermanentError as exc:
                     # Asked again, the same request would be answered the same way (a refused parameter, a used-up
                     # reasoning budget): it is not sent again.
-                    error = str(exc)
+                    error, unusable = str(exc), exc
                     billed += exc.usage
                     attempt_log.append({"attempt": attempt, "error": error, "retry": False, **_tokens(exc.usage)})
                     break
@@ -285,6 +286,8 @@ class LLMClient:
             prompt_tokens=billed.prompt_tokens,
             completion_tokens=billed.completion_tokens,
             reasoning_tokens=billed.reasoning_tokens,
+            reasoning=getattr(unusable, "reasoning", ""),
+            finish_reason=getattr(unusable, "finish_reason", ""),
         )
         result.call_id = await self.ledger.record(request, key, result, attempt_log)
         self.stats["failed"] += 1

@@ -130,7 +130,10 @@ def reply_from_completion(completion: object, endpoint: EndpointConfig | None = 
     reasoning = "\n\n".join(piece for piece in (field_reasoning(message), part_reasoning) if piece)
     split = split_reasoning(content, reasoning, endpoint.reasoning_format if endpoint else REASONING_AUTO)
     if not split.visible:
-        raise _no_text_error(finish_reason, message, usage, endpoint)
+        error = _no_text_error(finish_reason, message, usage, endpoint)
+        # The ledger keeps what the model did say (its reasoning) and why it stopped, beside the error.
+        error.reasoning, error.finish_reason = split.reasoning, finish_reason
+        raise error
     model = _field(completion, "model")
     return ProviderReply(
         text=split.visible,

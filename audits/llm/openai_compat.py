@@ -110,6 +110,14 @@ def address_headers(endpoint: EndpointConfig, api_key: str) -> dict:
     headers: dict = {str(name): str(value) for name, value in (endpoint.extra_headers or {}).items()}
     if endpoint.api_key_header:
         headers[endpoint.api_key_header] = api_key
+    return headers
+
+
+def request_headers(endpoint: EndpointConfig, purpose: str) -> dict:
+    """The headers of one request: its purpose, and no `Authorization` where the key goes in a header of its own
+    (the SDK takes the omission per request only)."""
+    headers: dict = {PURPOSE_HEADER: purpose}
+    if endpoint.api_key_header:
         headers["Authorization"] = openai.Omit()
     return headers
 
@@ -137,10 +145,22 @@ def _idempotency_key() -> str:
     return f"edufair-{_PROCESS_TAG}-{next(_request_numbers)}"
 
 
+class _PurposeHeaders(dict):
+    def __init__(self, endpoint: EndpointConfig) -> None:
+        super().__init__()
+        self.endpoint = endpoint
+
+    def __missing__(self, purpose: str) -> dict:
+        self[purpose] = request_headers(self.endpoint, purpose)
+        return self[purpose]
+
+
 class OpenAICompatProvider:
     def __init__(self, endpoint: EndpointConfig) -> None:
         self.endpoint = endpoint
         self._client: openai.AsyncOpenAI | None = None
+        # Built once per purpose: a request's headers are the same every time (kept off the hot path).
+        self._headers = _PurposeHeaders(endpoint)
 
     def _get_client(self) -> openai.AsyncOpenAI:
         if self._client is None:
@@ -169,7 +189,7 @@ class OpenAICompatProvider:
     async def send(self, request: CallRequest) -> ProviderReply:
         client = self._get_client()
         body = chat_body(request.endpoint, request.messages, request.response_format)
-        options = {"headers": {PURPOSE_HEADER: request.purpose}, "idempotency_key": _idempotency_key()}
+        options = {"headers": self._headers[request.purpose], "idempotency_key": _idempotency_key()}
         try:
             # The SDK's own POST, as `chat.completions.create` makes it, minus its type-driven walk over
             # the arguments: these are already plain JSON (strings in dicts), and the walk was a quarter
