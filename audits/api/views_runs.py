@@ -19,8 +19,8 @@ from audits.api.serializers_runs import (
     DialogueSerializer,
     ModelEndpointSerializer,
 )
-from audits.models import Audit, Dialogue, ModelEndpoint, PromptTemplate
-from audits.selectors.runs import audit_progress, clone_factor_value
+from audits.models import Dialogue, ModelEndpoint, PromptTemplate
+from audits.selectors.runs import audit_list, audit_progress, clone_factor_value
 from audits.services.audit_lifecycle import (
     audit_cancel,
     audit_clone,
@@ -69,7 +69,8 @@ class ModelEndpointViewSet(viewsets.ModelViewSet):
 
 
 class AuditViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.CreateModelMixin, viewsets.GenericViewSet):
-    queryset = Audit.objects.prefetch_related("conditions", "tutors").order_by("-created_at", "-id")
+    # audit_list counts each audit's done and failed dialogues, which the outcome field reads.
+    queryset = audit_list().prefetch_related("conditions", "tutors").order_by("-created_at", "-id")
     serializer_class = AuditSerializer
     permission_classes = [IsResearcher]
 

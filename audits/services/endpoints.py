@@ -4,12 +4,15 @@ When the model behind an endpoint's URL changed, its revision (part of the ledge
 test's outcome is stored for the launch form."""
 
 import asyncio
+import logging
 
 from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
 from audits.models import ModelEndpoint
+
+logger = logging.getLogger(__name__)
 
 
 @transaction.atomic
@@ -24,17 +27,29 @@ def endpoint_revision_bump(*, endpoint: ModelEndpoint) -> int:
 
 def endpoint_connection_test(*, endpoint: ModelEndpoint) -> tuple[bool, str]:
     """One small request to the endpoint (no ledger, no retries), its outcome stored on the endpoint for the
-    launch form's warning. Never reports the key."""
+    launch form's warning. Never reports the key, and never raises: a client that cannot be loaded (a
+    requirement missing from the install) or any other error is a failed test naming what is wrong."""
     if endpoint.is_simulation:
         ok, message = True, "simulation endpoint: answers offline, no connection needed"
     else:
-        # Imported here, not at the top: the OpenAI client costs over a second to import, and a web
-        # process otherwise never needs it (the workers send the audits' requests).
-        from audits.llm.openai_compat import endpoint_connection_check
-
-        ok, message = asyncio.run(endpoint_connection_check(endpoint.to_config()))
+        ok, message = _connection_check(endpoint)
     outcome = {"last_test_ok": ok, "last_test_message": message[:500], "last_tested_at": timezone.now()}
     ModelEndpoint.objects.filter(pk=endpoint.pk).update(**outcome)
     for field, value in outcome.items():
         setattr(endpoint, field, value)
     return ok, message
+
+
+def _connection_check(endpoint: ModelEndpoint) -> tuple[bool, str]:
+    try:
+        # Imported here, not at the top: the OpenAI client costs over a second to import, and a web
+        # process otherwise never needs it (the workers send the audits' requests).
+        from audits.llm.openai_compat import endpoint_connection_check
+    except ImportError as exc:  # ModuleNotFoundError included: the install lacks what a real call needs
+        logger.exception("endpoint %s: the OpenAI client cannot be loaded", endpoint.pk)
+        return False, f"this installation cannot load the OpenAI client: {exc} — install requirements.txt"
+    try:
+        return asyncio.run(endpoint_connection_check(endpoint.to_config()))
+    except Exception as exc:  # noqa: BLE001 - the test reports every failure instead of answering 500
+        logger.exception("endpoint %s: the connection test failed", endpoint.pk)
+        return False, f"the connection test failed: {type(exc).__name__}: {exc}"

@@ -15,6 +15,8 @@ resumes that audit instead; `--new` always creates another. The file:
 
 By default the audit goes to the Celery workers; `--wait` shows a progress bar until it is done.
 `--inline` runs it in this process instead (no worker needed) — what `make demo` does for its audit.
+Both end with the run's outcome as the run page states it (finished, finished with failures, failed); an
+audit whose every dialogue failed exits non-zero.
 Resuming a finished audit sends nothing and leaves its launch and finish times as they were.
 
 `run_audit AUDIT_ID --rejudge [--inline]` re-judges the audit's unparsable and failed judge turns
@@ -40,6 +42,8 @@ from django.db.models import Q
 from tqdm import tqdm
 
 from audits.models import Audit, ModelEndpoint, PromptTemplate
+from audits.run_outcome import FAILED, run_outcome
+from audits.run_outcome import LABELS as OUTCOME_LABELS
 from audits.selectors.judge_runs import judge_run_view
 from audits.selectors.runs import audit_for_config_hash, audit_progress
 from audits.services.audit_lifecycle import (
@@ -266,9 +270,19 @@ class Command(BaseCommand):
             raise CommandError(f"judging run {run.pk} failed: no turn was scored")
 
     def _summary(self, audit: Audit, status: str) -> None:
+        """How the run ended (audits.run_outcome), as the run page says it: an audit whose every dialogue
+        failed reads "failed", never "finished", and the command then exits non-zero."""
         progress = audit_progress(audit=audit)
+        outcome = run_outcome(status, done=progress["done"], failed=progress["failed"])
         self.stdout.write(
-            f"Audit {audit.pk} {status}: {progress['done']} done, {progress['failed']} failed, "
-            f"{progress['calls_sent']} calls sent, {progress['calls_reused']} reused from the ledger, "
+            f"Audit {audit.pk} {OUTCOME_LABELS.get(outcome, outcome)}: {progress['done']} done, "
+            f"{progress['failed']} failed, {progress['calls_sent']} calls sent, "
+            f"{progress['calls_reused']} reused from the ledger, "
             f"{progress['turns_unparsable']} unparsable judgements, cost {progress['cost']:.4f}."
         )
+        if outcome == FAILED:
+            groups = progress["failure_groups"]
+            cause = f" (first cause: {groups[0]['cause'][:300]})" if groups else ""
+            raise CommandError(
+                f"audit {audit.pk} failed: every one of its {progress['failed']} dialogues failed{cause}"
+            )
