@@ -1,5 +1,7 @@
-"""API of judging runs (researchers only): every run as it ended — done, done with failures or failed, with
-the cause in the provider's words — with its Batch API batches, and the cancelling of a running batch run."""
+"""API of judging runs (researchers only): each run as it ended, its batches, and cancelling a running one.
+
+A run reads done, done with failures or failed, with the cause in the provider's words, beside its Batch API
+batches."""
 
 from django.http import Http404
 from drf_spectacular.utils import OpenApiParameter, extend_schema

@@ -56,7 +56,9 @@ class ModelEndpointViewSet(viewsets.ModelViewSet):
     @action(detail=True, methods=["post"], url_path="test-connection")
     def test_connection(self, request, pk=None):
         ok, message = endpoint_connection_test(endpoint=self.get_object())
-        return Response({"ok": ok, "message": message})
+        # ok is null while the server is still loading its model (it answered 503 "loading" to every try).
+        state = "loading" if ok is None else "ok" if ok else "failed"
+        return Response({"ok": ok, "state": state, "message": message})
 
     @extend_schema(request=None, responses={200: ModelEndpointSerializer})
     @action(detail=True, methods=["post"], url_path="model-changed")

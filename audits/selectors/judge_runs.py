@@ -1,5 +1,7 @@
-"""Judging runs as pages, the API and the CLI show them: how each ended (done, done with failures, failed),
-turns scored and judged of the total, the cause in the provider's words, and its Batch API batches."""
+"""Judging runs as pages, the API and the CLI show them: how each ended, with its cause and its batches.
+
+The outcome is done, done with failures or failed; beside it the turns scored and judged of the total, the cause in
+the provider's words, and the run's Batch API batches."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """A reply is split into the visible text and the reasoning, in every form servers send it (audits.llm.reasoning).
 
-The forms are those documented by the servers (TESTING.md, "Real model servers"): vLLM's and SGLang's
+The forms are those documented by the servers (docs/DOMAIN.md, "Real model servers"): vLLM's and SGLang's
 `reasoning_content`, vLLM ≥ 0.11's, Ollama's and OpenRouter's `reasoning`, `<think>` blocks in the content,
 DeepSeek-R1-Distill's tag-less form (its chat template opens the block in the prompt), and a block the token
 budget cut off.
