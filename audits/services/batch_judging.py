@@ -34,7 +34,7 @@ from django.utils import timezone
 from audits.judge import TurnJudgement
 from audits.llm import batch as batchlib
 from audits.llm.dialogue import TurnToJudge
-from audits.llm.openai_compat import api_key_for
+from audits.llm.openai_compat import NO_KEY_PLACEHOLDER, address_headers, api_key_for
 from audits.llm.outbound_policy import OutboundRefused, current_policy
 from audits.llm.outbound_transport import checked_sync_http_client
 from audits.llm.server_errors import status_error_text
@@ -71,12 +71,16 @@ def batch_client(endpoint: ModelEndpoint) -> openai.OpenAI:
     """The SDK's client for the files and batches endpoints; no retries of its own (`_api` retries). Its
     key variable and every address it connects to are checked as the online client's are."""
     config = endpoint.to_config()
+    key = api_key_for(config)
     return openai.OpenAI(
-        api_key=api_key_for(config),
+        # Where the key goes in a header of its own (Azure's api-key), the bearer token carries no key.
+        api_key=NO_KEY_PLACEHOLDER if config.api_key_header else key,
         base_url=config.base_url or None,
         max_retries=0,
         timeout=config.timeout,
         http_client=checked_sync_http_client(policy=current_policy(), timeout=config.timeout),
+        default_headers=address_headers(config, key),
+        default_query=dict(config.query_params) or None,
     )
 
 

@@ -9,6 +9,7 @@ import json
 import pytest
 
 from audits.models import Audit, Dialogue, LLMCall
+from audits.services.batch_judging import batch_client
 from audits.services.dialogue_batches import audit_run_inline
 from audits.tests.server_emulations import (
     AZURE_API_VERSION,
@@ -126,3 +127,11 @@ def test_a_filtered_answer_fails_its_dialogue_at_once_saying_so(azure):
     assert "content filter" in row.error
     failed = Dialogue.objects.filter(audit=audit, status=Dialogue.Status.FAILED)
     assert failed.exists() and all("content filter" in d.error for d in failed)
+
+
+def test_the_batch_client_reaches_azure_as_the_online_client_does(azure):
+    """The Batch API's files and batches go to the same address with the same key header and api-version; the
+    bearer token carries no key."""
+    client = batch_client(azure_endpoint(azure, name="azure batch"))
+    assert client.default_headers["api-key"] == AZURE_KEY and client.api_key == "not-needed"
+    assert client.default_query == {"api-version": AZURE_API_VERSION}
