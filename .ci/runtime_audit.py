@@ -151,7 +151,9 @@ def api(client, method: str, path: str, body: dict | None = None) -> dict:
 
 
 def run(data_dir: Path) -> None:
-    os.environ.update(environment(data_dir))
+    settings = environment(data_dir)
+    os.environ.clear()  # CI's DATABASE_URL and broker must not reach this process or the commands it runs
+    os.environ.update(settings)
     sys.path.insert(0, str(ROOT))  # the project, as `manage.py` puts it there
     import django
 
