@@ -10,6 +10,7 @@ one thing.
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import TYPE_CHECKING
 
@@ -30,6 +31,7 @@ REASONING_EFFORTS = ("minimal", "low", "medium", "high")
 _OPENAI_REASONING = re.compile(r"^(?:[\w.-]+/)?(?:o\d+(?:-[\w.-]+)?|gpt-5(?![\w.-]*-chat)[\w.-]*)$", re.IGNORECASE)
 
 
+@functools.lru_cache(maxsize=256)  # asked for every request: a handful of model names per process
 def openai_reasoning_model(model: str) -> bool:
     """True for a model name of OpenAI's reasoning families (GPT-5, o-series)."""
     return bool(_OPENAI_REASONING.match(model.strip()))
