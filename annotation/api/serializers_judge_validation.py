@@ -6,6 +6,7 @@ persona cue, and import an MRBench-style file."""
 from drf_spectacular.utils import inline_serializer
 from rest_framework import serializers
 
+from annotation.judge_validation.report import VERDICT_RULES
 from annotation.judge_validation.rubric import METRIC_QUESTIONS
 from annotation.judge_validation.services import DEFAULT_OVERLAP, DEFAULT_SAMPLE_SIZE, DEFAULT_TRAINING_POOL
 from annotation.models import JudgeValidation, RubricWorkshop
@@ -140,14 +141,29 @@ class ValidationProjectCreatedSerializer(serializers.Serializer):
     validations = JudgeValidationSerializer(many=True)
 
 
+class VerdictRuleSerializer(serializers.Serializer):
+    name = serializers.ChoiceField(choices=list(VERDICT_RULES))
+    description = serializers.CharField()
+
+
 class ValidationReportSerializer(serializers.Serializer):
     project = serializers.DictField()
     rubric = serializers.DictField()
     thresholds = serializers.DictField()
+    verdict_rule = VerdictRuleSerializer(help_text="The rule every verdict of this response follows.")
+    verdict_rules = VerdictRuleSerializer(many=True, help_text="Every rule that can be chosen with ?rule=.")
     n_sample = serializers.IntegerField()
     consensus_source = serializers.CharField()
     judges = serializers.ListField(child=serializers.DictField())
-    metrics = serializers.ListField(child=serializers.DictField(), help_text="Per metric: agreement and verdicts.")
+    metrics = serializers.ListField(
+        child=serializers.DictField(),
+        help_text=(
+            "Per metric: human α with its units (items rated, items with ≥ 2 ratings, pairable values), and per "
+            "judge κ with its interval and units (turns rated by both), and the verdict under verdict_rule: "
+            "outcome, rule, n, interval, each condition in words (met true / false / null), reasons; "
+            "verdict_by_rule gives the outcome under every rule for comparison."
+        ),
+    )
     best_judge = serializers.JSONField()
     imported = serializers.JSONField()
     planner = serializers.DictField(
@@ -179,6 +195,7 @@ MRBenchImportResultSerializer = inline_serializer(
 
 class AuditJudgeStatusSerializer(serializers.Serializer):
     validated = serializers.BooleanField()
+    verdict_rule = VerdictRuleSerializer(help_text="The rule the verdicts follow (?rule=; default interval).")
     text = serializers.CharField()
     rubric = serializers.CharField(allow_null=True)
     recorded_at = serializers.CharField(

@@ -28,6 +28,13 @@ from annotation.judge_validation.planner import (
     label_planner,
     target_half_width_from,
 )
+from annotation.judge_validation.report import (
+    DEFAULT_VERDICT_RULE,
+    VERDICT_RULES,
+    VerdictRuleError,
+    verdict_rule_from,
+    verdict_rule_info,
+)
 from annotation.models import AnnotationProject, JudgeValidation, RubricVersion
 from annotation.selectors.judge_validation import (
     judge_validation_status,
@@ -59,6 +66,25 @@ from .serializers_judge_validation import (
     WorkshopOutSerializer,
     WorkshopSerializer,
 )
+
+_RULE_PARAMETER = OpenApiParameter(
+    "rule",
+    OpenApiTypes.STR,
+    enum=list(VERDICT_RULES),
+    description="The verdict rule, by name (default "
+    + DEFAULT_VERDICT_RULE
+    + "): "
+    + "; ".join(f"{name}: {text}" for name, text in VERDICT_RULES.items())
+    + ".",
+)
+
+
+def _rule(request) -> str:
+    """The ``?rule=`` query parameter, validated (400 naming the choices)."""
+    try:
+        return verdict_rule_from(request.query_params.get("rule"))
+    except VerdictRuleError as exc:
+        raise ValidationError({"rule": str(exc)}) from exc
 
 
 def _project(pk) -> AnnotationProject:
@@ -122,6 +148,7 @@ class ValidationReportAPIView(APIView):
     @extend_schema(
         parameters=[
             id_parameter("rubric", "Rubric version id; default: the latest."),
+            _RULE_PARAMETER,
             OpenApiParameter(
                 "half_width",
                 OpenApiTypes.DOUBLE,
@@ -141,7 +168,8 @@ class ValidationReportAPIView(APIView):
             half_width = target_half_width_from(request.query_params.get("half_width"))
         except PlannerInputError as exc:
             raise ValidationError({"half_width": str(exc)}) from exc
-        report = validation_report(project, rubric=rubric)
+        rule = _rule(request)
+        report = validation_report(project, rubric=rubric, rule=rule)
         rubric = rubric or RubricVersion.objects.get(pk=report["rubric"]["id"])
         judges = list(project.judge_validations.filter(rubric=rubric).order_by("id"))
         planner = label_planner(project, rubric=rubric, validations=judges, target_half_width=half_width)
@@ -310,13 +338,14 @@ class AuditJudgeStatusAPIView(APIView):
 
     permission_classes = [IsResearcher]
 
-    @extend_schema(responses=AuditJudgeStatusSerializer)
+    @extend_schema(parameters=[_RULE_PARAMETER], responses=AuditJudgeStatusSerializer)
     def get(self, request, audit_pk):
         audit = _audit(audit_pk)
-        found = judge_validation_status(audit)
+        found = judge_validation_status(audit, rule=_rule(request))
         return Response(
             {
                 "validated": found.validated,
+                "verdict_rule": verdict_rule_info(found.rule),
                 "text": found.text,
                 "rubric": found.rubric_label,
                 "recorded_at": found.recorded_at,

@@ -13,14 +13,18 @@ Conventions, stated once and used by every number here:
   consensus agree when both say "not applicable", and "not applicable" against any value is a miss.
 - "After discussion" takes each annotator's post-discussion answer where they gave one, else their first.
 - The verdict rests on chance-corrected agreement, never on raw agreement (a judge that answers the most
-  common label everywhere has high exact agreement and κ = 0). A metric passes when the judge's Cohen's κ
-  (linear weights: the scale is ordinal) with the consensus ≥ the judge threshold, judge and consensus
-  disagree on whether the metric applies on at most (1 − threshold) of the turns, and the humans' own α
-  before discussion is known and ≥ the human threshold (EduFair-Bench reports α before discussion). It
-  fails when κ, the "not applicable" disagreements or a known human α fall short; it is "undecided" when κ
-  is undefined, no consensus exists yet, or the humans' α is unknown (imported sets hold one label per
-  response: their human reliability is unknown, so they never pass); a metric an imported file has no
-  labels for is "not labelled" and left out of the verdicts.
+  common label everywhere has high exact agreement and κ = 0). Its conditions: the judge's Cohen's κ (linear
+  weights: the scale is ordinal) with the consensus reaches the judge threshold — by the verdict rule in force,
+  `interval` (the default: the LOWER BOUND of κ's bootstrap interval reaches it) or `point` (the point estimate
+  reaches it; kept by name for comparison) —, judge and consensus disagree on whether the metric applies on at
+  most (1 − threshold) of the turns, and the humans' own α before discussion is known and ≥ the human threshold
+  (EduFair-Bench reports α before discussion). It fails when κ, the "not applicable" disagreements or a known
+  human α fall short; it is "undecided" when κ (or, under `interval`, its interval) is undefined, no consensus
+  exists yet, or the humans' α is unknown (imported sets hold one label per response: their human reliability
+  is unknown, so they never pass); a metric an imported file has no labels for is "not labelled" and left out
+  of the verdicts. Every verdict names its rule and states its n, its interval and each condition in words.
+- Units: κ counts the turns both judge and consensus rated on the scale; α counts the items with two or more
+  ratings and the pairable values in them (ratings in such items); the two sit side by side with their own units.
 - κ's CI: percentile bootstrap over turns (numpy; B = 2,000, seeded from the metric's name), 95 %.
 
 The statistics come from `annotation.agreement` (the `krippendorff` package and scikit-learn).
@@ -42,6 +46,16 @@ DEFAULT_TOP_DIFFERENCES = 10
 BOOTSTRAP_RESAMPLES = 2000
 BOOTSTRAP_BLOCK_CELLS = 500_000  # resampled indices held at once (about 4 MB)
 CI_LEVEL = 0.95
+RULE_INTERVAL, RULE_POINT = "interval", "point"
+VERDICT_RULES = {
+    RULE_INTERVAL: (
+        "pass when the lower bound of the judge's κ interval (95 % percentile bootstrap over turns) reaches the "
+        "judge threshold"
+    ),
+    RULE_POINT: "pass when the point estimate of the judge's κ reaches the judge threshold (kept for comparison)",
+}
+DEFAULT_VERDICT_RULE = RULE_INTERVAL
+KAPPA_UNITS = "turns both judge and consensus rated on the scale"
 HUMAN_RELIABILITY_UNKNOWN = (
     "human reliability unknown: one imported label per response, so no human–human α to check the labels by"
 )
@@ -76,6 +90,25 @@ def human_alpha(labels: dict[int, dict[int, str]], scale: Sequence[str]) -> Agre
     if not matrix or not items:
         return krippendorff_alpha([[None]], "ordinal", value_domain=list(scale))
     return krippendorff_alpha(matrix, "ordinal", value_domain=list(scale))
+
+
+def alpha_units(labels: dict[int, dict[int, str]]) -> dict:
+    """What α (ordinal, "not applicable" missing) counts: items rated on the scale, items with two or more
+    such ratings (α's units), and the pairable values (the ratings in those items)."""
+    counts = [sum(_ordinal(v) is not None for v in by_annotator.values()) for by_annotator in labels.values()]
+    return {
+        "items_rated": sum(n >= 1 for n in counts),
+        "items_with_two_or_more": sum(n >= 2 for n in counts),
+        "pairable_values": sum(n for n in counts if n >= 2),
+    }
+
+
+def units_text(units: dict) -> str:
+    """α's units in words, e.g. "4 items with ≥ 2 ratings (9 pairable values) of 6 rated"."""
+    return (
+        f"{units['items_with_two_or_more']} items with ≥ 2 ratings ({units['pairable_values']} pairable values) "
+        f"of {units['items_rated']} rated"
+    )
 
 
 def alpha_with_judge(labels: dict[int, dict[int, str]], judge: dict[int, str], scale: Sequence[str]) -> AgreementResult:
@@ -173,7 +206,7 @@ def kappa_text(kappa: dict) -> str:
         return f"κ undefined ({kappa.get('undefined_reason')})"
     text = f"κ {kappa['value']:.3f}"
     if kappa.get("ci_low") is not None:
-        text += f" (95 % CI {kappa['ci_low']:.3f} to {kappa['ci_high']:.3f}, n = {kappa['n_units']})"
+        text += f" (95 % CI {kappa['ci_low']:.3f} to {kappa['ci_high']:.3f}, n = {kappa['n_units']} turns rated)"
     return text
 
 
@@ -206,6 +239,41 @@ def largest_differences(
     return rows[:top]
 
 
+class VerdictRuleError(ValueError):
+    """A verdict rule name that is not in `VERDICT_RULES`."""
+
+
+def verdict_rule_from(value: str | None) -> str:
+    """The verdict rule named by ``value`` (empty: the default), or `VerdictRuleError` naming the choices."""
+    if value in (None, ""):
+        return DEFAULT_VERDICT_RULE
+    if value not in VERDICT_RULES:
+        choices = ", ".join(VERDICT_RULES)
+        raise VerdictRuleError(f"The verdict rule is one of {choices} (default {DEFAULT_VERDICT_RULE}).")
+    return value
+
+
+def verdict_rule_info(rule: str) -> dict:
+    """The rule as every door names it: its name and its description."""
+    return {"name": rule, "description": VERDICT_RULES[rule]}
+
+
+def _kappa_condition(kappa: dict, threshold: float, rule: str) -> tuple[bool | None, str]:
+    """Whether κ meets the threshold under ``rule`` (None: cannot tell), and the condition in words."""
+    text = kappa_text(kappa)
+    if kappa.get("value") is None:
+        return None, text
+    if rule == RULE_POINT:
+        met = kappa["value"] >= threshold
+        return met, f"κ's point estimate {kappa['value']:.3f} {'≥' if met else '<'} {threshold:.2f} ({text})"
+    if kappa.get("ci_low") is None:
+        return None, f"{text}: no bootstrap interval, so its lower bound cannot be compared with {threshold:.2f}"
+    met = kappa["ci_low"] >= threshold
+    return met, (
+        f"the lower bound {kappa['ci_low']:.3f} of κ's 95 % interval {'≥' if met else '<'} {threshold:.2f} ({text})"
+    )
+
+
 def verdict(
     *,
     human: AgreementResult | None,
@@ -215,39 +283,63 @@ def verdict(
     mismatch: float | None,
     thresholds: Thresholds,
     missing_reason: str = "",
+    rule: str = DEFAULT_VERDICT_RULE,
 ) -> dict:
-    """The verdict of one judge on one metric (the rules are in the module's docstring). ``human`` is None
-    for imported labels (one per response: no human α). Every reason is stated; ``kappa`` is
-    `kappa_with_ci`'s dict, and its text (κ with the CI) is part of every verdict."""
+    """The verdict of one judge on one metric under ``rule`` (the rules are in the module's docstring).
+    ``human`` is None for imported labels (one per response: no human α). ``kappa`` is `kappa_with_ci`'s
+    dict. The verdict names its rule and states its n (turns compared), κ's interval, every condition with
+    whether it was met (True, False, None: cannot tell) in words, and the reasons it did not pass."""
+    base = {
+        "rule": rule,
+        "rule_text": VERDICT_RULES[rule],
+        "n": n_compared,
+        "interval": {"low": kappa.get("ci_low"), "high": kappa.get("ci_high"), "level": kappa.get("ci_level")},
+        "kappa": kappa_text(kappa),
+    }
     if n_consensus == 0 and missing_reason:
-        return {"outcome": NOT_LABELLED, "reasons": [missing_reason], "kappa": kappa_text(kappa)}
+        return {**base, "outcome": NOT_LABELLED, "reasons": [missing_reason], "conditions": []}
     if n_consensus == 0:
-        return {
-            "outcome": UNDECIDED,
-            "reasons": ["no turn has a human consensus for this metric yet"],
-            "kappa": kappa_text(kappa),
-        }
+        reason = "no turn has a human consensus for this metric yet"
+        return {**base, "outcome": UNDECIDED, "reasons": [reason], "conditions": []}
     if n_compared == 0:
-        return {
-            "outcome": UNDECIDED,
-            "reasons": ["no turn has both a judge score and a human consensus"],
-            "kappa": kappa_text(kappa),
-        }
-    failures, open_questions = [], []
-    if kappa.get("value") is None:
-        open_questions.append(kappa_text(kappa))
-    elif kappa["value"] < thresholds.judge_agreement_min:
-        failures.append(f"{kappa_text(kappa)} < {thresholds.judge_agreement_min:.2f}")
-    if mismatch is not None and mismatch > 1 - thresholds.judge_agreement_min + 1e-12:
-        failures.append(f"judge and humans differ on whether the metric applies on {mismatch:.0%} of the turns")
+        reason = "no turn has both a judge score and a human consensus"
+        return {**base, "outcome": UNDECIDED, "reasons": [reason], "conditions": []}
+    conditions = []
+    met, text = _kappa_condition(kappa, thresholds.judge_agreement_min, rule)
+    conditions.append({"condition": "judge κ", "met": met, "text": text})
+    if mismatch is None:
+        conditions.append({"condition": "applicability", "met": True, "text": "no turn compared on applicability"})
+    else:
+        limit = 1 - thresholds.judge_agreement_min
+        ok = mismatch <= limit + 1e-12
+        conditions.append(
+            {
+                "condition": "applicability",
+                "met": ok,
+                "text": f"judge and humans differ on whether the metric applies on {mismatch:.0%} of the turns"
+                f" ({'at most' if ok else 'more than'} {limit:.0%})",
+            }
+        )
     if human is None:
-        open_questions.append(HUMAN_RELIABILITY_UNKNOWN)
+        conditions.append({"condition": "human α", "met": None, "text": HUMAN_RELIABILITY_UNKNOWN})
     elif not human.is_defined:
-        open_questions.append(f"human α is undefined ({human.undefined_reason})")
-    elif human.value < thresholds.human_alpha_min:
-        failures.append(f"human α {human.value:.3f} < {thresholds.human_alpha_min:.2f}")
+        conditions.append(
+            {"condition": "human α", "met": None, "text": f"human α is undefined ({human.undefined_reason})"}
+        )
+    else:
+        ok = human.value >= thresholds.human_alpha_min
+        conditions.append(
+            {
+                "condition": "human α",
+                "met": ok,
+                "text": f"human α {human.value:.3f} {'≥' if ok else '<'} {thresholds.human_alpha_min:.2f}"
+                f" ({human.n_units} items with two or more ratings)",
+            }
+        )
+    failures = [c["text"] for c in conditions if c["met"] is False]
+    open_questions = [c["text"] for c in conditions if c["met"] is None]
     outcome = FAIL if failures else UNDECIDED if open_questions else PASS
-    return {"outcome": outcome, "reasons": failures + open_questions, "kappa": kappa_text(kappa)}
+    return {**base, "outcome": outcome, "reasons": failures + open_questions, "conditions": conditions}
 
 
 def judge_section(
@@ -256,10 +348,27 @@ def judge_section(
     thresholds: Thresholds,
     human_pre: AgreementResult,
     missing_reason: str = "",
+    rule: str = DEFAULT_VERDICT_RULE,
 ) -> dict:
+    """One judge against the consensus of one metric; its verdict under ``rule``, and the outcome under
+    every rule of `VERDICT_RULES` for comparison (``verdict_by_rule``)."""
     pairs = paired(judge, labels.consensus)
     kappa = kappa_with_ci(pairs, labels.scale, seed=bootstrap_seed(labels.metric))
     mismatch = applicability_mismatch(pairs)
+    kappa = {**kappa, "units": KAPPA_UNITS}
+    verdicts = {
+        name: verdict(
+            human=human_pre if labels.human_pre else None,
+            kappa=kappa,
+            n_compared=len(pairs),
+            n_consensus=len(labels.consensus),
+            mismatch=mismatch,
+            thresholds=thresholds,
+            missing_reason=missing_reason,
+            rule=name,
+        )
+        for name in VERDICT_RULES
+    }
     return {
         "n_compared": len(pairs),
         "n_scored": sum(1 for v in judge.values() if v is not None),
@@ -272,23 +381,21 @@ def judge_section(
         else AgreementResult("krippendorff_alpha_ordinal", None, 0, "no human labels").as_dict(),
         "confusion": confusion_matrix(pairs, labels.scale),
         "largest_differences": largest_differences(pairs, labels.scale),
-        "verdict": verdict(
-            human=human_pre if labels.human_pre else None,
-            kappa=kappa,
-            n_compared=len(pairs),
-            n_consensus=len(labels.consensus),
-            mismatch=mismatch,
-            thresholds=thresholds,
-            missing_reason=missing_reason,
-        ),
+        "verdict": verdicts[rule],
+        "verdict_by_rule": {name: found["outcome"] for name, found in verdicts.items()},
     }
 
 
 def metric_report(
-    labels: MetricLabels, judges: dict[str, dict[int, str]], thresholds: Thresholds, missing_reason: str = ""
+    labels: MetricLabels,
+    judges: dict[str, dict[int, str]],
+    thresholds: Thresholds,
+    missing_reason: str = "",
+    rule: str = DEFAULT_VERDICT_RULE,
 ) -> dict:
-    """One metric: the human agreement and, for each judge (by key), its agreement with the consensus.
-    ``missing_reason`` says why a metric has no human label (e.g. the imported file lacks its dimension)."""
+    """One metric: the human agreement (with its units) and, for each judge (by key), its agreement with the
+    consensus and its verdict under ``rule``. ``missing_reason`` says why a metric has no human label (e.g.
+    the imported file lacks its dimension)."""
     if labels.human_pre:
         pre = human_alpha(labels.human_pre, labels.scale)
         post = human_alpha(labels.human_post or labels.human_pre, labels.scale)
@@ -299,9 +406,11 @@ def metric_report(
         "scale": list(labels.scale),
         "n_items_labelled": len(labels.human_pre),
         "n_consensus": len(labels.consensus),
-        "human_alpha_pre": pre.as_dict(),
-        "human_alpha_post": post.as_dict(),
-        "judges": {key: judge_section(labels, judge, thresholds, pre, missing_reason) for key, judge in judges.items()},
+        "human_alpha_pre": {**pre.as_dict(), "units": alpha_units(labels.human_pre)},
+        "human_alpha_post": {**post.as_dict(), "units": alpha_units(labels.human_post or labels.human_pre)},
+        "judges": {
+            key: judge_section(labels, judge, thresholds, pre, missing_reason, rule) for key, judge in judges.items()
+        },
     }
 
 
@@ -316,3 +425,21 @@ def best_judge_per_metric(metrics: list[dict]) -> dict[str, str | None]:
         ]
         best[row["metric"]] = max(scored, key=lambda pair: pair[1])[0] if scored else None
     return best
+
+
+def recorded_outcome(row: dict, judge_agreement_min: float, rule: str = DEFAULT_VERDICT_RULE) -> tuple[str, str]:
+    """A recorded metric's outcome under ``rule``, and the rule it was recorded under. A recording made
+    before the rules had names was made by the point rule; under `interval` its pass holds only when its
+    recorded κ interval's lower bound reaches ``judge_agreement_min`` (every other condition had been met),
+    and becomes undecided when no interval was recorded; its fail or undecided stands under both rules."""
+    by_rule = row.get("verdict_by_rule") or {}
+    if rule in by_rule:
+        return by_rule[rule], row.get("verdict_rule", rule)
+    recorded_rule = row.get("verdict_rule", RULE_POINT)
+    outcome = row.get("verdict", "")
+    if recorded_rule == rule or outcome != PASS or rule != RULE_INTERVAL:
+        return outcome, recorded_rule
+    low = (row.get("kappa_ci") or [None])[0]
+    if low is None:
+        return UNDECIDED, recorded_rule
+    return (PASS if low >= judge_agreement_min else FAIL), recorded_rule

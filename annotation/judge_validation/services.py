@@ -365,6 +365,10 @@ def validation_record(*, validation: JudgeValidation, by=None) -> JudgeValidatio
         compared = max(compared, section["n_compared"])
         metrics[row["metric"]] = {
             "verdict": section["verdict"]["outcome"],
+            "verdict_rule": section["verdict"]["rule"],
+            "verdict_by_rule": section["verdict_by_rule"],
+            "n": section["verdict"]["n"],
+            "conditions": section["verdict"]["conditions"],
             "reasons": section["verdict"]["reasons"],
             "human_alpha_pre": row["human_alpha_pre"]["value"],
             "human_alpha_post": row["human_alpha_post"]["value"],
@@ -378,6 +382,7 @@ def validation_record(*, validation: JudgeValidation, by=None) -> JudgeValidatio
         raise JudgeValidationRefused("No turn has both a judge score and a human consensus yet: nothing to record.")
     validation.result = {
         "n_turns": compared,
+        "verdict_rule": report["verdict_rule"],
         "metrics": metrics,
         "thresholds": {
             "human_alpha_min": validation.human_alpha_min,

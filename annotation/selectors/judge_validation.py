@@ -197,10 +197,14 @@ def imported_section(project: AnnotationProject) -> dict | None:
 
 
 def validation_report(
-    project: AnnotationProject, *, rubric: RubricVersion | None = None, validations: list | None = None
+    project: AnnotationProject,
+    *,
+    rubric: RubricVersion | None = None,
+    validations: list | None = None,
+    rule: str = report_math.DEFAULT_VERDICT_RULE,
 ) -> dict:
     """The report of every judge validated on the project under ``rubric`` (default: the latest version
-    that has a validation), side by side on the same human labels."""
+    that has a validation), side by side on the same human labels, with verdicts under the named ``rule``."""
     if rubric is None:
         latest = project.judge_validations.select_related("rubric").order_by("-rubric__version", "-id").first()
         rubric = latest.rubric if latest else (project_rubrics(project) or [None])[-1]
@@ -234,7 +238,7 @@ def validation_report(
             missing = (
                 f"the imported file has no usable {mrbench.METRIC_DIMENSIONS[metric]} labels: left out of the verdicts"
             )
-        row = report_math.metric_report(labels, judges, thresholds, missing)
+        row = report_math.metric_report(labels, judges, thresholds, missing, rule)
         row["label_stage"] = stage.pk if stage is not None else None
         metrics.append(row)
     sources = item_sources(project)
@@ -249,6 +253,8 @@ def validation_report(
             "human_alpha_min": thresholds.human_alpha_min,
             "judge_agreement_min": thresholds.judge_agreement_min,
         },
+        "verdict_rule": report_math.verdict_rule_info(rule),
+        "verdict_rules": [report_math.verdict_rule_info(name) for name in report_math.VERDICT_RULES],
         "n_sample": len(items),
         "consensus_source": project.options.get("consensus", "adjudication"),
         "judges": [
@@ -280,7 +286,8 @@ class JudgeValidationStatus:
     rubric_label: str = ""
     recorded_at: str = ""
     n_turns: int = 0
-    verdicts: dict[str, str] = field(default_factory=dict)  # metric → pass | fail | undecided
+    verdicts: dict[str, str] = field(default_factory=dict)  # metric → pass | fail | undecided, under ``rule``
+    rule: str = report_math.DEFAULT_VERDICT_RULE  # the verdict rule the verdicts follow
     validation_id: int | None = None
     project_id: int | None = None
     on_audit_id: int | None = None
@@ -302,10 +309,14 @@ def _template_id(rubric_version) -> int | None:
     return getattr(rubric_version, "pk", rubric_version)  # a PromptTemplate, or its id
 
 
-def judge_validation_status(audit, judge_endpoint=None, rubric_version=None) -> JudgeValidationStatus:
+def judge_validation_status(
+    audit, judge_endpoint=None, rubric_version=None, rule: str = report_math.DEFAULT_VERDICT_RULE
+) -> JudgeValidationStatus:
     """Whether the audit's judge (endpoint + rubric version; both default to the audit's) has a recorded
-    validation. A validation on this audit is preferred; one on another audit with the same judge and
-    rubric version counts too, and the text says which audit it was."""
+    validation, with its per-metric verdicts under the named verdict ``rule`` (a recording made before the
+    rules had names is read under it by `report.recorded_outcome`). A validation on this audit is
+    preferred; one on another audit with the same judge and rubric version counts too, and the text says
+    which audit it was and names the rule."""
     endpoint_id = judge_endpoint.pk if judge_endpoint is not None else audit.judge_endpoint_id
     template_id = _template_id(rubric_version) or audit.judge_template_id
     candidates = JudgeValidation.objects.filter(
@@ -319,7 +330,11 @@ def judge_validation_status(audit, judge_endpoint=None, rubric_version=None) -> 
     if found is None:
         return JudgeValidationStatus(validated=False, text=JUDGE_NOT_VALIDATED)
     result = found.result or {}
-    verdicts = {metric: row.get("verdict", "") for metric, row in (result.get("metrics") or {}).items()}
+    agreement_min = (result.get("thresholds") or {}).get("judge_agreement_min", found.judge_agreement_min)
+    verdicts = {
+        metric: report_math.recorded_outcome(row, agreement_min, rule)[0]
+        for metric, row in (result.get("metrics") or {}).items()
+    }
     recorded = found.recorded_at.date().isoformat() if found.recorded_at else ""
     by_outcome = defaultdict(list)
     for metric, outcome in verdicts.items():
@@ -328,6 +343,7 @@ def judge_validation_status(audit, judge_endpoint=None, rubric_version=None) -> 
     where = "" if found.audit_id == audit.pk else f", on audit #{found.audit_id}" if found.audit_id else ""
     text = (
         f"judge validated on {found.rubric.label} ({recorded}, {result.get('n_turns', 0)} turns{where}; "
+        + f"verdicts by the {rule} rule: "
         + "; ".join(parts)
         + ")"
     )
@@ -338,6 +354,7 @@ def judge_validation_status(audit, judge_endpoint=None, rubric_version=None) -> 
         recorded_at=recorded,
         n_turns=int(result.get("n_turns", 0)),
         verdicts=verdicts,
+        rule=rule,
         validation_id=found.pk,
         project_id=found.project_id,
         on_audit_id=found.audit_id,

@@ -1,11 +1,11 @@
 """Researcher pages of judge validation: the project list and import, the create form, the report and the workshop.
 
 The pages: the list of validation projects (and the MRBench-style import), the one-action form that builds a validation
-project from an audit, the report (several judges side by side, per rubric version, with the label planner for a target
-half-width, ``?half_width=``, and the judge's cue check on the audit's contrasts) with its actions — thresholds,
-recording verdicts, adding a judge, hiding or showing the persona cue — and the rubric-workshop form. A judge added or
-re-run is judged on a worker; the report shows each judge's run (turns judged of the total, its batches) and reloads
-itself while one is open."""
+project from an audit, the report (several judges side by side, per rubric version, with verdicts under a named rule,
+``?rule=``, the label planner for a target half-width, ``?half_width=``, and the judge's cue check on the audit's
+contrasts) with its actions — thresholds, recording verdicts, adding a judge, hiding or showing the persona cue — and
+the rubric-workshop form. A judge added or re-run is judged on a worker; the report shows each judge's run (turns judged
+of the total, its batches) and reloads itself while one is open."""
 
 from __future__ import annotations
 
@@ -27,7 +27,13 @@ from annotation.judge_validation.planner import (
     label_planner,
     target_half_width_from,
 )
-from annotation.judge_validation.report import NA
+from annotation.judge_validation.report import (
+    DEFAULT_VERDICT_RULE,
+    NA,
+    VerdictRuleError,
+    units_text,
+    verdict_rule_from,
+)
 from annotation.judge_validation.rubric import METRIC_QUESTIONS
 from annotation.models import AnnotationProject, JudgeValidation, RubricVersion
 from annotation.selectors.judge_validation import (
@@ -54,9 +60,17 @@ def stat(result: dict) -> dict:
     return {"text": fmt(result["value"]), "title": "", "n": result.get("n_units", 0)}
 
 
+def alpha_cell(result: dict) -> dict:
+    """Human α as the page shows it, with its own units (items with ≥ 2 ratings, pairable values)."""
+    cell = stat(result)
+    cell["units"] = units_text(result["units"]) if result.get("units") else ""
+    return cell
+
+
 def kappa_cell(kappa: dict) -> dict:
-    """κ with its CI as the page shows it."""
+    """κ with its CI as the page shows it, with its own units (turns both judge and consensus rated)."""
     cell = stat(kappa)
+    cell["units"] = f"n = {kappa.get('n_units', 0)} turns rated by both"
     if kappa.get("ci_low") is not None:
         cell["ci"] = f"{fmt(kappa['ci_low'])} to {fmt(kappa['ci_high'])}"
     return cell
@@ -110,6 +124,7 @@ def report_tables(report: dict, links: dict[int, str]) -> dict:
                     "alpha_with_judge": stat(section["alpha_with_judge"]),
                     "n": section["n_compared"],
                     "verdict": section["verdict"],
+                    "verdict_by_rule": section.get("verdict_by_rule", {}),
                     "best": report["best_judge"].get(row["metric"]) == judge["key"] and len(judges) > 1,
                 }
             )
@@ -135,8 +150,8 @@ def report_tables(report: dict, links: dict[int, str]) -> dict:
             {
                 "metric": row["metric"],
                 "prompt": METRIC_QUESTIONS.get(row["metric"], {}).get("prompt", ""),
-                "alpha_pre": stat(row["human_alpha_pre"]),
-                "alpha_post": stat(row["human_alpha_post"]),
+                "alpha_pre": alpha_cell(row["human_alpha_pre"]),
+                "alpha_post": alpha_cell(row["human_alpha_post"]),
                 "n_labelled": row["n_items_labelled"],
                 "n_consensus": row["n_consensus"],
                 "cells": cells,
@@ -232,7 +247,11 @@ class ValidationReportView(ResearcherRequiredMixin, View):
             return self._item(request, project, request.GET["item"])
         rubrics = project_rubrics(project)
         chosen = next((r for r in rubrics if str(r.pk) == request.GET.get("rubric")), None)
-        report = validation_report(project, rubric=chosen)
+        try:
+            rule, rule_error = verdict_rule_from(request.GET.get("rule")), ""
+        except VerdictRuleError as exc:
+            rule, rule_error = DEFAULT_VERDICT_RULE, str(exc)
+        report = validation_report(project, rubric=chosen, rule=rule)
         rubric = chosen or RubricVersion.objects.get(pk=report["rubric"]["id"])
         stages = list(project.stages.order_by("order"))
         judges = list(project.judge_validations.filter(rubric=rubric).order_by("id"))
@@ -251,6 +270,7 @@ class ValidationReportView(ResearcherRequiredMixin, View):
                 "report": report,
                 "planner": label_planner(project, rubric=rubric, validations=judges, target_half_width=half_width),
                 "planner_error": planner_error,
+                "rule_error": rule_error,
                 "cue": cue_section(audit, project.pk) if audit is not None else None,
                 "tables": report_tables(report, transcript_links(project)),
                 "imported": imported_tables(report["imported"]),

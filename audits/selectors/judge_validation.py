@@ -4,9 +4,11 @@ Both are read as the annotation app recorded them; no other module of the app im
 
 A validation is recorded by the judge-validation workflow (a project of human labels on the audit's tutor
 turns, compared with the judge); results pages, exports and reports read here whether the audit's judge
-(endpoint + rubric version) has one and which metrics it failed, and judge-corrected contrasts read the human
-consensus of the sampled turns with their inclusion probabilities. The design preview's label plan reads the
-judge's error SD per metric from the newest recorded validation of the chosen judge endpoint (a pilot).
+(endpoint + rubric version) has one and which metrics it failed — under the named verdict rule, by default
+`interval` (κ's interval lower bound reaches the threshold; the status names its rule) — and judge-corrected
+contrasts read the human consensus of the sampled turns with their inclusion probabilities. The design preview's
+label plan reads the judge's error SD per metric from the newest recorded validation of the chosen judge endpoint
+(a pilot).
 """
 
 from __future__ import annotations
