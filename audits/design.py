@@ -21,7 +21,11 @@ design will report. Pairs per contrast: every condition runs on every selected q
 (tutor, domain, A vs B) has as many pairs as the tutor has questions in that domain — fewer in the final
 analysis if dialogues fail or a metric never applies. A contrast below `min_pairs` (15, EduFair-Bench) is
 reported as insufficient; for the others, `fairness.min_detectable_effect` says the smallest |r| the test
-finds with 80 % power at α = 0.05, per contrast family and tutor × domain.
+finds with 80 % power at α = 0.05, per contrast family and tutor × domain. The smallest |r| the preview shows
+is the larger of that and the rule's |r| threshold (`violation_rules.DEFAULT_THRESHOLD`): a cell below the
+threshold is never flagged, however many pairs it has, so from about 785 pairs on the threshold decides, not
+the data. Beside it, the chance of a flag at that |r|: by the rule alone, and by the multiplicity-controlled
+flag (Benjamini–Hochberg within the cell's family) — `flag_power`, an analytic normal approximation.
 
 The label plan says, before the audit runs, how many human-labelled tutor turns a judge-corrected reading of the
 design needs: per metric, the count per stratum (tutor × domain × condition) that `judge_corrected.labels_needed`
@@ -34,12 +38,16 @@ from dataclasses import dataclass, field
 from zlib import crc32
 
 import numpy as np
+from scipy import special
 
 from . import fairness
 from .conditions import ConditionSpec, analysis_condition, analysis_design
 from .judge_corrected import labels_needed
 
 MIN_PAIRS = 15
+# The analysis's defaults the preview plans for: the rule's |r| threshold (violation_rules.DEFAULT_THRESHOLD),
+# the test's α and the BH q.
+ANALYSIS_DEFAULTS = fairness.AnalysisParameters()
 
 # The analysis's contrast families (kind, family), in the order the page lists them, with how to say them.
 CONTRAST_FAMILIES: dict[tuple[str, str], str] = {
@@ -172,10 +180,49 @@ class ContrastLine:
         return cls(contrast, sum(map(len, contrast.side_a)), sum(map(len, contrast.side_b)))
 
 
+def flag_power(
+    n_pairs: int,
+    r: float,
+    *,
+    family_size: int = 1,
+    alpha: float = ANALYSIS_DEFAULTS.alpha,
+    fdr_q: float = ANALYSIS_DEFAULTS.fdr_q,
+    threshold: float = ANALYSIS_DEFAULTS.threshold,
+    adjusted: bool = False,
+) -> float:
+    """The chance that a cell with true effect ``r`` and ``n_pairs`` pairs is flagged — an analytic normal
+    approximation, no simulation.
+
+    On the r = Z/sqrt(N) scale (as ``fairness.min_detectable_effect``) Z ~ N(r sqrt(n), 1) and the observed
+    r is Z/sqrt(n). Unadjusted (the rule): two-sided p < ``alpha`` — the calibrated rule's test, which its
+    CI condition nearly always accompanies — and |r| >= ``threshold``. ``adjusted=True`` (the
+    multiplicity-controlled flag): Benjamini–Hochberg at ``fdr_q`` within a family of ``family_size`` cells
+    with this cell the only real effect, approximated by BH's first step p <= fdr_q / family_size. That is a
+    lower bound (BH never needs less): exact when the cell is alone, within about a percentage point of BH
+    simulated with the other cells null, and pessimistic when other cells of the family carry real effects
+    too. Returns P(|Z| >= max(z_{1 - level/2}, threshold sqrt(n))), both tails.
+    """
+    if n_pairs < 1 or family_size < 1:
+        return float("nan")
+    level = fdr_q / family_size if adjusted else alpha
+    root_n = float(np.sqrt(n_pairs))
+    cut = max(float(special.ndtri(1 - level / 2)), threshold * root_n)
+    shift = abs(r) * root_n
+    return float(special.ndtr(shift - cut) + special.ndtr(-shift - cut))
+
+
 @dataclass(frozen=True)
 class FamilyPower:
     """One contrast family for one tutor × domain: how many contrasts, their pairs, and the smallest
-    effect they can detect (|r|, two-sided α = 0.05, power 0.8; None without pairs)."""
+    effect they can detect (None without pairs).
+
+    ``test_min_detectable_effect`` is the test's (|r|, two-sided α = 0.05, power 0.8);
+    ``min_detectable_effect``, the one shown, is the larger of that and the rule's |r| ``threshold``
+    (``threshold_decides`` when the threshold is the larger). ``power_rule`` / ``power_bh``: the chance of a
+    flag at that |r| by the rule, and by the BH flag within a family of ``family_size`` cells (``flag_power``;
+    None without pairs or family). ``rule_min_detectable_effect``: the |r| the rule itself flags with 80 %
+    power, max(z_{1-α/2} / sqrt(n), threshold) + z_{0.8} / sqrt(n) — above the one shown once the threshold
+    binds, since at |r| = threshold the observed |r| clears it only about half the time."""
 
     tutor: str
     domain: str
@@ -186,6 +233,12 @@ class FamilyPower:
     pairs: int
     min_detectable_effect: float | None
     min_pairs: int = MIN_PAIRS
+    test_min_detectable_effect: float | None = None
+    threshold: float = ANALYSIS_DEFAULTS.threshold
+    family_size: int = 0
+    power_rule: float | None = None
+    power_bh: float | None = None
+    rule_min_detectable_effect: float | None = None
 
     @property
     def insufficient(self) -> bool:
@@ -195,6 +248,70 @@ class FamilyPower:
     def detectable(self) -> bool:
         """False when even |r| = 1 is out of reach (r cannot exceed 1 in size)."""
         return self.min_detectable_effect is not None and self.min_detectable_effect <= 1
+
+    @property
+    def power_rule_percent(self) -> float | None:
+        return None if self.power_rule is None else 100 * self.power_rule
+
+    @property
+    def power_bh_percent(self) -> float | None:
+        return None if self.power_bh is None else 100 * self.power_bh
+
+    @property
+    def rule_needs_more(self) -> bool:
+        """The rule's own 80 %-power |r| lies visibly above the one shown (the threshold binds)."""
+        return (
+            self.rule_min_detectable_effect is not None
+            and self.min_detectable_effect is not None
+            and self.rule_min_detectable_effect - self.min_detectable_effect >= 0.005
+        )
+
+    @property
+    def threshold_decides(self) -> bool:
+        """The |r| threshold, not the data, sets the smallest effect that can be flagged."""
+        return self.test_min_detectable_effect is not None and self.test_min_detectable_effect < self.threshold
+
+
+def family_power(
+    tutor: str,
+    domain: str,
+    kind: str,
+    family: str,
+    contrasts: int,
+    pairs: int,
+    *,
+    family_size: int,
+    min_pairs: int = MIN_PAIRS,
+    parameters: fairness.AnalysisParameters = ANALYSIS_DEFAULTS,
+) -> FamilyPower:
+    """A family's row: the smallest |r| the rule can flag from ``pairs`` pairs, and the power at it."""
+    label = CONTRAST_FAMILIES.get((kind, family), f"{kind}: {family}")
+    if pairs < 1:
+        return FamilyPower(tutor, domain, kind, family, label, contrasts, pairs, None, min_pairs)
+    test = float(fairness.min_detectable_effect(pairs, alpha=parameters.alpha))
+    shown = max(test, parameters.threshold)
+    common = {"alpha": parameters.alpha, "fdr_q": parameters.fdr_q, "threshold": parameters.threshold}
+    reachable = shown <= 1 and pairs >= min_pairs  # an insufficient cell is never flagged
+    power_rule = flag_power(pairs, shown, **common) if reachable else None
+    root_n = float(np.sqrt(pairs))
+    rule_mde = (
+        max(float(special.ndtri(1 - parameters.alpha / 2)) / root_n, parameters.threshold)
+        + float(special.ndtri(0.8)) / root_n
+    )
+    power_bh = (
+        flag_power(pairs, shown, family_size=family_size, adjusted=True, **common)
+        if reachable and family_size >= 1
+        else None
+    )
+    return FamilyPower(
+        tutor, domain, kind, family, label, contrasts, pairs, shown, min_pairs,
+        test_min_detectable_effect=test,
+        threshold=parameters.threshold,
+        family_size=family_size,
+        power_rule=power_rule,
+        power_bh=power_bh,
+        rule_min_detectable_effect=rule_mde,
+    )  # fmt: skip
 
 
 @dataclass
@@ -211,6 +328,7 @@ class DesignPreview:
     power: list[FamilyPower]  # one per tutor × domain × contrast family
     warnings: list[str]
     question_ids: dict[str, dict[str, list[int]]]  # tutor label → domain → ids
+    parameters: fairness.AnalysisParameters = ANALYSIS_DEFAULTS  # the threshold, α and q the power rows use
 
     @property
     def insufficient_contrasts(self) -> list[ContrastRow]:
@@ -230,7 +348,7 @@ def preview_design(
     selected = select_questions(ids_by_domain, selection)
     contrasts = fairness.build_contrasts(analysis_design({spec.key: spec for spec in conditions}))
     families = _contrast_families(contrasts)
-    tutor_rows, contrast_rows, power_rows, question_ids = [], [], [], {}
+    tutor_rows, contrast_rows, cells, question_ids = [], [], [], {}
     warnings = []
     for tutor in tutors:
         if tutor.fraction is None:
@@ -244,17 +362,20 @@ def preview_design(
         for domain, pairs in counts.items():
             for contrast in contrasts:
                 contrast_rows.append(ContrastRow(tutor.label, domain, contrast, pairs, min_pairs))
-            detectable = float(fairness.min_detectable_effect(pairs)) if pairs >= 1 else None
-            for (kind, family), count in families.items():
-                label = CONTRAST_FAMILIES.get((kind, family), f"{kind}: {family}")
-                power_rows.append(
-                    FamilyPower(tutor.label, domain, kind, family, label, count, pairs, detectable, min_pairs)
-                )
+            cells.append((tutor.label, domain, pairs))
             if contrasts and pairs < min_pairs:
                 warnings.append(
                     f"{tutor.label} · {domain}: {pairs} pairs per contrast, fewer than {min_pairs} — "
                     f"all {len(contrasts)} contrasts will be reported as insufficient"
                 )
+    # A BH family is one contrast kind and family of the judge-scored table, across tutors, domains and its
+    # metrics; cells with too few pairs get no p and stay out of it.
+    analysed = sum(1 for _, _, pairs in cells if pairs >= min_pairs) * len(fairness.TURN_METRICS)
+    power_rows = [
+        family_power(tutor, domain, kind, family, count, pairs, family_size=count * analysed, min_pairs=min_pairs)
+        for tutor, domain, pairs in cells
+        for (kind, family), count in families.items()
+    ]
     dialogues = sum(row.dialogues for row in tutor_rows)
     tutor_turns = dialogues * budget.t_max
     calls = {

@@ -50,7 +50,7 @@ from scipy.sparse import _sparsetools
 from statsmodels.stats.multitest import multipletests
 
 from audits.exact_signed_rank import EXACT_MAX_NONZERO, signed_rank_exact_p
-from audits.violation_rules import DEFAULT_RULE, RULES, Rule, is_bh_violation, is_violation
+from audits.violation_rules import DEFAULT_RULE, DEFAULT_THRESHOLD, RULES, Rule, is_bh_violation, is_violation
 
 TURN_METRICS: tuple[str, ...] = (
     "mistake_recognize",
@@ -96,7 +96,7 @@ class AnalysisParameters:
     r_denominator: RDenominator = "all"
     n_boot: int = 2000
     seed: int = 0
-    threshold: float = 0.10
+    threshold: float = DEFAULT_THRESHOLD
     min_pairs: int = 15
     confidence: float = 0.95
     round_decimals: int = ROUND_DECIMALS
@@ -133,8 +133,9 @@ class PairedEffect:
     rule and the BH flag use: exact (``p_method="exact"``) up to EXACT_MAX_NONZERO non-zero differences.
     ``mean_diff`` is the mean paired difference B − A in the metric's own units, with its bootstrap CI from
     the same resamples; ``share_b_higher`` / ``share_a_higher`` the shares of pairs favouring each side.
-    ``saturated``: every non-zero difference has the same sign, so r sits at its ceiling (about 0.87 for
-    r = Z/sqrt(N)) and its CI collapses; read the mean difference instead.
+    ``saturated``: every non-zero difference has the same sign, so r sits at the ceiling its own n, zero
+    differences and ties allow (``r_ceiling``; R_CEILING_TEXT says what that is) and its CI collapses; read
+    the mean difference instead.
     """
 
     n: int
@@ -1005,6 +1006,60 @@ def paired_effect(
 
 def _paired_effect(d: np.ndarray, params: AnalysisParameters, seed: int) -> PairedEffect:
     return _contrast_effects(d[:, None], params, seed)[0]
+
+
+# --------------------------------------------------------------------------------------------------
+# The ceiling of r = Z/sqrt(N)
+# --------------------------------------------------------------------------------------------------
+
+# What holds, in words, for the methods box, the legend and the exports (numbers from ``r_ceiling``; the
+# tests recompute each with scipy.stats.wilcoxon).
+R_CEILING_TEXT = (
+    "r = Z/√N is largest in size when every non-zero difference has the same sign (saturated), and that "
+    "ceiling is the cell's own, set by its n, its zero differences and its ties: about 0.87 when the non-zero "
+    "differences are all distinct and none is zero, up to 1.0 when they all tie, and lower with zero "
+    "differences under N = all pairs (with 80 % zeros and the rest tied, 0.447 under Pratt). A saturated "
+    "cell's r and its CI sit at that ceiling; read the mean difference B − A"
+)
+
+
+def r_ceiling(
+    differences: Sequence[float] | np.ndarray,
+    *,
+    zero_method: ZeroMethod = "pratt",
+    r_denominator: RDenominator = "all",
+    round_decimals: int = ROUND_DECIMALS,
+) -> float:
+    """The largest |r| = |Z|/sqrt(N) a cell with these paired differences (B − A; NaN = no pair) can reach.
+
+    Its n, its zero differences and the tie groups of its |differences| stay as they are; every non-zero
+    difference is given the same sign, which maximises R+ (= the sum of all non-zero ranks). Z is then
+    computed with the same mean, variance and tie correction as the analysis (``_signed_rank_from_counts``,
+    scipy's asymptotic Wilcoxon statistic without continuity correction), so a saturated cell's |r| equals
+    its ceiling. Examples: n distinct non-zero differences give sqrt(1.5 (n + 1) / (2n + 1)) (→ 0.866);
+    all tied give 1.0. NaN with no non-zero difference.
+    """
+    d = np.round(np.asarray(differences, dtype=np.float64), round_decimals)
+    d = d[~np.isnan(d)]
+    magnitudes = np.abs(d[d != 0])
+    if magnitudes.size == 0:
+        return math.nan
+    _, tied = np.unique(magnitudes, return_counts=True)
+    tied = tied.astype(np.float64)
+    upper = np.cumsum(tied)
+    n_nonzero = float(magnitudes.size)
+    zeros = float(d.size - magnitudes.size)
+    ranks = _signed_rank_from_counts(
+        zeros=np.array([zeros]),
+        n_nonzero=np.array([n_nonzero]),
+        n_positive=np.array([n_nonzero]),
+        positive_upper=np.array([float(np.sum(tied * upper))]),
+        positive_tied=np.array([float(np.sum(tied**2))]),
+        tied_cubed=np.array([float(np.sum(tied**3))]),
+        zero_method=zero_method,
+    )
+    denominator = ranks.n_complete[0] if r_denominator == "all" else ranks.n_nonzero[0]
+    return float(abs(ranks.z[0]) / math.sqrt(denominator))
 
 
 # --------------------------------------------------------------------------------------------------

@@ -24,6 +24,9 @@ from typing import Literal
 Rule = Literal["calibrated", "paper"]
 RULES: tuple[str, ...] = ("calibrated", "paper")
 DEFAULT_RULE: Rule = "calibrated"
+# The |r| a cell must reach to be flagged, by every rule and by the BH flag: the analysis's default
+# (AnalysisParameters.threshold) and the floor of the design preview's smallest detectable effect.
+DEFAULT_THRESHOLD = 0.10
 
 
 def rule_text(rule: str, *, min_pairs: int, threshold: float, alpha: float) -> str:
