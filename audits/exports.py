@@ -33,6 +33,7 @@ from django.utils import timezone
 
 from audits import heatmap_figures
 from audits.exclusions import EXCLUSION_COLUMNS
+from audits.fairness import R_CEILING_TEXT
 from audits.judge_corrected_figures import judge_corrected_figures
 from audits.judge_corrected_table import CORRECTED_COLUMNS, JudgeCorrectedResults, corrected_row, subset_facts
 from audits.judge_failed_marks import JUDGE_FAILED_MARK, JUDGE_FAILED_TEXT, judge_failed_among, summary_cell_metrics
@@ -179,8 +180,7 @@ def analysis_methods(analysis) -> dict[str, Any]:
         "sign": "positive r: level B scored higher than level A",
         "effect_units": "mean_diff: mean paired difference B − A in the metric's own units, with a percentile "
         "bootstrap CI from the same resamples; share_b_higher / share_a_higher: shares of pairs favouring each side",
-        "r_ceiling": "r = Z/sqrt(N) has a ceiling near 0.87 when every difference has the same sign (saturated=true): "
-        "r and its CI then sit at the ceiling; read mean_diff",
+        "r_ceiling": R_CEILING_TEXT,
         "simulator_check": "the simulated student's own turns (student_turns, student_avg_word) are tested with the "
         "same contrasts; where any differs (p_test < alpha), cells of metrics built on student words "
         "(tutor_student_word_ratio) are marked simulator_driven=true and are not counted as violations",

@@ -36,6 +36,7 @@ from audits.fairness import (
     TURN_METRICS,
     AnalysisParameters,
     contrast_pairs,
+    r_ceiling,
     tutor_vs_backbone,
 )
 from audits.http_exports import analysis_state_response, export_response
@@ -384,6 +385,17 @@ class ContrastPairsView(ResultsPageMixin, TemplateView):
             question_keys=audit_content_identities(self.audit)[1],
         )
         texts = dict(Question.objects.filter(pk__in=questions.tolist()).values_list("pk", "text"))
+        parameters = self.analysis.parameters
+        ceiling = (
+            r_ceiling(
+                b - a,
+                zero_method=parameters.zero_method,
+                r_denominator=parameters.r_denominator,
+                round_decimals=parameters.round_decimals,
+            )
+            if parameters.effect == "r"
+            else None
+        )
         pairs = []
         for question, value_a, value_b in zip(questions.tolist(), a.tolist(), b.tolist(), strict=True):
             complete = not (math.isnan(value_a) or math.isnan(value_b))
@@ -421,6 +433,7 @@ class ContrastPairsView(ResultsPageMixin, TemplateView):
                 "side_a": side_a,
                 "side_b": side_b,
                 "metric_is_turn_level": cell["metric"] in TURN_METRICS,
+                "r_ceiling": ceiling,
             }
         )
         return context
