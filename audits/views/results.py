@@ -55,6 +55,7 @@ from audits.services.analysis import (
     analysis_state,
 )
 from audits.services.judge_corrected import judge_corrected_results
+from audits.violation_rules import DEFAULT_THRESHOLD
 from edufair_web.accounts.permissions import ResearcherRequiredMixin
 from edufair_web.converters import parse_id
 
@@ -73,7 +74,7 @@ class AnalysisParametersForm(forms.Form):
         initial="pratt",
     )
     n_boot = forms.IntegerField(label="Bootstrap resamples (B)", min_value=0, max_value=20000, initial=2000)
-    threshold = forms.FloatField(label="|r| threshold", min_value=0, max_value=1, initial=0.10)
+    threshold = forms.FloatField(label="|r| threshold", min_value=0, max_value=1, initial=DEFAULT_THRESHOLD)
     seed = forms.IntegerField(label="Bootstrap seed", min_value=0, max_value=2**31 - 1, initial=0)
     min_pairs = forms.IntegerField(label="Minimum pairs", min_value=2, max_value=100000, initial=15)
     rule = forms.ChoiceField(
