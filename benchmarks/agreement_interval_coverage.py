@@ -1,12 +1,12 @@
-"""Coverage of the bootstrap intervals of Krippendorff's α, Cohen's κ and Gwet's AC1 at nominal 95 %.
+"""Coverage of the bootstrap intervals of Krippendorff's α, Fleiss' κ, Cohen's κ and Gwet's AC1 at nominal 95 %.
 
 Synthetic ratings: ``--raters`` raters × ``--items`` items on an ordered three-point scale (0, 1, 2); each item's
 true value is drawn with shares 60 / 30 / 10 %, and each rater reports it with probability ``--keep`` and
 otherwise a value drawn uniformly from the scale. The population value of each coefficient is the coefficient on
 one very large sample (``--population`` items, its own seed). Over ``--seeds`` seeds, each sample goes through
-``annotation.agreement_intervals``: α (ordinal, all raters), Cohen's κ (linear weights, raters 1 and 2) and AC1
-(all raters), each with ``--boot`` resamples; an interval covers when low ≤ population value ≤ high. Aim: every
-coverage ≥ 93 %.
+``annotation.agreement_intervals``: α (ordinal, all raters), Fleiss' κ (all raters), Cohen's κ (linear
+weights, raters 1 and 2) and AC1 (all raters), each with ``--boot`` resamples; an interval covers when
+low ≤ population value ≤ high. Aim: every coverage ≥ 93 %.
 
     .venv/bin/python benchmarks/agreement_interval_coverage.py [--seeds 500] [--items 100] [--raters 3]
         [--boot 1000] [--keep 0.7] [--population 200000]
@@ -28,8 +28,8 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from annotation.agreement import cohen_kappa, krippendorff_alpha  # noqa: E402
-from annotation.agreement_intervals import ac1_interval, alpha_interval, cohen_interval  # noqa: E402
+from annotation.agreement import cohen_kappa, fleiss_kappa_from_counts, krippendorff_alpha  # noqa: E402
+from annotation.agreement_intervals import ac1_interval, alpha_interval, cohen_interval, fleiss_interval  # noqa: E402
 from annotation.gwet import gwet_ac_from_counts, weight_matrix  # noqa: E402
 
 SCALE = (0.0, 1.0, 2.0)
@@ -49,6 +49,7 @@ def population_values(raters: int, keep: float, size: int) -> dict[str, float]:
     counts = np.stack([(data == v).sum(axis=0) for v in SCALE], axis=1)
     return {
         "alpha": krippendorff_alpha(data, "ordinal").value,
+        "fleiss": fleiss_kappa_from_counts(counts).value,
         "kappa": cohen_kappa(list(data[0]), list(data[1]), "linear", labels=list(SCALE)).value,
         "ac1": gwet_ac_from_counts(counts, weight_matrix(SCALE)),
     }
@@ -84,6 +85,7 @@ def main() -> int:
         pairs = [(i, data[0, i], data[1, i]) for i in range(args.items)]
         intervals = {
             "alpha": alpha_interval(data, "ordinal", n_boot=args.boot),
+            "fleiss": fleiss_interval(data.T, n_boot=args.boot),
             "kappa": cohen_interval(pairs, SCALE, weights="linear", n_boot=args.boot),
             "ac1": ac1_interval(data.T, SCALE, n_boot=args.boot),
         }
