@@ -107,14 +107,14 @@ def alt_test(
         raise ValueError(f"kind must be 'categorical' or 'numeric', got {kind!r}")
     if not 0.0 < alpha < 1.0:
         raise ValueError(f"alpha must lie in (0, 1), got {alpha}")
-    labels = {str(a): {i: v for i, v in items.items() if _present(v)} for a, items in human.items()}
+    labels = {a: {i: v for i, v in items.items() if _present(v)} for a, items in human.items()}
     scored = {i for i, v in judge.items() if _present(v)}
     unmet: list[str] = []
     if len(labels) < min_annotators:
         unmet.append(f"the alt-test needs at least {min_annotators} annotators; {len(labels)} labelled this metric")
 
     rows: list[dict] = []
-    for annotator in sorted(labels):
+    for annotator in sorted(labels, key=str):
         items = [
             i
             for i in sorted(labels[annotator], key=str)
@@ -128,7 +128,7 @@ def alt_test(
             continue
         judge_wins, human_wins, judge_align, human_align = [], [], [], []
         for i in items:
-            others = [labels[o][i] for o in sorted(labels) if o != annotator and i in labels[o]]
+            others = [labels[o][i] for o in sorted(labels, key=str) if o != annotator and i in labels[o]]
             s_judge = alignment(judge[i], others, kind)
             s_human = alignment(labels[annotator][i], others, kind)
             judge_align.append(s_judge)

@@ -218,3 +218,14 @@ def test_epsilon_constants_follow_the_authors_advice():
     assert EPSILON_EXPERT == 0.2 and EPSILON_CROWD == 0.1
     with pytest.raises(ValueError):
         alt_test({}, {}, kind="ranking")
+
+
+def test_annotator_ids_keep_their_type():
+    human, judge = generate(
+        6, n_annotators=3, n_items=40, annotator_accuracy=0.8, judge_accuracy=0.9, kind="categorical"
+    )
+    by_user_id = {index: labels for index, labels in enumerate(human.values(), start=1)}
+    result = alt_test(by_user_id, judge)
+
+    assert [row["annotator"] for row in result.per_annotator] == [1, 2, 3]
+    assert result.omega == alt_test(human, judge).omega
