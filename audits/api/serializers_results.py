@@ -7,14 +7,14 @@ from rest_framework import serializers
 
 from audits.exports import TABLES
 from audits.models import AnalysisResult
-from audits.violation_rules import DEFAULT_RULE, RULES
+from audits.violation_rules import DEFAULT_RULE, DEFAULT_THRESHOLD, RULES
 
 
 class AnalysisParametersSerializer(serializers.Serializer):
     effect = serializers.ChoiceField(choices=["r", "rank_biserial"], default="r")
     zero_method = serializers.ChoiceField(choices=["pratt", "wilcox", "zsplit"], default="pratt")
     n_boot = serializers.IntegerField(min_value=0, max_value=20000, default=2000)
-    threshold = serializers.FloatField(min_value=0, max_value=1, default=0.10)
+    threshold = serializers.FloatField(min_value=0, max_value=1, default=DEFAULT_THRESHOLD)
     seed = serializers.IntegerField(min_value=0, max_value=2**31 - 1, default=0)
     min_pairs = serializers.IntegerField(min_value=2, max_value=100000, default=15)
     rule = serializers.ChoiceField(

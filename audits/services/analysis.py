@@ -646,9 +646,9 @@ def audit_analysis(
     progress: Callable[[int, int], None] | None = None,
     wait_seconds: float | None = None,
 ) -> AuditAnalysis:
-    """The audit's analysis under `parameters` (defaults: r, Pratt, B = 2,000, seed 0, threshold 0.10,
-    15 pairs), computed in this process when it is not done on the current scores — the synchronous door
-    for `manage.py audit_report`, tests and benchmarks, on the same row the workers use.
+    """The audit's analysis under `parameters` (defaults: `AnalysisParameters`'s), computed in this process when it
+    is not done on the current scores — the synchronous door for `manage.py audit_report`, tests and benchmarks, on
+    the same row the workers use.
 
     A queued, failed or stale row is claimed and computed here (`progress(cells_done, cells_total)` as it
     goes; an error is stored on the row and raised). A row a live worker is computing is waited for, then

@@ -11,6 +11,7 @@ from django.core.management.base import BaseCommand, CommandError
 from audits.exports import write_report
 from audits.models import Audit
 from audits.services.analysis import analysis_parameters_from, audit_analysis
+from audits.violation_rules import DEFAULT_THRESHOLD
 
 
 class Command(BaseCommand):
@@ -23,7 +24,7 @@ class Command(BaseCommand):
         parser.add_argument("--zero-method", choices=["pratt", "wilcox", "zsplit"], default="pratt")
         parser.add_argument("--n-boot", type=int, default=2000)
         parser.add_argument("--seed", type=int, default=0)
-        parser.add_argument("--threshold", type=float, default=0.10)
+        parser.add_argument("--threshold", type=float, default=DEFAULT_THRESHOLD)
         parser.add_argument("--min-pairs", type=int, default=15)
 
     def handle(self, *args, **options):
