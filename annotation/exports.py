@@ -8,6 +8,9 @@ are prefixed with an apostrophe (OWASP's advice against CSV injection); JSON is 
 
 Besides the annotators' labels, the CSV and JSONL hold a row per gold label, per label imported from a
 published file and per settled consensus (the ``record`` column says which; those rows name no annotator).
+
+The judge-validation report exports as CSV (a row per metric and judge: the verdict with its named rule, κ, α,
+AC1/AC2, the alt-test and the judge's direction, each with its interval) or JSON (the whole report).
 """
 
 from __future__ import annotations
@@ -189,3 +192,119 @@ def export_labels(project: AnnotationProject, fmt: str) -> tuple[str, str, str]:
     if fmt in LABEL_STUDIO_FORMATS:
         return label_studio_export(project, fmt)
     raise ValueError(f"format is one of {', '.join(FORMATS)}")
+
+
+# --- The judge-validation report -------------------------------------------------------------------
+
+JUDGE_VALIDATION_FORMATS = ("csv", "json")
+JUDGE_VALIDATION_FIELDS = (
+    "metric",
+    "judge",
+    "verdict_rule",
+    "verdict",
+    "verdict_reasons",
+    "n_compared",
+    "kappa_linear",
+    "kappa_low",
+    "kappa_high",
+    "kappa_units",
+    "human_alpha",
+    "human_alpha_low",
+    "human_alpha_high",
+    "human_alpha_items_with_two_or_more",
+    "human_alpha_pairable_values",
+    "ac1",
+    "ac1_low",
+    "ac1_high",
+    "ac2_linear",
+    "ac2_low",
+    "ac2_high",
+    "prevalence_warning",
+    "alt_test_epsilon",
+    "alt_test_omega",
+    "alt_test_rho",
+    "alt_test_passed",
+    "alt_test_unmet",
+    "mean_judge_minus_human",
+    "mean_difference_low",
+    "mean_difference_high",
+    "tutor_rank_tau",
+    "tutor_rank_tau_low",
+    "tutor_rank_tau_high",
+    "condition_rank_tau",
+    "condition_rank_tau_low",
+    "condition_rank_tau_high",
+)
+
+
+def judge_validation_rows(report: dict) -> Iterator[dict]:
+    """One row per metric and judge of a judge-validation report: the verdict under its named rule, and the three
+    layers' headline numbers with their intervals (the JSON export holds everything, per annotator and stratum)."""
+    names = {judge["key"]: judge["name"] for judge in report["judges"]}
+    for row in report["metrics"]:
+        layers = row.get("layers") or {}
+        alpha = (layers.get("human_ceiling") or {}).get("human_alpha") or {}
+        for key, section in row["judges"].items():
+            judge_layers = (layers.get("judges") or {}).get(key) or {}
+            versus = judge_layers.get("judge_vs_humans") or {}
+            way = judge_layers.get("direction") or {}
+            alt = versus.get("alt_test") or {}
+            kappa, verdict = section["kappa_linear"], section["verdict"]
+            ranks = way.get("rank_agreement") or {}
+            tutor, condition = ranks.get("tutor") or {}, ranks.get("condition") or {}
+            mean = way.get("mean_difference") or {}
+            units = row["human_alpha_pre"].get("units") or {}
+            yield {
+                "metric": row["metric"],
+                "judge": names.get(key, key),
+                "verdict_rule": verdict["rule"],
+                "verdict": verdict["outcome"],
+                "verdict_reasons": "; ".join(verdict["reasons"]),
+                "n_compared": section["n_compared"],
+                "kappa_linear": kappa.get("value"),
+                "kappa_low": kappa.get("ci_low"),
+                "kappa_high": kappa.get("ci_high"),
+                "kappa_units": f"{kappa.get('n_units', 0)} {kappa.get('units', '')}",
+                "human_alpha": row["human_alpha_pre"].get("value"),
+                "human_alpha_low": alpha.get("low"),
+                "human_alpha_high": alpha.get("high"),
+                "human_alpha_items_with_two_or_more": units.get("items_with_two_or_more"),
+                "human_alpha_pairable_values": units.get("pairable_values"),
+                "ac1": (versus.get("ac1") or {}).get("estimate"),
+                "ac1_low": (versus.get("ac1") or {}).get("low"),
+                "ac1_high": (versus.get("ac1") or {}).get("high"),
+                "ac2_linear": (versus.get("ac2_linear") or {}).get("estimate"),
+                "ac2_low": (versus.get("ac2_linear") or {}).get("low"),
+                "ac2_high": (versus.get("ac2_linear") or {}).get("high"),
+                "prevalence_warning": versus.get("prevalence_warning", ""),
+                "alt_test_epsilon": alt.get("epsilon"),
+                "alt_test_omega": alt.get("omega"),
+                "alt_test_rho": alt.get("rho"),
+                "alt_test_passed": alt.get("passed"),
+                "alt_test_unmet": "; ".join(alt.get("unmet") or []),
+                "mean_judge_minus_human": mean.get("estimate"),
+                "mean_difference_low": mean.get("low"),
+                "mean_difference_high": mean.get("high"),
+                "tutor_rank_tau": tutor.get("estimate"),
+                "tutor_rank_tau_low": tutor.get("low"),
+                "tutor_rank_tau_high": tutor.get("high"),
+                "condition_rank_tau": condition.get("estimate"),
+                "condition_rank_tau_low": condition.get("low"),
+                "condition_rank_tau_high": condition.get("high"),
+            }
+
+
+def export_judge_validation(report: dict, fmt: str) -> tuple[str, str, str]:
+    """(body, content type, file name) of a judge-validation report in ``fmt``: CSV (a row per metric and judge,
+    the verdict's rule in every row) or JSON (the whole report, exact floats, its rule at the top)."""
+    stem = f"judge-validation-{report['project']['id']}-{report['rubric']['label'].replace(' ', '-')}"
+    if fmt == "json":
+        return json.dumps(report, ensure_ascii=False, default=str), "application/json", f"{stem}.json"
+    if fmt == "csv":
+        out = io.StringIO()
+        writer = csv.writer(out)
+        writer.writerow(JUDGE_VALIDATION_FIELDS)
+        for record in judge_validation_rows(report):
+            writer.writerow([neutralise_cell("" if record[f] is None else record[f]) for f in JUDGE_VALIDATION_FIELDS])
+        return out.getvalue(), "text/csv; charset=utf-8", f"{stem}.csv"
+    raise ValueError(f"format is one of {', '.join(JUDGE_VALIDATION_FORMATS)}")

@@ -152,6 +152,9 @@ class ValidationReportSerializer(serializers.Serializer):
     thresholds = serializers.DictField()
     verdict_rule = VerdictRuleSerializer(help_text="The rule every verdict of this response follows.")
     verdict_rules = VerdictRuleSerializer(many=True, help_text="Every rule that can be chosen with ?rule=.")
+    alt_test = serializers.DictField(
+        help_text="The alt-test's ε (?epsilon=) with its meaning, and the defaults' meanings (0.2 experts, 0.1 crowd)."
+    )
     n_sample = serializers.IntegerField()
     consensus_source = serializers.CharField()
     judges = serializers.ListField(child=serializers.DictField())
@@ -161,11 +164,23 @@ class ValidationReportSerializer(serializers.Serializer):
             "Per metric: human α with its units (items rated, items with ≥ 2 ratings, pairable values), and per "
             "judge κ with its interval and units (turns rated by both), and the verdict under verdict_rule: "
             "outcome, rule, n, interval, each condition in words (met true / false / null), reasons; "
-            "verdict_by_rule gives the outcome under every rule for comparison."
+            "verdict_by_rule gives the outcome under every rule for comparison. layers: (a) human_ceiling (α with "
+            "its interval, units and P(α < 0.667 / 0.800); per annotator κ with the others' majority and α without "
+            "them); per judge (b) judge_vs_humans (κ linear and unweighted, AC1 and AC2 with intervals, class shares, "
+            "prevalence_warning, alt_test: omega, rho, passed, epsilon, per_annotator, unmet) and (c) direction "
+            "(mean judge − human with its interval, by_stratum, rank_agreement: Kendall τ per tutor / condition "
+            "with its interval); judges_by_rho ranks the judges."
         ),
     )
     best_judge = serializers.JSONField()
     imported = serializers.JSONField()
+    validation_plan = serializers.DictField(
+        help_text=(
+            "How large the validation must be: items per annotator (3, 4, 5 annotators) for the alt-test at the "
+            "chosen ε to pass with probability 0.8 for a judge of the given accuracy (simulated), and items for "
+            "κ's 95 % interval to reach the given half-width (asymptotic), with their inputs and assumptions."
+        )
+    )
     planner = serializers.DictField(
         help_text=(
             "Human-labelled turns a judge-corrected contrast needs per side and per stratum for the target "

@@ -22,11 +22,15 @@ from annotation.judge_validation.audit_source import audit_by_id, endpoint_by_id
 from annotation.judge_validation.importing import MRBenchError, labelled_file_import
 from annotation.judge_validation.judging import judge_run_state, judge_validation_add
 from annotation.judge_validation.planner import (
+    DESIGN_DEFAULTS,
+    DESIGN_RANGES,
     HALF_WIDTH_MAX,
     HALF_WIDTH_MIN,
     PlannerInputError,
+    design_inputs_from,
     label_planner,
     target_half_width_from,
+    validation_design_plan,
 )
 from annotation.judge_validation.report import (
     DEFAULT_VERDICT_RULE,
@@ -34,6 +38,14 @@ from annotation.judge_validation.report import (
     VerdictRuleError,
     verdict_rule_from,
     verdict_rule_info,
+)
+from annotation.judge_validation.validity import (
+    EPSILON_CROWD,
+    EPSILON_EXPERT,
+    EPSILON_MAX,
+    EPSILON_MIN,
+    EpsilonError,
+    epsilon_from,
 )
 from annotation.models import AnnotationProject, JudgeValidation, RubricVersion
 from annotation.selectors.judge_validation import (
@@ -150,6 +162,25 @@ class ValidationReportAPIView(APIView):
             id_parameter("rubric", "Rubric version id; default: the latest."),
             _RULE_PARAMETER,
             OpenApiParameter(
+                "epsilon",
+                OpenApiTypes.DOUBLE,
+                description=(
+                    f"The alt-test's margin ε (above {EPSILON_MIN}, at most {EPSILON_MAX}; default {EPSILON_EXPERT}, "
+                    f"the authors' advice for expert annotators; {EPSILON_CROWD} for crowd workers)."
+                ),
+            ),
+            *[
+                OpenApiParameter(
+                    name,
+                    OpenApiTypes.DOUBLE,
+                    description=(
+                        f"The validation planner's {name.replace('_', ' ')} ({DESIGN_RANGES[name][0]} to "
+                        f"{DESIGN_RANGES[name][1]}; default {default})."
+                    ),
+                )
+                for name, default in DESIGN_DEFAULTS.items()
+            ],
+            OpenApiParameter(
                 "half_width",
                 OpenApiTypes.DOUBLE,
                 description=(
@@ -169,11 +200,20 @@ class ValidationReportAPIView(APIView):
         except PlannerInputError as exc:
             raise ValidationError({"half_width": str(exc)}) from exc
         rule = _rule(request)
-        report = validation_report(project, rubric=rubric, rule=rule)
+        try:
+            epsilon = epsilon_from(request.query_params.get("epsilon"))
+        except EpsilonError as exc:
+            raise ValidationError({"epsilon": str(exc)}) from exc
+        try:
+            design_inputs = design_inputs_from(request.query_params)
+        except PlannerInputError as exc:
+            raise ValidationError({"planner": str(exc)}) from exc
+        report = validation_report(project, rubric=rubric, rule=rule, epsilon=epsilon)
         rubric = rubric or RubricVersion.objects.get(pk=report["rubric"]["id"])
         judges = list(project.judge_validations.filter(rubric=rubric).order_by("id"))
         planner = label_planner(project, rubric=rubric, validations=judges, target_half_width=half_width)
-        return Response({**report, "planner": planner.as_dict()})
+        design = validation_design_plan(epsilon=epsilon, inputs=design_inputs)
+        return Response({**report, "planner": planner.as_dict(), "validation_plan": design})
 
 
 class JudgeAddAPIView(APIView):

@@ -10,6 +10,10 @@ domain × condition) in the explicit and opposite designs — so the count per s
 that pools several conditions (an implicit name group) may split it among them. The design effect of unequal
 inclusion probabilities is Kish's, from the probabilities this sample recorded (the largest over the sample's sides,
 tutor × condition). The judge mean's own variance is left out (many turns per side).
+
+It also plans the validation itself (`validation_design_plan`): items per annotator (for 3, 4 and 5 annotators)
+for the alt-test to pass with probability 0.8 for a judge of a given accuracy, and items for κ's interval to reach
+a given half-width, from `annotation.alt_test_plan`.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from annotation.alt_test_plan import alt_test_plan, kappa_half_width_plan
 from annotation.judge_validation.audit_source import error_sd, kish_design_effect, labels_needed
 from annotation.models import AnnotationProject, JudgeValidation, RubricVersion
 from annotation.selectors.judge_validation import judge_consensus_pairs, sample_design
@@ -159,3 +164,90 @@ def label_planner(
         design_effect=design_effect,
         rows=rows,
     )
+
+
+# --- Planning the validation itself: the alt-test and κ's interval ---------------------------------
+
+ALT_TEST_ANNOTATORS = (3, 4, 5)
+DESIGN_DEFAULTS = {
+    "judge_accuracy": 0.90,
+    "annotator_accuracy": 0.90,
+    "kappa": 0.80,
+    "prevalence": 0.84,
+    "kappa_half_width": 0.10,
+}
+DESIGN_RANGES = {
+    "judge_accuracy": (0.34, 1.0),
+    "annotator_accuracy": (0.34, 1.0),
+    "kappa": (0.0, 0.99),
+    "prevalence": (0.01, 0.99),
+    "kappa_half_width": (0.01, 0.5),
+}
+
+
+def design_inputs_from(query) -> dict[str, float]:
+    """The validation planner's inputs from a query (each blank: its default), or `PlannerInputError`."""
+    found = {}
+    for name, default in DESIGN_DEFAULTS.items():
+        text = query.get(name)
+        if text is None or not str(text).strip():
+            found[name] = default
+            continue
+        low, high = DESIGN_RANGES[name]
+        try:
+            value = float(text)
+        except ValueError:
+            raise PlannerInputError(f"{name} must be a number, not {text!r}.") from None
+        if not math.isfinite(value) or not low <= value <= high:
+            raise PlannerInputError(f"{name} must lie between {low} and {high}.")
+        found[name] = value
+    return found
+
+
+def validation_design_plan(*, epsilon: float, inputs: dict[str, float] | None = None, target: float = 0.8) -> dict:
+    """How large a validation must be: items per annotator for the alt-test to pass with probability ``target``
+    at ``epsilon`` for a judge of the given accuracy (3, 4 or 5 annotators; simulated by
+    `annotation.alt_test_plan.alt_test_plan`), and items for Cohen's κ's 95 % interval to reach the given
+    half-width at the given κ and prevalence (`kappa_half_width_plan`, asymptotic, two classes)."""
+    inputs = {**DESIGN_DEFAULTS, **(inputs or {})}
+    alt = [
+        alt_test_plan(
+            judge_accuracy=inputs["judge_accuracy"],
+            annotator_accuracy=inputs["annotator_accuracy"],
+            n_annotators=n,
+            epsilon=epsilon,
+            target=target,
+            seed=n,
+        )
+        for n in ALT_TEST_ANNOTATORS
+    ]
+    try:
+        kappa_items, kappa_note = (
+            kappa_half_width_plan(
+                kappa=inputs["kappa"], prevalence=inputs["prevalence"], half_width=inputs["kappa_half_width"]
+            ),
+            "",
+        )
+    except ValueError as exc:
+        kappa_items, kappa_note = None, str(exc)
+    return {
+        "inputs": inputs,
+        "epsilon": epsilon,
+        "target": target,
+        "alt_test": [
+            {
+                "n_annotators": row["n_annotators"],
+                "items_per_annotator": row["items_per_annotator"],
+                "pass_rate": {str(n): rate for n, rate in row["pass_rate"].items()},
+                "assumptions": row["assumptions"],
+            }
+            for row in alt
+        ],
+        "kappa_items": kappa_items,
+        "kappa_note": kappa_note,
+        "kappa_assumptions": (
+            f"Cohen's κ = {inputs['kappa']:.2f} between judge and consensus, two classes with the commoner at "
+            f"{inputs['prevalence']:.0%} for both, 95 % interval of half-width {inputs['kappa_half_width']:.2f}; "
+            "the large-sample variance (Fleiss, Cohen & Everitt 1969), so the bootstrap interval at that n is close"
+        ),
+    }

@@ -354,7 +354,7 @@ def thresholds_set(*, validation: JudgeValidation, human_alpha_min: float, judge
 def validation_record(*, validation: JudgeValidation, by=None) -> JudgeValidation:
     """Record the current report's verdicts: from now on the audit shows its judge as validated on this
     rubric version (with these verdicts), until a later recording replaces them."""
-    report = validation_report(validation.project, rubric=validation.rubric, validations=[validation])
+    report = validation_report(validation.project, rubric=validation.rubric, validations=[validation], layers=False)
     key = str(validation.pk)
     metrics = {}
     compared = 0

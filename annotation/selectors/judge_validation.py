@@ -19,7 +19,7 @@ from datetime import datetime
 
 from django.urls import reverse
 
-from annotation.judge_validation import mrbench
+from annotation.judge_validation import mrbench, validity
 from annotation.judge_validation import report as report_math
 from annotation.judge_validation.rubric import SCALE
 from annotation.models import (
@@ -196,15 +196,32 @@ def imported_section(project: AnnotationProject) -> dict | None:
     }
 
 
+def item_strata(project: AnnotationProject) -> dict[int, dict[str, str]]:
+    """Item → its tutor and condition by name, where the item carries them (the judge's direction per stratum)."""
+    conditions = {
+        row.get("condition_id"): row.get("condition")
+        for row in project.options.get("sample", {}).get("allocation", [])
+        if row.get("condition")
+    }
+    found = {}
+    for item_id, metadata in project.items.values_list("id", "metadata"):
+        condition = conditions.get(metadata.get("condition_id")) or metadata.get("condition") or ""
+        found[item_id] = {"tutor": str(metadata.get("tutor") or ""), "condition": str(condition)}
+    return found
+
+
 def validation_report(
     project: AnnotationProject,
     *,
     rubric: RubricVersion | None = None,
     validations: list | None = None,
     rule: str = report_math.DEFAULT_VERDICT_RULE,
+    epsilon: float = validity.EPSILON_EXPERT,
+    layers: bool = True,
 ) -> dict:
     """The report of every judge validated on the project under ``rubric`` (default: the latest version
-    that has a validation), side by side on the same human labels, with verdicts under the named ``rule``."""
+    that has a validation), side by side on the same human labels, with verdicts under the named ``rule`` and,
+    unless ``layers`` is False, the three validity layers per metric (the alt-test at ``epsilon``)."""
     if rubric is None:
         latest = project.judge_validations.select_related("rubric").order_by("-rubric__version", "-id").first()
         rubric = latest.rubric if latest else (project_rubrics(project) or [None])[-1]
@@ -221,6 +238,7 @@ def validation_report(
     stages = label_stages(project, rubric)
     imported = imported_section(project)
     unlabelled = set((imported or {}).get("unlabelled_metrics", []))
+    strata = item_strata(project) if layers else {}
     metrics = []
     for metric in project.questions.order_by("position").values_list("key", flat=True):
         stage = stages.get(metric)
@@ -240,6 +258,11 @@ def validation_report(
             )
         row = report_math.metric_report(labels, judges, thresholds, missing, rule)
         row["label_stage"] = stage.pk if stage is not None else None
+        if layers:
+            kappas = {key: section["kappa_linear"] for key, section in row["judges"].items()}
+            row["layers"] = validity.metric_layers(
+                labels, judges, kappas, strata={i: strata.get(i, {}) for i in items}, epsilon=epsilon
+            )
         metrics.append(row)
     sources = item_sources(project)
     for row in metrics:
@@ -254,6 +277,11 @@ def validation_report(
             "judge_agreement_min": thresholds.judge_agreement_min,
         },
         "verdict_rule": report_math.verdict_rule_info(rule),
+        "alt_test": {
+            "epsilon": epsilon,
+            "epsilon_text": validity.epsilon_text(epsilon),
+            "epsilon_defaults": validity.EPSILON_MEANINGS,
+        },
         "verdict_rules": [report_math.verdict_rule_info(name) for name in report_math.VERDICT_RULES],
         "n_sample": len(items),
         "consensus_source": project.options.get("consensus", "adjudication"),

@@ -70,3 +70,45 @@ def test_page_api_record_and_audit_status_name_the_rule_they_follow(make_user, r
     JudgeValidation.objects.filter(pk=validation.pk).update(result={**validation.result, "metrics": old})
     status = audit_judge_validation(audit)
     assert status.verdicts == {metric: "fail"} and status.failed_metrics == [metric]
+
+
+def test_the_three_layers_and_the_planner_on_the_page_the_api_and_the_exports(make_user, researcher, researcher_client):
+    audit = run_simulation_audit("layers doors")
+    project = validation_project_create(audit=audit, size=10, seed=1, training_pool=4, by=researcher)
+    stage = validation_stage(project)
+    label_like_the_judge(stage, passed_annotators(stage, make_user), audit, METRICS)
+
+    url = reverse("annotation-jv-report", args=[project.pk])
+    body = researcher_client.get(url, {"epsilon": "0.1"}).json()
+    assert body["alt_test"]["epsilon"] == 0.1 and "crowd" in body["alt_test"]["epsilon_text"]
+    row = body["metrics"][0]
+    ceiling = row["layers"]["human_ceiling"]
+    assert ceiling["human_alpha"]["units"]["items_rated"] > 0 and len(ceiling["per_annotator"]) == 3
+    [judge] = row["layers"]["judges"].values()
+    alt = judge["judge_vs_humans"]["alt_test"]
+    assert alt["epsilon"] == 0.1 and alt["passed"] is False
+    assert any("at least 30" in unmet for unmet in alt["unmet"])  # 10 turns: the requirement is stated
+    assert "ac1" in judge["judge_vs_humans"] and "rank_agreement" in judge["direction"]
+    assert set(judge["direction"]["by_stratum"]) == {"tutor", "condition"}
+    plan = body["validation_plan"]
+    assert [r["n_annotators"] for r in plan["alt_test"]] == [3, 4, 5] and plan["kappa_items"] > 0
+    assert plan["epsilon"] == 0.1
+    assert researcher_client.get(url, {"epsilon": "2"}).status_code == 400
+    assert researcher_client.get(url, {"judge_accuracy": "7"}).status_code == 400
+
+    page = researcher_client.get(reverse("annotation:judge-validation", args=[project.pk]))
+    html = page.content.decode()
+    for marker in ("data-layer-ceiling", "data-layer-judge", "data-alt-test", "data-layer-direction"):
+        assert marker in html
+    assert "ε = 0.20 (expert annotators" in html and "data-validation-plan" in html and "data-kappa-plan" in html
+
+    page_url = reverse("annotation:judge-validation", args=[project.pk])
+    csv_export = researcher_client.get(page_url, {"export": "csv", "rule": "point"})
+    assert csv_export["Content-Type"].startswith("text/csv")
+    lines = csv_export.content.decode().splitlines()
+    header = lines[0].split(",")
+    assert "verdict_rule" in header and "alt_test_omega" in header and "tutor_rank_tau" in header
+    assert len(lines) == 1 + len(METRICS) and all(",point," in line for line in lines[1:])
+    as_json = researcher_client.get(page_url, {"export": "json"}).json()
+    assert as_json["verdict_rule"]["name"] == "interval" and "layers" in as_json["metrics"][0]
+    assert researcher_client.get(page_url, {"export": "xml"}).status_code == 404

@@ -12,11 +12,12 @@ from __future__ import annotations
 from datetime import date
 
 from django.contrib import messages
-from django.http import Http404
+from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views import View
 
+from annotation.exports import JUDGE_VALIDATION_FORMATS, export_judge_validation
 from annotation.judge_validation import judging, services
 from annotation.judge_validation.audit_source import audit_by_id, endpoint_by_id, endpoints_by_name, finished_audits
 from annotation.judge_validation.cue_check import cue_section
@@ -24,8 +25,10 @@ from annotation.judge_validation.importing import MRBenchError, labelled_file_im
 from annotation.judge_validation.planner import (
     DEFAULT_HALF_WIDTH,
     PlannerInputError,
+    design_inputs_from,
     label_planner,
     target_half_width_from,
+    validation_design_plan,
 )
 from annotation.judge_validation.report import (
     DEFAULT_VERDICT_RULE,
@@ -35,6 +38,7 @@ from annotation.judge_validation.report import (
     verdict_rule_from,
 )
 from annotation.judge_validation.rubric import METRIC_QUESTIONS
+from annotation.judge_validation.validity import EPSILON_EXPERT, EpsilonError, epsilon_from
 from annotation.models import AnnotationProject, JudgeValidation, RubricVersion
 from annotation.selectors.judge_validation import (
     item_sources,
@@ -160,6 +164,93 @@ def report_tables(report: dict, links: dict[int, str]) -> dict:
     return {"rows": rows, "details": details}
 
 
+def interval_text(found: dict | None, digits: int = 3) -> str:
+    """An estimate with its interval, e.g. "0.812 (0.731 to 0.880)", or "undefined (reason)"."""
+    found = found or {}
+    estimate = found.get("estimate", found.get("value"))
+    if estimate is None:
+        reason = found.get("undefined_reason") or "not computed"
+        return f"undefined ({reason})"
+    low, high = found.get("low", found.get("ci_low")), found.get("high", found.get("ci_high"))
+    text = fmt(estimate, digits)
+    if low is not None:
+        text += f" ({fmt(low, digits)} to {fmt(high, digits)})"
+    return text
+
+
+def layer_tables(report: dict) -> list[dict]:
+    """The three validity layers per metric, reshaped for the template."""
+    names = {judge["key"]: judge["name"] for judge in report["judges"]}
+    found = []
+    for row in report["metrics"]:
+        layers = row.get("layers")
+        if not layers:
+            continue
+        ceiling = layers["human_ceiling"]
+        alpha = ceiling["human_alpha"]
+        units = alpha.get("units") or {}
+        p_below = alpha.get("p_below") or {}
+        judges = []
+        for key, judge_layers in layers["judges"].items():
+            versus, way = judge_layers["judge_vs_humans"], judge_layers["direction"]
+            alt = versus["alt_test"]
+            judges.append(
+                {
+                    "name": names.get(key, key),
+                    "kappa": interval_text(versus["kappa_linear"]),
+                    "kappa_n": versus["kappa_linear"].get("n_units", 0),
+                    "ac1": interval_text(versus["ac1"]),
+                    "ac2": interval_text(versus["ac2_linear"]),
+                    "warning": versus["prevalence_warning"],
+                    "shares": " · ".join(f"{c} {share:.0%}" for c, share in versus["class_shares"].items()),
+                    "alt": {
+                        "omega": fmt(alt["omega"]),
+                        "rho": fmt(alt["rho"]),
+                        "passed": alt["passed"],
+                        "epsilon": alt["epsilon_text"],
+                        "unmet": alt["unmet"],
+                        "per_annotator": alt["per_annotator"],
+                    },
+                    "mean": interval_text(way["mean_difference"]),
+                    "mean_n": way["mean_difference"]["n"],
+                    "strata": [
+                        {"kind": kind, "stratum": r["stratum"], "text": interval_text(r), "n": r["n"]}
+                        for kind, rows in way["by_stratum"].items()
+                        for r in rows
+                    ],
+                    "ranks": [
+                        {"kind": kind, "text": interval_text(r), "n_groups": r["n_groups"]}
+                        for kind, r in way["rank_agreement"].items()
+                    ],
+                }
+            )
+        found.append(
+            {
+                "metric": row["metric"],
+                "alpha": interval_text(alpha),
+                "alpha_units": (
+                    f"{units.get('items_pairable', 0)} items with ≥ 2 ratings, "
+                    f"{units.get('pairable_values', 0)} pairable values, {units.get('items_rated', 0)} items rated"
+                ),
+                "p_below": " · ".join(f"P(α < {float(m):.3f}) = {fmt(p, 2)}" for m, p in p_below.items()),
+                "annotators": [
+                    {
+                        "annotator": a["annotator"],
+                        "kappa": stat(a["kappa_vs_others"]),
+                        "n": a["n_items"],
+                        "alpha_without": stat(a["alpha_without"]),
+                    }
+                    for a in ceiling["per_annotator"]
+                ],
+                "judges": judges,
+                "by_rho": [
+                    {"name": names.get(r["judge"], r["judge"]), "rho": fmt(r["rho"])} for r in layers["judges_by_rho"]
+                ],
+            }
+        )
+    return found
+
+
 class ValidationListView(ResearcherRequiredMixin, View):
     def get(self, request):
         projects = AnnotationProject.objects.filter(kind=AnnotationProject.Kind.JUDGE_VALIDATION).order_by("-id")
@@ -251,7 +342,19 @@ class ValidationReportView(ResearcherRequiredMixin, View):
             rule, rule_error = verdict_rule_from(request.GET.get("rule")), ""
         except VerdictRuleError as exc:
             rule, rule_error = DEFAULT_VERDICT_RULE, str(exc)
-        report = validation_report(project, rubric=chosen, rule=rule)
+        try:
+            epsilon, epsilon_error = epsilon_from(request.GET.get("epsilon")), ""
+        except EpsilonError as exc:
+            epsilon, epsilon_error = EPSILON_EXPERT, str(exc)
+        report = validation_report(project, rubric=chosen, rule=rule, epsilon=epsilon)
+        fmt = request.GET.get("export")
+        if fmt:
+            if fmt not in JUDGE_VALIDATION_FORMATS or rule_error or epsilon_error:
+                raise Http404(rule_error or epsilon_error or "The export is csv or json.")
+            body, content_type, filename = export_judge_validation(report, fmt)
+            response = HttpResponse(body, content_type=content_type)
+            response["Content-Disposition"] = f'attachment; filename="{filename}"'
+            return response
         rubric = chosen or RubricVersion.objects.get(pk=report["rubric"]["id"])
         stages = list(project.stages.order_by("order"))
         judges = list(project.judge_validations.filter(rubric=rubric).order_by("id"))
@@ -260,6 +363,10 @@ class ValidationReportView(ResearcherRequiredMixin, View):
             half_width, planner_error = target_half_width_from(request.GET.get("half_width")), ""
         except PlannerInputError as exc:
             half_width, planner_error = DEFAULT_HALF_WIDTH, str(exc)
+        try:
+            design_inputs, design_error = design_inputs_from(request.GET), ""
+        except PlannerInputError as exc:
+            design_inputs, design_error = None, str(exc)
         audit = audit_by_id(project.source_audit_id) if project.source_audit_id else None
         return render(
             request,
@@ -270,7 +377,11 @@ class ValidationReportView(ResearcherRequiredMixin, View):
                 "report": report,
                 "planner": label_planner(project, rubric=rubric, validations=judges, target_half_width=half_width),
                 "planner_error": planner_error,
+                "design_plan": validation_design_plan(epsilon=epsilon, inputs=design_inputs),
+                "design_error": design_error,
                 "rule_error": rule_error,
+                "epsilon_error": epsilon_error,
+                "layers": layer_tables(report),
                 "cue": cue_section(audit, project.pk) if audit is not None else None,
                 "tables": report_tables(report, transcript_links(project)),
                 "imported": imported_tables(report["imported"]),
