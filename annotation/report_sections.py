@@ -33,8 +33,18 @@ def fmt(value, digits: int = 3) -> str:
 
 
 def _stat(cell: dict, name: str) -> str:
+    """A coefficient with its interval where it has one, and its units: items with ≥ 2 ratings (and the pairable
+    values, where counted)."""
     result = cell[name]
-    return fmt(result["value"]) + (f" (n={result['n_units']})" if result["value"] is not None else "")
+    if result["value"] is None:
+        return "undefined"
+    text = fmt(result["value"])
+    if result.get("low") is not None:
+        text += f" [{fmt(result['low'])}, {fmt(result['high'])}]"
+    units = result.get("units")
+    if units:
+        return text + f" (n = {units['items_pairable']} items with ≥ 2 ratings, {units['pairable_values']} values)"
+    return text + f" (n = {result['n_units']} items with ≥ 2 ratings)"
 
 
 # --- the parts of a section --------------------------------------------------------------------------
@@ -256,7 +266,16 @@ def _agreement(report: dict) -> list[Section]:
                         markers=["", "", "", "", "kappa-pre"],
                     )
                 )
-    columns = ["Stage", "Question", "Group", "Items", "Fleiss κ (pre)", "Krippendorff α (pre)", "κ (post)", "α (post)"]
+    columns = [
+        "Stage",
+        "Question",
+        "Group",
+        "Items",
+        "Fleiss κ (pre) [95 % interval]",
+        "Krippendorff α (pre) [95 % interval]",
+        "κ (post)",
+        "α (post)",
+    ]
     annotators = [
         _row([s["name"], a["annotator"], a["compared"], fmt(a["agreement"])])
         for s in report["stages"]

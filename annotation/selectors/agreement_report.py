@@ -12,6 +12,10 @@ matrices those functions take. Conventions, stated in the report as well:
   post-discussion answer where they gave one;
 - an "Unsure" answer is left out of κ and α (a missing rating), and counts as a miss against the final
   label in per-annotator agreement (the strict rule);
+- κ and α over all items (before and after discussion) carry a 95 % percentile bootstrap interval over items
+  (`annotation.agreement_intervals`, B = 1,000, seeded from the labels) and their units: items rated, items
+  with two or more ratings (the n both count), and the pairable values; α also the probability it is under
+  0.667 and 0.800. Subject and modality groups give the point value with its n;
 - time per item is the active time recorded with the item's labels; hours include pilot and
   qualification time, which annotators are paid for too.
 """
@@ -26,6 +30,7 @@ from decimal import Decimal
 from django.db.models import Count
 
 from annotation.agreement import UNSURE, fleiss_kappa, gold_agreement, krippendorff_alpha
+from annotation.agreement_intervals import alpha_interval, fleiss_interval
 from annotation.models import (
     Adjudication,
     AnnotationProject,
@@ -108,8 +113,29 @@ def _matrix(by_item: dict[int, dict[int, str]], items: list[int]) -> list[list[s
     return rows
 
 
-def agreement_cell(question: LabelQuestion, by_item: dict[int, dict[int, str]], items: list[int]) -> dict:
-    """Fleiss' κ and Krippendorff's α (at the question's level) over ``items``."""
+REPORT_RESAMPLES = 1000
+
+
+def _with_interval(result: dict, interval: dict) -> dict:
+    """A point result with its bootstrap interval and units (and α's probabilities of falling under its minimums)."""
+    found = {
+        **result,
+        "low": interval["low"],
+        "high": interval["high"],
+        "confidence": interval["confidence"],
+        "n_boot": interval["n_boot"],
+        "units": interval["units"],
+    }
+    if "p_below" in interval:
+        found["p_below"] = {f"{m:.3f}": p for m, p in interval["p_below"].items()}
+    return found
+
+
+def agreement_cell(
+    question: LabelQuestion, by_item: dict[int, dict[int, str]], items: list[int], *, n_boot: int = 0
+) -> dict:
+    """Fleiss' κ and Krippendorff's α (at the question's level) over ``items``; with ``n_boot`` resamples, each
+    with its bootstrap interval over items and its units."""
     matrix = _matrix(by_item, items)
     if not matrix or not matrix[0]:
         empty = {"value": None, "n_units": 0, "undefined_reason": "no labels"}
@@ -122,12 +148,12 @@ def agreement_cell(question: LabelQuestion, by_item: dict[int, dict[int, str]], 
     else:
         alpha_matrix = matrix
     transposed = [list(column) for column in zip(*alpha_matrix, strict=True)]
-    return {
-        "fleiss_kappa": _result(fleiss_kappa(matrix)),
-        "krippendorff_alpha": _result(krippendorff_alpha(transposed, level, value_domain=domain)),
-        "level": level,
-        "items": len(items),
-    }
+    kappa = _result(fleiss_kappa(matrix))
+    alpha = _result(krippendorff_alpha(transposed, level, value_domain=domain))
+    if n_boot:
+        kappa = _with_interval(kappa, fleiss_interval(matrix, n_boot=n_boot))
+        alpha = _with_interval(alpha, alpha_interval(transposed, level, value_domain=domain, n_boot=n_boot))
+    return {"fleiss_kappa": kappa, "krippendorff_alpha": alpha, "level": level, "items": len(items)}
 
 
 def stage_agreement(stage: Stage, labels: list[LabelRow], items: dict[int, Item]) -> list[dict]:
@@ -165,8 +191,10 @@ def stage_agreement(stage: Stage, labels: list[LabelRow], items: dict[int, Item]
                         "kind": kind,
                         "group": name,
                         "value": value,
-                        "pre": agreement_cell(question, pre, chosen),
-                        "post": agreement_cell(question, revised, chosen),
+                        "pre": agreement_cell(question, pre, chosen, n_boot=REPORT_RESAMPLES if kind == "all" else 0),
+                        "post": agreement_cell(
+                            question, revised, chosen, n_boot=REPORT_RESAMPLES if kind == "all" and post else 0
+                        ),
                     }
                     for kind, name, value, chosen in groups
                 ],

@@ -2,7 +2,9 @@
 
 While the stage runs: items complete / in progress / waiting, labels per annotator with their median seconds per item,
 the running Fleiss κ and Krippendorff α on the pre-discussion labels so far (computed by `annotation.agreement`, through
-the report's own `agreement_cell`), the disagreement and adjudication rates, revised labels and reservations held.
+the report's own `agreement_cell`, each with a 95 % bootstrap interval over items of ``DASHBOARD_RESAMPLES``
+resamples — fewer than the report's 1,000, as the page refreshes every few seconds — and its units), the
+disagreement and adjudication rates, revised labels and reservations held.
 
 A handful of queries per request whatever the stage's size, read again on every refresh."""
 
@@ -18,6 +20,7 @@ from annotation.models import Adjudication, Assignment, Label, LabelRevision, Ma
 from annotation.selectors.adjudication import QUEUE_STATUSES
 from annotation.selectors.agreement_report import agreement_cell, annotator_pseudonyms
 
+DASHBOARD_RESAMPLES = 200
 ESCALATED = (MainItem.Status.SENIOR_REVIEW, MainItem.Status.REVIEWER_QUEUE)
 
 
@@ -79,7 +82,7 @@ def stage_dashboard(stage: Stage) -> dict:
     agreement = []
     for question in stage.questions.all():
         by_item = labels.get(question.pk, {})
-        cell = agreement_cell(question, by_item, sorted(by_item))
+        cell = agreement_cell(question, by_item, sorted(by_item), n_boot=DASHBOARD_RESAMPLES)
         agreement.append(
             {
                 "question": question.key,

@@ -62,6 +62,15 @@ def test_agreement_equals_an_independent_computation(labelled):
     # Full precision: the report's floats are not rounded (rounding is for display only).
     assert overall["pre"]["fleiss_kappa"]["value"] == pytest.approx(kappa, abs=1e-12)
     assert overall["pre"]["krippendorff_alpha"]["value"] == pytest.approx(alpha, abs=1e-12)
+    # Over all items each coefficient has its bootstrap interval (the same labels give the same interval) and units.
+    for name, point in (("fleiss_kappa", kappa), ("krippendorff_alpha", alpha)):
+        found = overall["pre"][name]
+        assert found["low"] <= point <= found["high"] and found["confidence"] == 0.95
+        assert found["units"]["items_pairable"] == found["n_units"]
+        assert found["units"]["pairable_values"] >= 2 * found["n_units"]
+    assert set(overall["pre"]["krippendorff_alpha"]["p_below"]) == {"0.667", "0.800"}
+    again = reports.project_report(labelled.project)["stages"][0]["agreement"][0]["groups"][0]
+    assert again["pre"]["fleiss_kappa"]["low"] == overall["pre"]["fleiss_kappa"]["low"]
     # Per subject (items alternate maths, physics) and per modality (items 0 and 3 are multi-turn).
     by_group = {g["group"]: g for g in groups}
     maths = [0, 2, 4]

@@ -15,6 +15,11 @@ def _cell(kappa, alpha, items):
     return {"fleiss_kappa": _stat(kappa, items), "krippendorff_alpha": _stat(alpha, items), "items": items}
 
 
+def _with_interval(result, low, high, rated, pairable, values):
+    units = {"items_rated": rated, "items_pairable": pairable, "pairable_values": values}
+    return {**result, "low": low, "high": high, "confidence": 0.95, "units": units}
+
+
 REPORT = {
     "project": {"id": 1, "name": "P", "kind": "generic", "preset": ""},
     "generated_at": "2026-01-01T00:00:00+00:00",
@@ -43,7 +48,10 @@ REPORT = {
                         {
                             "kind": "all",
                             "group": "All items",
-                            "pre": _cell(0.24999999999999986, 0.3125, 6),
+                            "pre": {
+                                **_cell(0.24999999999999986, 0.3125, 6),
+                                "fleiss_kappa": _with_interval(_stat(0.24999999999999986, 6), 0.1, 0.4, 7, 6, 14),
+                            },
                             "post": _cell(None, None, 6),
                         },
                         {
@@ -162,8 +170,26 @@ def test_numbers_are_rounded_for_display_and_undefined_is_said():
     agreement = _table(sections["Agreement"])
     assert agreement.marker == "agreement"
     assert _texts(agreement) == [
-        ["Stage 1", "q1", "All items", "6", "0.250 (n=6)", "0.312 (n=6)", "undefined", "undefined"],
-        ["Stage 1", "q1", "subject: maths", "3", "0.333 (n=3)", "0.444 (n=3)", "1.000 (n=3)", "1.000 (n=3)"],
+        [
+            "Stage 1",
+            "q1",
+            "All items",
+            "6",
+            "0.250 [0.100, 0.400] (n = 6 items with ≥ 2 ratings, 14 values)",
+            "0.312 (n = 6 items with ≥ 2 ratings)",
+            "undefined",
+            "undefined",
+        ],
+        [
+            "Stage 1",
+            "q1",
+            "subject: maths",
+            "3",
+            "0.333 (n = 3 items with ≥ 2 ratings)",
+            "0.444 (n = 3 items with ≥ 2 ratings)",
+            "1.000 (n = 3 items with ≥ 2 ratings)",
+            "1.000 (n = 3 items with ≥ 2 ratings)",
+        ],
     ]
     assert [cell.marker for cell in agreement.rows[0].cells][4] == "kappa-pre"
     assert _texts(_table(sections["Each annotator against the final labels"])) == [["Stage 1", "A01", "6", "0.833"]]
@@ -211,7 +237,7 @@ def test_adjudication_gate_volume_and_crowd():
 
 def test_markdown_of_the_sections():
     markdown = "\n".join(sections_markdown(report_sections(REPORT)))
-    assert "## Agreement\n\n| Stage | Question | Group | Items | Fleiss κ (pre) |" in markdown
+    assert "## Agreement\n\n| Stage | Question | Group | Items | Fleiss κ (pre) [95 % interval] |" in markdown
     assert "### Each annotator against the final labels" in markdown
     assert "| i-0 | A | yes | B | a\\|b | Removed | two lines |" in markdown  # pipes escaped, one line
     assert "- Stage 1: Pilot rule. Qualification rule. Main items: All the project's items." in markdown

@@ -65,6 +65,9 @@ def test_dashboard_counts_and_agreement_equal_the_agreement_module(make_user):
     row = dash["agreement"][0]
     assert row["fleiss_kappa"]["value"] == pytest.approx(kappa, abs=1e-12)
     assert row["krippendorff_alpha"]["value"] == pytest.approx(alpha, abs=1e-12)
+    for name, point in (("fleiss_kappa", kappa), ("krippendorff_alpha", alpha)):
+        assert row[name]["low"] <= point <= row[name]["high"] and row[name]["n_boot"] > 0
+        assert row[name]["units"]["items_pairable"] == row[name]["n_units"]
     assert row["items"] == 5
     assert dash["disagreement_rate"] == 2 / 4  # items 2 and 3: majority, not unanimous
     assert dash["adjudication_rate"] == 0.0
