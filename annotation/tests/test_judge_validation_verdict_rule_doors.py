@@ -6,7 +6,7 @@ import pytest
 from django.urls import reverse
 
 from annotation.judge_validation import report as report_math
-from annotation.judge_validation.services import validation_project_create, validation_record
+from annotation.judge_validation.services import validation_project_create
 from annotation.models import JudgeValidation
 from annotation.selectors.judge_validation import validation_stage
 from audits.judge import METRICS
@@ -49,7 +49,12 @@ def test_page_api_record_and_audit_status_name_the_rule_they_follow(make_user, r
     wrong = researcher_client.get(reverse("annotation:judge-validation", args=[project.pk]), {"rule": "median"})
     assert wrong.status_code == 200 and "The verdict rule is one of interval, point" in wrong.content.decode()
 
-    validation_record(validation=validation, by=researcher)
+    recorded_page = researcher_client.post(
+        reverse("annotation:judge-validation-action", args=[project.pk, "record"]),
+        {"validation": validation.pk},
+        follow=True,
+    )
+    assert "(the interval rule)" in recorded_page.content.decode()
     validation.refresh_from_db()
     assert validation.result["verdict_rule"]["name"] == "interval"
     status = audit_judge_validation(audit)

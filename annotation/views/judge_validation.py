@@ -458,9 +458,11 @@ class ValidationActionView(ResearcherRequiredMixin, View):
                 validation = get_object_or_404(
                     JudgeValidation, pk=parse_id(request.POST.get("validation", "")), project=project
                 )
-                services.validation_record(validation=validation, by=request.user)
+                validation = services.validation_record(validation=validation, by=request.user)
+                rule = validation.result["verdict_rule"]["name"]
                 messages.success(
-                    request, f"Verdicts recorded for {validation.judge_name} on {validation.rubric.label}."
+                    request,
+                    f"Verdicts recorded for {validation.judge_name} on {validation.rubric.label} (the {rule} rule).",
                 )
             elif action == "add-judge":
                 endpoint_id = parse_id(request.POST.get("endpoint", ""))
