@@ -260,6 +260,7 @@ def _agreement(report: dict) -> list[Section]:
                             group["pre"]["items"],
                             _stat(group["pre"], "fleiss_kappa"),
                             _stat(group["pre"], "krippendorff_alpha"),
+                            _stat(group["pre"], "gwet_ac1") if "gwet_ac1" in group["pre"] else "—",
                             _stat(group["post"], "fleiss_kappa") if post else "—",
                             _stat(group["post"], "krippendorff_alpha") if post else "—",
                         ],
@@ -273,6 +274,7 @@ def _agreement(report: dict) -> list[Section]:
         "Items",
         "Fleiss κ (pre) [95 % interval]",
         "Krippendorff α (pre) [95 % interval]",
+        "Gwet's AC1 (pre) [95 % interval]",
         "κ (post)",
         "α (post)",
     ]

@@ -15,7 +15,9 @@ matrices those functions take. Conventions, stated in the report as well:
 - κ and α over all items (before and after discussion) carry a 95 % percentile bootstrap interval over items
   (`annotation.agreement_intervals`, B = 1,000, seeded from the labels) and their units: items rated, items
   with two or more ratings (the n both count), and the pairable values; α also the probability it is under
-  0.667 and 0.800. Subject and modality groups give the point value with its n;
+  0.667 and 0.800. Gwet's AC1 (`annotation.gwet`, on the same ratings as Fleiss' κ, the question's choices as
+  its categories) stands beside them, robust to one dominant class. Subject and modality groups give the point
+  value with its n;
 - time per item is the active time recorded with the item's labels; hours include pilot and
   qualification time, which annotators are paid for too.
 """
@@ -30,7 +32,8 @@ from decimal import Decimal
 from django.db.models import Count
 
 from annotation.agreement import UNSURE, fleiss_kappa, gold_agreement, krippendorff_alpha
-from annotation.agreement_intervals import alpha_interval, fleiss_interval
+from annotation.agreement_intervals import ac1_interval, alpha_interval, fleiss_interval
+from annotation.gwet import gwet_ac
 from annotation.models import (
     Adjudication,
     AnnotationProject,
@@ -139,7 +142,7 @@ def agreement_cell(
     matrix = _matrix(by_item, items)
     if not matrix or not matrix[0]:
         empty = {"value": None, "n_units": 0, "undefined_reason": "no labels"}
-        return {"fleiss_kappa": empty, "krippendorff_alpha": empty, "items": len(items)}
+        return {"fleiss_kappa": empty, "krippendorff_alpha": empty, "gwet_ac1": empty, "items": len(items)}
     level = "ordinal" if question.level == LabelQuestion.Level.ORDINAL else "nominal"
     domain = [str(choice["value"]) for choice in question.choices] if level == "ordinal" else None
     if domain is not None:
@@ -150,10 +153,16 @@ def agreement_cell(
     transposed = [list(column) for column in zip(*alpha_matrix, strict=True)]
     kappa = _result(fleiss_kappa(matrix))
     alpha = _result(krippendorff_alpha(transposed, level, value_domain=domain))
+    # AC1 on the same ratings as Fleiss' κ; the scale's unused categories count (irrCAC's categ.labels).
+    seen = {v for row in matrix for v in row if v is not None}
+    categories = [str(c["value"]) for c in question.choices]
+    categories += sorted(seen - set(categories))
+    ac1 = _result(gwet_ac(matrix, categories))
     if n_boot:
         kappa = _with_interval(kappa, fleiss_interval(matrix, n_boot=n_boot))
         alpha = _with_interval(alpha, alpha_interval(transposed, level, value_domain=domain, n_boot=n_boot))
-    return {"fleiss_kappa": kappa, "krippendorff_alpha": alpha, "level": level, "items": len(items)}
+        ac1 = _with_interval(ac1, ac1_interval(matrix, categories, n_boot=n_boot))
+    return {"fleiss_kappa": kappa, "krippendorff_alpha": alpha, "gwet_ac1": ac1, "level": level, "items": len(items)}
 
 
 def stage_agreement(stage: Stage, labels: list[LabelRow], items: dict[int, Item]) -> list[dict]:

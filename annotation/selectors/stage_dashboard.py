@@ -88,6 +88,7 @@ def stage_dashboard(stage: Stage) -> dict:
                 "question": question.key,
                 "fleiss_kappa": cell["fleiss_kappa"],
                 "krippendorff_alpha": cell["krippendorff_alpha"],
+                "gwet_ac1": cell["gwet_ac1"],
                 "items": cell["items"],
             }
         )

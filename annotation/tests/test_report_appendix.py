@@ -69,6 +69,11 @@ def test_agreement_equals_an_independent_computation(labelled):
         assert found["units"]["items_pairable"] == found["n_units"]
         assert found["units"]["pairable_values"] >= 2 * found["n_units"]
     assert set(overall["pre"]["krippendorff_alpha"]["p_below"]) == {"0.667", "0.800"}
+    # Gwet's AC1 by hand: agreement 4/6; "yes" is 8 of the 12 ratings, so chance = 2 · (2/3)(1/3) / (2 − 1) = 4/9;
+    # AC1 = (2/3 − 4/9) / (1 − 4/9) = 0.4.
+    ac1 = overall["pre"]["gwet_ac1"]
+    assert ac1["value"] == pytest.approx(0.4, abs=1e-12)
+    assert ac1["low"] <= ac1["value"] <= ac1["high"]
     again = reports.project_report(labelled.project)["stages"][0]["agreement"][0]["groups"][0]
     assert again["pre"]["fleiss_kappa"]["low"] == overall["pre"]["fleiss_kappa"]["low"]
     # Per subject (items alternate maths, physics) and per modality (items 0 and 3 are multi-turn).

@@ -68,6 +68,7 @@ def test_dashboard_counts_and_agreement_equal_the_agreement_module(make_user):
     for name, point in (("fleiss_kappa", kappa), ("krippendorff_alpha", alpha)):
         assert row[name]["low"] <= point <= row[name]["high"] and row[name]["n_boot"] > 0
         assert row[name]["units"]["items_pairable"] == row[name]["n_units"]
+    assert row["gwet_ac1"]["low"] <= row["gwet_ac1"]["value"] <= row["gwet_ac1"]["high"]
     assert row["items"] == 5
     assert dash["disagreement_rate"] == 2 / 4  # items 2 and 3: majority, not unanimous
     assert dash["adjudication_rate"] == 0.0
