@@ -36,6 +36,7 @@ from annotation.models import (
     Stage,
 )
 from annotation.models.validation import DEFAULT_HUMAN_ALPHA_MIN, DEFAULT_JUDGE_AGREEMENT_MIN
+from annotation.selectors.agreement_report import annotator_pseudonyms
 
 JUDGE_NOT_VALIDATED = "not validated"
 CONSENSUS_FROM_GOLD = "gold"  # imported sets: the source's label is the consensus (options["consensus"])
@@ -210,6 +211,31 @@ def item_strata(project: AnnotationProject) -> dict[int, dict[str, str]]:
     return found
 
 
+def _name_annotators(metrics: list[dict], pseudonyms: dict[int, str]) -> None:
+    """The layers name annotators by their pseudonyms (as the project's report does), never by user id."""
+
+    def name(annotator) -> str:
+        return pseudonyms.get(int(annotator), f"user-{annotator}")
+
+    for row in metrics:
+        for annotator in row["layers"]["human_ceiling"]["per_annotator"]:
+            annotator["annotator"] = name(annotator["annotator"])
+        for judge_layers in row["layers"]["judges"].values():
+            alt = judge_layers["judge_vs_humans"]["alt_test"]
+            for annotator in alt["per_annotator"]:
+                annotator["annotator"] = name(annotator["annotator"])
+            alt["unmet"] = [_pseudonymised(text, pseudonyms) for text in alt["unmet"]]
+
+
+def _pseudonymised(text: str, pseudonyms: dict[int, str]) -> str:
+    """The alt-test's unmet requirement with "annotator 12" read as the annotator's pseudonym."""
+    for user_id, pseudonym in pseudonyms.items():
+        text = text.replace(f"annotator {user_id} ", f"annotator {pseudonym} ").replace(
+            f", so {user_id} is", f", so {pseudonym} is"
+        )
+    return text
+
+
 def validation_report(
     project: AnnotationProject,
     *,
@@ -264,6 +290,8 @@ def validation_report(
                 labels, judges, kappas, strata={i: strata.get(i, {}) for i in items}, epsilon=epsilon
             )
         metrics.append(row)
+    if layers:
+        _name_annotators(metrics, annotator_pseudonyms(project))
     sources = item_sources(project)
     for row in metrics:
         for section in row["judges"].values():

@@ -81,10 +81,17 @@ def test_the_three_layers_and_the_planner_on_the_page_the_api_and_the_exports(ma
     audit = run_simulation_audit("layers doors")
     project = validation_project_create(audit=audit, size=10, seed=1, training_pool=4, by=researcher)
     stage = validation_stage(project)
-    label_like_the_judge(stage, passed_annotators(stage, make_user), audit, METRICS)
+    users = passed_annotators(stage, make_user)
+    label_like_the_judge(stage, users, audit, METRICS)
 
     url = reverse("annotation-jv-report", args=[project.pk])
     body = researcher_client.get(url, {"epsilon": "0.1"}).json()
+    # Annotators are named by their pseudonyms in every layer, never by user id.
+    named = {a["annotator"] for a in body["metrics"][0]["layers"]["human_ceiling"]["per_annotator"]}
+    assert len(named) == 3 and not named & {str(u.pk) for u in users} and not named & {u.pk for u in users}
+    [first_judge] = body["metrics"][0]["layers"]["judges"].values()
+    unmet = " ".join(first_judge["judge_vs_humans"]["alt_test"]["unmet"])
+    assert all(f"annotator {u.pk} " not in unmet for u in users) and all(n in unmet for n in named)
     assert body["alt_test"]["epsilon"] == 0.1 and "crowd" in body["alt_test"]["epsilon_text"]
     row = body["metrics"][0]
     ceiling = row["layers"]["human_ceiling"]
