@@ -211,3 +211,22 @@ def test_request_body_as_the_protocol_expects(server):
         "seed": 3,
     }
     assert "response_format" not in by_purpose["tutor"].body
+
+
+def test_a_provider_that_cannot_be_loaded_is_a_recorded_failure_not_an_exception(server):
+    """A production install missing the provider's library: each call is recorded failed with the cause, nothing
+    raised out of the client (the dialogue ends failed with it), and the next run asks again."""
+
+    def unloadable(endpoint_config):
+        raise ModuleNotFoundError("No module named 'aiohttp'")
+
+    ledger = MemoryLedger()
+    (result,) = complete(LLMClient(ledger, provider_factory=unloadable), request(endpoint(server)))
+    assert (
+        not result.ok
+        and result.error == "the provider cannot be loaded: ModuleNotFoundError: No module named 'aiohttp'"
+    )
+    row = next(iter(ledger.rows.values()))
+    assert row["status"] == "failed" and row["attempts"] == 0 and server.served == []
+    (second,) = complete(LLMClient(ledger, sleep=RecordedSleep()), request(endpoint(server)))
+    assert second.ok and second.call_id == result.call_id
