@@ -145,22 +145,10 @@ def _idempotency_key() -> str:
     return f"edufair-{_PROCESS_TAG}-{next(_request_numbers)}"
 
 
-class _PurposeHeaders(dict):
-    def __init__(self, endpoint: EndpointConfig) -> None:
-        super().__init__()
-        self.endpoint = endpoint
-
-    def __missing__(self, purpose: str) -> dict:
-        self[purpose] = request_headers(self.endpoint, purpose)
-        return self[purpose]
-
-
 class OpenAICompatProvider:
     def __init__(self, endpoint: EndpointConfig) -> None:
         self.endpoint = endpoint
         self._client: openai.AsyncOpenAI | None = None
-        # Built once per purpose: a request's headers are the same every time (kept off the hot path).
-        self._headers = _PurposeHeaders(endpoint)
 
     def _get_client(self) -> openai.AsyncOpenAI:
         if self._client is None:
@@ -189,7 +177,7 @@ class OpenAICompatProvider:
     async def send(self, request: CallRequest) -> ProviderReply:
         client = self._get_client()
         body = chat_body(request.endpoint, request.messages, request.response_format)
-        options = {"headers": self._headers[request.purpose], "idempotency_key": _idempotency_key()}
+        options = {"headers": request_headers(self.endpoint, request.purpose), "idempotency_key": _idempotency_key()}
         try:
             # The SDK's own POST, as `chat.completions.create` makes it, minus its type-driven walk over
             # the arguments: these are already plain JSON (strings in dicts), and the walk was a quarter
