@@ -14,6 +14,7 @@ from annotation.agreement import (
     fleiss_kappa,
     fleiss_kappa_from_counts,
 )
+from annotation.tests.published_ratings import CAC_RAW4RATERS
 
 nan = math.nan
 
@@ -92,22 +93,8 @@ def test_unequal_raters_match_a_hand_computation():
 def test_unequal_raters_match_irrcac_on_krippendorffs_data():
     # Gwet's irrCAC R package README: fleiss.kappa.raw(cac.raw4raters) — Krippendorff's (2011) 12 units
     # rated by 4 raters with missing ratings — gives pa 0.8181818, pe 0.2387153, Fleiss' kappa 0.76117.
-    cac_raw4raters = [
-        [1, 1, nan, 1],
-        [2, 2, 3, 2],
-        [3, 3, 3, 3],
-        [3, 3, 3, 3],
-        [2, 2, 2, 2],
-        [1, 2, 3, 4],
-        [4, 4, 4, 4],
-        [1, 1, 2, 1],
-        [2, 2, 2, 2],
-        [nan, 5, 5, 5],
-        [nan, nan, 1, 1],
-        [nan, nan, 3, nan],
-    ]
 
-    assert fleiss_kappa(cac_raw4raters).value == pytest.approx(0.76117, abs=5e-6)
+    assert fleiss_kappa(CAC_RAW4RATERS).value == pytest.approx(0.76117, abs=5e-6)
 
 
 def test_one_category_only_is_undefined():

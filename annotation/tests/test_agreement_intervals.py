@@ -1,7 +1,5 @@
 """Bootstrap intervals of α, Fleiss' κ, Cohen's κ and AC1: points equal the reference packages, content seeds."""
 
-import math
-
 import krippendorff
 import numpy as np
 import pytest
@@ -18,6 +16,7 @@ from annotation.agreement_intervals import (
     fleiss_interval,
 )
 from annotation.gwet import gwet_ac
+from annotation.tests.published_ratings import CAC_RAW4RATERS
 
 N_BOOT = 200  # enough to test the shape and the seeding quickly; the coverage benchmark uses 1,000
 
@@ -189,22 +188,7 @@ def test_ac1_point_equals_gwet_and_interval_contains_it(weights):
 
 def test_ac1_point_equals_irrcac_readme_example():
     # Gwet's irrCAC README: gwet.ac1.raw(cac.raw4raters) gives AC1 = 0.7754.
-    nan = math.nan
-    raw4 = [
-        [1, 1, nan, 1],
-        [2, 2, 3, 2],
-        [3, 3, 3, 3],
-        [3, 3, 3, 3],
-        [2, 2, 2, 2],
-        [1, 2, 3, 4],
-        [4, 4, 4, 4],
-        [1, 1, 2, 1],
-        [2, 2, 2, 2],
-        [nan, 5, 5, 5],
-        [nan, nan, 1, 1],
-        [nan, nan, 3, nan],
-    ]
-    result = ac1_interval(raw4, [1, 2, 3, 4, 5], n_boot=N_BOOT)
+    result = ac1_interval(CAC_RAW4RATERS, [1, 2, 3, 4, 5], n_boot=N_BOOT)
 
     assert result["estimate"] == pytest.approx(0.775444068127, abs=1e-9)
     assert result["units"] == {"items_rated": 12, "items_pairable": 11, "pairable_values": 40}

@@ -13,24 +13,9 @@ from annotation.gwet import (
     prevalence_warning,
     weight_matrix,
 )
+from annotation.tests.published_ratings import CAC_RAW4RATERS
 
 nan = math.nan
-
-# irrCAC's cac.raw4raters: Krippendorff's 12 units rated by 4 raters with missing ratings (Gwet 2014, p. 120).
-CAC_RAW4RATERS = [
-    [1, 1, nan, 1],
-    [2, 2, 3, 2],
-    [3, 3, 3, 3],
-    [3, 3, 3, 3],
-    [2, 2, 2, 2],
-    [1, 2, 3, 4],
-    [4, 4, 4, 4],
-    [1, 1, 2, 1],
-    [2, 2, 2, 2],
-    [nan, 5, 5, 5],
-    [nan, nan, 1, 1],
-    [nan, nan, 3, nan],
-]
 
 # irrCAC's cont3x3abstractors (rater 1 in rows, rater 2 in columns), as raw ratings of 100 subjects.
 CONT3X3ABSTRACTORS = [[13, 0, 0], [0, 20, 7], [0, 4, 56]]
