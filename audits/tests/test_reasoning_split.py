@@ -12,7 +12,7 @@ import pytest
 
 from audits.llm.calls import EndpointConfig, PermanentError
 from audits.llm.completion_reply import MalformedReply, reply_from_completion
-from audits.llm.reasoning import REASONING_FIELD, REASONING_NONE, REASONING_TAGS, split_reasoning
+from audits.llm.reasoning import REASONING_FIELD, REASONING_NONE, REASONING_TAGS, ReasoningSplit, split_reasoning
 
 THOUGHT = "The student wrote 12; 7 + 5 = 12, so the answer is 12. I should not say it."
 REPLY = "What do you get when you add the ones first?"
@@ -51,8 +51,10 @@ def test_the_endpoint_setting_decides_what_is_read():
     tagged = f"<think>{THOUGHT}</think>{REPLY}"
     assert split_reasoning(tagged, THOUGHT, REASONING_NONE).visible == tagged
     assert split_reasoning(tagged, THOUGHT, REASONING_NONE).reasoning == ""
-    assert split_reasoning(tagged, THOUGHT, REASONING_FIELD) == split_reasoning(tagged, THOUGHT, REASONING_FIELD)
-    assert split_reasoning(tagged, "f", REASONING_FIELD).visible == tagged
+    # "field": the field is the reasoning and the reply is taken as it comes, tags and all.
+    assert split_reasoning(tagged, "f", REASONING_FIELD) == ReasoningSplit(
+        visible=tagged, reasoning="f", source="field"
+    )
     assert split_reasoning(tagged, "f", REASONING_TAGS).reasoning == THOUGHT
 
 
