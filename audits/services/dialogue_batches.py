@@ -31,6 +31,7 @@ from audits.llm.runtime import LoopRuntime, process_runtime
 from audits.models import Audit, Condition, Dialogue, ModelEndpoint, Question, Turn, TurnScore
 from audits.prompt_templates import render_prompt
 from audits.services.audit_lifecycle import audit_claimable_dialogue_ids, audit_refresh_status, audit_start_inline
+from audits.services.database_outage import OUTAGE_ERRORS, drop_connection, through_outage
 from audits.services.ledger import DatabaseLedger
 from audits.services.rate_limits import limit_statuses_start, rate_limit_store
 
@@ -326,31 +327,46 @@ async def batch_run_async(runtime: LoopRuntime, audit_id: int, dialogue_ids: lis
             )
     token = f"{worker}:{uuid.uuid4().hex[:12]}"
     lease = claim_lease_seconds()
-    counts = {"claimed": 0, "done": 0, "lost": 0, "skipped": 0, "errors": 0}
+    counts = {"claimed": 0, "done": 0, "lost": 0, "skipped": 0, "errors": 0, "interrupted": 0}
     status = {"value": plan.status}
 
     async def keep_leases() -> None:
         while True:
             await asyncio.sleep(max(1.0, lease / 3))
-            await runtime.run_blocking(_renew, token, lease)
-            status["value"] = await runtime.run_blocking(_audit_status, audit_id)
+            try:
+                await runtime.run_blocking(_renew, token, lease)
+                status["value"] = await runtime.run_blocking(_audit_status, audit_id)
+            except OUTAGE_ERRORS:  # the next renewal tries again; a lease that ran out meanwhile is taken over
+                await runtime.run_blocking(drop_connection)
 
     async def one(item: dict) -> None:
         if status["value"] != Audit.Status.RUNNING:
             counts["skipped"] += 1
             return
+        try:
+            await run_claimed(item)
+        except OUTAGE_ERRORS as exc:
+            # Not the dialogue's fault: its claim is left to run out, and it is taken up again (its answers so far
+            # are in the ledger). Marking it failed would need the database, and would be wrong.
+            logger.warning("dialogue %s interrupted: the database is unreachable (%s)", item["id"], exc)
+            counts["interrupted"] += 1
+            await runtime.run_blocking(drop_connection)
+
+    async def run_claimed(item: dict) -> None:
         if not await runtime.run_blocking(_claim, audit_id, item["id"], token, lease):
             counts["skipped"] += 1
             return
         counts["claimed"] += 1
         try:
             outcome = await dialogue_execute(_dialogue_job(plan, item), client, endpoints_by_tutor[item["tutor_id"]])
+        except OUTAGE_ERRORS:
+            raise
         except Exception as exc:  # a bug must not take the batch down; the dialogue shows the error
             logger.exception("dialogue %s raised", item["id"])
             counts["errors"] += 1
             await runtime.run_blocking(_release, item["id"], token, f"{type(exc).__name__}: {exc}")
             return
-        written = await runtime.run_blocking(_finish, item["id"], token, outcome, plan.judge_rubric_id)
+        written = await runtime.run_blocking(through_outage, _finish, item["id"], token, outcome, plan.judge_rubric_id)
         counts["done" if written else "lost"] += 1
 
     renewer = asyncio.create_task(keep_leases())

@@ -10,7 +10,8 @@ everything asked while the thread is busy goes in one round: the writes in one t
 
 Order within a round keeps what one call sees exactly as before: a write or mark is applied before a
 read in the same round. A round whose grouped write fails (another process inserted one of its keys in
-the same instant) is redone row by row, as the ungrouped ledger did.
+the same instant) is redone row by row, as the ungrouped ledger did. A round that loses its connection is applied
+again once the database answers (`audits.services.database_outage`): an answer received is never lost to an outage.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from django.db.models import F
 from audits.llm.calls import STATUS_OK, STATUS_UNPARSABLE, CallRequest, CallResult
 from audits.llm.runtime import LoopRuntime
 from audits.models import LLMCall
+from audits.services.database_outage import through_outage
 
 logger = logging.getLogger(__name__)
 
@@ -139,7 +141,9 @@ def _futures(batch: _Round):
 def _start_round(batch: _Round) -> tuple[list[int], dict[str, CallResult]]:
     with batch.lock:
         batch.started = True  # what joined until now is the round
-    return _apply_round(batch)
+    # A round is safe to apply again: its writes are one transaction (a commit whose answer was lost meets its own
+    # keys and takes the known-key path), its marks and reads change nothing twice.
+    return through_outage(_apply_round, batch)
 
 
 def _apply_round(batch: _Round) -> tuple[list[int], dict[str, CallResult]]:
