@@ -60,6 +60,7 @@ from audits.selectors.results import (
     scores_fingerprint,
 )
 from audits.selectors.runs import audit_condition_design
+from audits.services.database_outage import OUTAGE_ERRORS, drop_connection
 from audits.services.task_queue import AUDIT_ANALYSIS, task_send
 
 logger = logging.getLogger(__name__)
@@ -523,8 +524,8 @@ def _compute(row_id: int, token: str, progress: Callable[[int, int], None] | Non
         )
         if finished != 1:
             raise AnalysisClaimLost(f"analysis {row_id} was claimed by another computation before it finished")
-    except AnalysisClaimLost:
-        raise
+    except (AnalysisClaimLost, *OUTAGE_ERRORS):
+        raise  # an outage is not the analysis's failure: its lease runs out and it is computed again
     except Exception as exc:
         AnalysisResult.objects.filter(pk=row_id, status=Status.RUNNING, claim_token=token).update(
             status=Status.FAILED,
@@ -633,6 +634,10 @@ def analysis_run(*, analysis_result_id: int) -> str:
     except AnalysisClaimLost:
         logger.warning("analysis %s: claim lost to another computation; its result was not stored", analysis_result_id)
         return "lost"
+    except OUTAGE_ERRORS as exc:
+        logger.warning("analysis %s interrupted: the database is unreachable (%s)", analysis_result_id, exc)
+        drop_connection()
+        return "interrupted"
     except Exception:
         logger.exception("analysis %s failed", analysis_result_id)
         return "failed"

@@ -34,6 +34,7 @@ from django.utils import timezone
 from audits.judge import PARSE_OK, TurnJudgement
 from audits.models import Audit, Dialogue, JudgeBatch, JudgeRun, ModelEndpoint, PromptTemplate, Turn
 from audits.selectors.judge_runs import judge_run_latest
+from audits.services.database_outage import OUTAGE_ERRORS, drop_connection
 from audits.services.design import prompt_template_mark_used
 from audits.services.judging import judgements_run, turn_scores_store, turns_to_judge
 from audits.services.task_queue import AUDIT_REJUDGE, JUDGE_RUNS_SWEEP, audit_task_queue, task_send
@@ -123,9 +124,13 @@ class _LeaseKeeper:
         lease = lease_seconds()
         try:
             while not self._stop.wait(max(0.5, lease / 3)):
-                renewed = JudgeRun.objects.filter(
-                    pk=self.run_id, claimed_by=self.token, status=JudgeRun.Status.RUNNING
-                ).update(lease_until=timezone.now() + timedelta(seconds=lease))
+                try:
+                    renewed = JudgeRun.objects.filter(
+                        pk=self.run_id, claimed_by=self.token, status=JudgeRun.Status.RUNNING
+                    ).update(lease_until=timezone.now() + timedelta(seconds=lease))
+                except OUTAGE_ERRORS:  # the next renewal tries again
+                    drop_connection()
+                    continue
                 if not renewed:
                     self.lost.set()
                     return
@@ -243,6 +248,10 @@ def judge_run_execute(*, run_id: int, body: Callable[[JudgeRun, Callable[[], Non
     except RunLost:
         logger.warning("judge run %s was taken over by another worker", run_id)
         return "lost"
+    except OUTAGE_ERRORS as exc:  # not the run's failure: its lease runs out and the sweep takes it up again
+        logger.warning("judge run %s interrupted: the database is unreachable (%s)", run_id, exc)
+        drop_connection()
+        return "interrupted"
     except Exception as exc:  # a failed run says why on its page; the ledger keeps every call it paid for
         if not isinstance(exc, RunRefused):
             logger.exception("judge run %s failed", run_id)

@@ -105,3 +105,36 @@ def test_a_dialogue_cut_off_by_the_database_is_taken_up_again_not_failed(monkeyp
     assert audit_run_inline(audit=audit) == Audit.Status.FINISHED
     first.refresh_from_db()
     assert (first.status, first.runs, len(cut)) == (Dialogue.Status.DONE, 2, 1)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_judge_run_cut_off_by_the_database_keeps_its_claim():
+    from audits.models import JudgeRun
+    from audits.services.judge_runs import judge_run_execute
+
+    run = JudgeRun.objects.create(owner="outage", task_name="audits.rejudge", total=3)
+
+    def body(run, keep_alive):
+        raise OperationalError(LOST)
+
+    assert judge_run_execute(run_id=run.pk, body=body) == "interrupted"
+    run.refresh_from_db()
+    assert (run.status, run.error, run.runs) == (JudgeRun.Status.RUNNING, "", 1)
+    assert run.lease_until > timezone.now()  # taken up again by the sweep once it runs out
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_analysis_cut_off_by_the_database_is_not_failed(monkeypatch):
+    from audits.models import AnalysisResult
+    from audits.services import analysis
+
+    audit = small_audit("analysis outage")
+    row = AnalysisResult.objects.create(audit=audit, parameters={}, status=AnalysisResult.Status.QUEUED)
+
+    def inputs(audit):  # the connection is lost while the scores are read
+        raise OperationalError(LOST)
+
+    monkeypatch.setattr(analysis, "audit_analysis_inputs", inputs)
+    assert analysis.analysis_run(analysis_result_id=row.pk) == "interrupted"
+    row.refresh_from_db()
+    assert (row.status, row.error) == (AnalysisResult.Status.RUNNING, "")
