@@ -367,6 +367,9 @@ AUDIT_RETRY_POLICY = {
 # addresses, networks), or private (loopback, RFC 1918, unique-local) when EDUFAIR_ENDPOINT_ALLOW_PRIVATE is on.
 EDUFAIR_LLM_KEY_ENV_PREFIX = os.environ.get("EDUFAIR_LLM_KEY_ENV_PREFIX", "EDUFAIR_KEY_")
 EDUFAIR_LLM_KEY_ENV_NAMES = env_list("EDUFAIR_LLM_KEY_ENV_NAMES")
+# And the key goes only to the hosts its variable is bound to: the providers' own by default, others as
+# NAME=host|host (".domain" for its subdomains, * for any host), comma-separated.
+EDUFAIR_LLM_KEY_HOSTS = env_list("EDUFAIR_LLM_KEY_HOSTS")
 EDUFAIR_ENDPOINT_ALLOWED_HOSTS = env_list("EDUFAIR_ENDPOINT_ALLOWED_HOSTS")
 EDUFAIR_ENDPOINT_ALLOW_PRIVATE = env_bool("EDUFAIR_ENDPOINT_ALLOW_PRIVATE", False)
 # Endpoints' requests/tokens-per-minute budgets are shared by all worker processes through Redis when
