@@ -400,6 +400,8 @@ UPLOAD_MAX_BYTES = {
 # A worker is shown as alive on /healthz when it wrote its heartbeat this recently.
 WORKER_HEARTBEAT_SECONDS = int(os.environ.get("WORKER_HEARTBEAT_SECONDS", "10"))
 WORKER_ALIVE_SECONDS = int(os.environ.get("WORKER_ALIVE_SECONDS", "60"))
+# Anonymous /healthz answers from a probe at most this old (per process); signed-in staff get a live one.
+HEALTHZ_STATUS_SECONDS = float(os.environ.get("HEALTHZ_STATUS_SECONDS", "5"))
 
 # --- Logging ------------------------------------------------------------------------------------
 
