@@ -502,7 +502,8 @@ def world(django_user_model):
     from edufair_web.accounts.models import WorkerHeartbeat
     from edufair_web.accounts.services import user_create_with_role
 
-    call_command("seed_demo", small=True, stdout=StringIO())  # the small demo audit: same pages, fewer dialogues
+    # The small demo audit (same pages, fewer dialogues); tests run with DEBUG off, as production does.
+    call_command("seed_demo", small=True, production=True, stdout=StringIO())
     user_create_with_role(username="outsider", role="annotator", password="pw-outsider-1")
     from django.utils import timezone
 
