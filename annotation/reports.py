@@ -3,9 +3,9 @@
 It has the shape of SafeTutors' Appendix D: workforce and pay per stage, training and the gate with pass rates,
 adjudication with its rates, the agreement table (Fleiss' κ and Krippendorff's α per stage, subject, single- vs
 multi-turn, before and after discussion; each annotator against the final labels), aggregation by annotator quality
-beside the adjudicated finals (Dawid–Skene, GLAD, MACE: each annotator's competence, agreement with the finals and gold),
-cross-stage conflicts and their dispositions, the label distribution after adjudication, label volume, and hours and spend from recorded times and pay
-rates.
+beside the adjudicated finals (Dawid–Skene, GLAD, MACE: each annotator's competence, agreement with the finals and
+gold), cross-stage conflicts and their dispositions, the label distribution after adjudication, label volume, and hours
+and spend from recorded times and pay rates.
 
 `project_report` builds one dict from the database, with exact numbers: it is the JSON report
 (`report_json_ready`, the API's body and the JSON download). `annotation.report_sections` turns that dict

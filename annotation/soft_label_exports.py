@@ -85,7 +85,8 @@ def _parquet(records: list[dict], columns: list[str]) -> bytes:
 
     types = {name: pa.int64() for name in _INTEGER_FIELDS} | {name: pa.float64() for name in _FLOAT_FIELDS}
     schema = pa.schema(
-        [(name, types.get(name, pa.string())) for name in SOFT_LABEL_FIELDS] + [(name, pa.float64()) for name in columns]
+        [(name, types.get(name, pa.string())) for name in SOFT_LABEL_FIELDS]
+        + [(name, pa.float64()) for name in columns]
     )
     table = pa.Table.from_pylist(records, schema=schema)
     out = io.BytesIO()

@@ -38,8 +38,10 @@ def stage_aggregation(stage: Stage, *, items: bool = False, pseudonyms: dict[int
     pseudonyms = annotator_pseudonyms(stage.project) if pseudonyms is None else pseudonyms
     labels, _ = stage_pre_labels(stage)
     finals: dict[int, dict[int, str]] = {}
-    for item_id, question_id, value in Adjudication.objects.filter(stage=stage).exclude(final_value="").values_list(
-        "item_id", "question_id", "final_value"
+    for item_id, question_id, value in (
+        Adjudication.objects.filter(stage=stage)
+        .exclude(final_value="")
+        .values_list("item_id", "question_id", "final_value")
     ):
         finals.setdefault(question_id, {})[item_id] = value
     item_ids = {item_id for by_item in labels.values() for item_id in by_item}
@@ -109,7 +111,13 @@ def stage_aggregation(stage: Stage, *, items: bool = False, pseudonyms: dict[int
                 "methods": methods,
             }
         )
-    return {"stage": stage.pk, "project": stage.project_id, "name": stage.name, "order": stage.order, "questions": questions}
+    return {
+        "stage": stage.pk,
+        "project": stage.project_id,
+        "name": stage.name,
+        "order": stage.order,
+        "questions": questions,
+    }
 
 
 def project_aggregation(project: AnnotationProject, *, items: bool = False) -> list[dict]:
