@@ -1,5 +1,4 @@
-"""API views for a project's report, a stage's running dashboard, its aggregation by annotator quality and the label
-exports.
+"""API views for a project's report, a stage's dashboard and aggregation by annotator quality, and the label exports.
 
 These are what researchers read about a project; the report is its Appendix-D paper trail.
 """
