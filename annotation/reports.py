@@ -26,8 +26,8 @@ from annotation.report_sections import report_sections, sections_markdown
 from annotation.selectors import conflicts as conflict_workflow
 from annotation.selectors.agreement_report import project_agreement_report
 from annotation.selectors.crowd import crowd_link_of, crowd_recruits
+from annotation.selectors.crowd_aggregation import QUALITY_TITLES, aggregation_methods, project_aggregation
 from annotation.selectors.crowd_aggregation import USES as AGGREGATE_USES
-from annotation.selectors.crowd_aggregation import aggregation_methods, project_aggregation
 from annotation.selectors.labelling_settings import labelling_settings
 from annotation.selectors.projects import pass_rate_table
 from annotation.selectors.training import stage_gate_rules
@@ -49,7 +49,7 @@ CONVENTIONS = (
     "An annotator may revise a main label while its item still waits for its labels (within the stage's "
     "revision window); agreement uses the final pre-discussion labels, and every earlier version is kept. "
     "The volume table states how many labels were revised.",
-    "Aggregation by annotator quality (Dawid–Skene, GLAD, MACE, fitted with crowd-kit) uses the main phase's first "
+    f"Aggregation by annotator quality ({QUALITY_TITLES}, fitted with crowd-kit) uses the main phase's first "
     "answers with Unsure left out; a label is the value of highest posterior (a tie: the value listed first); its "
     "agreement with the finals and with gold is accuracy and Cohen's κ over the items that have both.",
     "Statistics in the JSON report are exact floats; the HTML and Markdown versions round them for display.",

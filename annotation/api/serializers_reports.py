@@ -5,6 +5,8 @@ only); an undefined one is null with its reason."""
 
 from rest_framework import serializers
 
+from annotation.crowd_aggregation import METHOD_KEYS
+
 
 class StatisticSerializer(serializers.Serializer):
     value = serializers.FloatField(allow_null=True, help_text="Full precision; null when undefined.")
@@ -84,7 +86,7 @@ class ItemAggregateSerializer(serializers.Serializer):
 
 
 class MethodAggregateSerializer(serializers.Serializer):
-    method = serializers.CharField(help_text="majority_vote, dawid_skene, glad or mace.")
+    method = serializers.CharField(help_text=f"One of {', '.join(METHOD_KEYS)}.")
     title = serializers.CharField()
     competence_measure = serializers.CharField(help_text="What the competence number is for this method.")
     undefined_reason = serializers.CharField(allow_null=True)

@@ -13,15 +13,16 @@ Computed on request: a few queries per stage, and the fits are cached per proces
 from __future__ import annotations
 
 from annotation.agreement import UNSURE
-from annotation.crowd_aggregation import METHODS, aggregate_all, agreement_with
+from annotation.crowd_aggregation import METHODS, QUALITY_METHOD_KEYS, aggregate_all, agreement_with
 from annotation.models import Adjudication, AnnotationProject, GoldLabel, Item, Stage
 from annotation.selectors.agreement_report import annotator_pseudonyms
 from annotation.selectors.stage_dashboard import stage_pre_labels
 
+QUALITY_TITLES = ", ".join(method.title for method in METHODS if method.key in QUALITY_METHOD_KEYS)
 USES = (
     "The final labels (distribution, cost per final label, each annotator against the final labels) are the "
     "adjudicated ones: unanimous, majority or the reviewer's decision under the stage's policy. Beside them, "
-    "aggregation by annotator quality (Dawid–Skene, GLAD, MACE, fitted with crowd-kit to the first answers, Unsure "
+    f"aggregation by annotator quality ({QUALITY_TITLES}, fitted with crowd-kit to the first answers, Unsure "
     "left out) estimates each annotator's reliability and weighs their labels by it; it changes no final label."
 )
 """Which aggregate the report's final labels are, and what the quality aggregates beside them are."""
