@@ -33,6 +33,11 @@ from functools import lru_cache
 
 from annotation.agreement import cohen_kappa
 
+# crowd-kit 1.4.2 uses pandas keywords (inplace=, copy=) that pandas 3 deprecates, hundreds of times per fit: silenced
+# for crowd-kit's own modules only, once per process (a filter set around each fit would not be thread-safe).
+warnings.filterwarnings("ignore", category=DeprecationWarning, module=r"crowdkit\.")
+warnings.filterwarnings("ignore", category=FutureWarning, module=r"crowdkit\.")
+
 
 @dataclass(frozen=True)
 class Method:
@@ -148,11 +153,7 @@ def _fit(rows: tuple[Row, ...], values: tuple[str, ...], method: str) -> Aggrega
         "mace": lambda: MACE(n_restarts=1),
     }
     model = models[method]()
-    with warnings.catch_warnings():
-        # crowd-kit 1.4.2 uses pandas keywords (inplace=, copy=) that pandas 3 deprecates: noise, not our concern.
-        warnings.simplefilter("ignore", DeprecationWarning)
-        warnings.simplefilter("ignore", FutureWarning)
-        model.fit(data)
+    model.fit(data)
     probas = model.probas_.reindex(columns=list(values), fill_value=0.0).fillna(0.0)
     competence = _competence(method, model, data)
     per_item = data.groupby("task").size()
