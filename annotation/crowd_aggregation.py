@@ -41,35 +41,43 @@ warnings.filterwarnings("ignore", category=FutureWarning, module=r"crowdkit\.")
 
 @dataclass(frozen=True)
 class Method:
-    """One way to aggregate an item's labels: its key (in the API, exports and report), its title and what its
-    competence number is."""
+    """One way to aggregate an item's labels: its key (in the API, exports and report), its title, the crowd-kit class
+    that fits it (with its options) and what its competence number is."""
 
     key: str
     title: str
+    model: str
     competence: str
+    options: tuple[tuple[str, object], ...] = ()
 
 
 METHODS: tuple[Method, ...] = (
     Method(
         "majority_vote",
         "Majority vote",
+        "MajorityVote",
         "share of the annotator's labels that agree with the item's majority (crowd-kit's skills_)",
     ),
     Method(
         "dawid_skene",
         "Dawid–Skene",
+        "DawidSkene",
         "accuracy under the model: the confusion matrix's diagonal (errors_) weighted by the class priors (priors_); "
         "a uniform guesser on K values scores about 1/K",
     ),
     Method(
         "glad",
         "GLAD",
+        "GLAD",
         "ability α (alphas_), log-odds scale: 0 is guessing, larger is more reliable, negative is worse than guessing",
     ),
     Method(
         "mace",
         "MACE",
+        "MACE",
         "probability the annotator is not spamming (θ, the second column of spamming_)",
+        # One restart: crowd-kit 1.4.2 seeds every restart alike, so the default ten repeat the first exactly.
+        options=(("n_restarts", 1),),
     ),
 )
 METHOD_KEYS: tuple[str, ...] = tuple(method.key for method in METHODS)
@@ -142,17 +150,12 @@ def _fit(rows: tuple[Row, ...], values: tuple[str, ...], method: str) -> Aggrega
     if len({value for _, _, value in rows}) < 2:
         return Aggregation(method, values, undefined_reason=REASON_ONE_VALUE)
     # Imported here: crowd-kit (with pandas) takes seconds to import, and no page that never aggregates should pay it.
+    import crowdkit.aggregation
     import pandas as pd
-    from crowdkit.aggregation import GLAD, MACE, DawidSkene, MajorityVote
 
     data = pd.DataFrame(list(rows), columns=["task", "worker", "label"], dtype=object)
-    models = {
-        "majority_vote": MajorityVote,
-        "dawid_skene": DawidSkene,
-        "glad": GLAD,
-        "mace": lambda: MACE(n_restarts=1),
-    }
-    model = models[method]()
+    spec = next(m for m in METHODS if m.key == method)
+    model = getattr(crowdkit.aggregation, spec.model)(**dict(spec.options))
     model.fit(data)
     probas = model.probas_.reindex(columns=list(values), fill_value=0.0).fillna(0.0)
     competence = _competence(method, model, data)
