@@ -19,8 +19,8 @@ No model is re-implemented here; what each competence number is, read from crowd
 Conventions: the values are the question's choices in order, then any other value seen (sorted); a tie in the
 posterior goes to the value listed first. Each model is fitted with crowd-kit's defaults, except MACE with one restart:
 crowd-kit 1.4.2 seeds every restart with the same ``random_state``, so further restarts repeat the first exactly.
-crowd-kit (and pandas) are imported inside `aggregate`, as the import costs seconds; fits are cached per process by
-their rows, so a report, its API and its exports fit each question once.
+crowd-kit (and pandas) are imported inside `aggregate`, as the import costs seconds; the reads keep each fit in the
+cache (`annotation.selectors.crowd_aggregation`), so a report, its API and its exports fit each question once.
 """
 
 from __future__ import annotations
@@ -29,7 +29,6 @@ import math
 import warnings
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 
 from annotation.agreement import cohen_kappa
 
@@ -143,7 +142,6 @@ def aggregate_all(rows: Iterable[Row], values: Sequence[str]) -> dict[str, Aggre
     return {key: aggregate(rows, values, key) for key in METHOD_KEYS}
 
 
-@lru_cache(maxsize=128)
 def _fit(rows: tuple[Row, ...], values: tuple[str, ...], method: str) -> Aggregation:
     if not rows:
         return Aggregation(method, values, undefined_reason=REASON_NO_LABELS)

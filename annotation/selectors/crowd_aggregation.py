@@ -7,13 +7,28 @@ gold (items that have a gold label), and — when asked — every item's aggrega
 Conventions: the labels are the main phase's first answers (before any discussion, in their final version after a
 revision), as the running agreement reads them — the models assume answers given independently; Unsure answers are
 left out (a missing rating); the finals are the stage's settled values (unanimous, majority, discussion or reviewer).
-Computed on request: a few queries per stage, and the fits are cached per process by their labels.
+Computed on request: a few queries per stage; each fit is kept in the default cache by what it is a function of (the
+method, the values and the labels, hashed whole), so the report, the endpoint and the exports — in any process, with
+`CACHE_URL` — fit each question once until a label changes. A first fit takes seconds per question (GLAD is the slowest:
+tens of seconds for 10,000 labels).
 """
 
 from __future__ import annotations
 
+import hashlib
+
+from django.core.cache import cache
+
 from annotation.agreement import UNSURE
-from annotation.crowd_aggregation import METHODS, QUALITY_METHOD_KEYS, aggregate_all, agreement_with
+from annotation.crowd_aggregation import (
+    METHOD_KEYS,
+    METHODS,
+    QUALITY_METHOD_KEYS,
+    Aggregation,
+    Row,
+    aggregate,
+    agreement_with,
+)
 from annotation.models import Adjudication, AnnotationProject, GoldLabel, Item, Stage
 from annotation.selectors.agreement_report import annotator_pseudonyms
 from annotation.selectors.stage_dashboard import stage_pre_labels
@@ -26,6 +41,26 @@ USES = (
     "left out) estimates each annotator's reliability and weighs their labels by it; it changes no final label."
 )
 """Which aggregate the report's final labels are, and what the quality aggregates beside them are."""
+
+
+CACHE_SECONDS = 24 * 3600
+CACHE_VERSION = "crowd-kit-1.4"  # a new crowd-kit (or a change of method options) is a new key
+
+
+def cached_aggregates(rows: list[Row], values: list[str]) -> dict[str, Aggregation]:
+    """Every method's aggregate of ``rows`` (`annotation.crowd_aggregation.aggregate`), from the cache when fitted
+    before."""
+    facts = repr((CACHE_VERSION, sorted(rows), list(values)))
+    digest = hashlib.sha256(facts.encode()).hexdigest()
+    found = {}
+    for key in METHOD_KEYS:
+        cache_key = f"crowd-aggregation:{key}:{digest}"
+        aggregation = cache.get(cache_key)
+        if aggregation is None:
+            aggregation = aggregate(rows, values, key)
+            cache.set(cache_key, aggregation, CACHE_SECONDS)
+        found[key] = aggregation
+    return found
 
 
 def aggregation_methods() -> list[dict]:
@@ -62,7 +97,7 @@ def stage_aggregation(stage: Stage, *, items: bool = False, pseudonyms: dict[int
             if value != UNSURE
         ]
         unsure = sum(value == UNSURE for answers in by_item.values() for value in answers.values())
-        found = aggregate_all(rows, question.values)
+        found = cached_aggregates(rows, question.values)
         question_finals, question_gold = finals.get(question.pk, {}), gold.get(question.pk, {})
         methods = []
         for method in METHODS:

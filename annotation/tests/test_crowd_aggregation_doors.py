@@ -143,3 +143,28 @@ def test_soft_label_exports_read_back_by_pandas_and_pyarrow(labelled, researcher
     assert dict(zip(rows["item_id"], rows["p_no"], strict=True)) == pytest.approx(glad)
     api = researcher_client.get(reverse("annotation-labels-export", args=[labelled.project.pk]) + "?as=soft-parquet")
     assert api.status_code == 200 and pq.read_table(io.BytesIO(api.content)).num_rows == 32
+
+
+def test_each_fit_is_kept_until_a_label_changes(labelled, monkeypatch):
+    from annotation.selectors import crowd_aggregation as reads
+
+    fits = []
+    real = reads.aggregate
+
+    def counted(rows, values, method):
+        fits.append(method)
+        return real(rows, values, method)
+
+    monkeypatch.setattr(reads, "aggregate", counted)
+    reads.cache.clear()
+    first = reads.stage_aggregation(labelled.stage)
+    assert fits == list(METHOD_KEYS)
+    assert reads.stage_aggregation(labelled.stage) == first and fits == list(METHOD_KEYS)  # from the cache
+    GoldLabel.objects.filter(item=labelled.items[0]).delete()  # gold is read afresh: no fit
+    assert reads.stage_aggregation(labelled.stage)["questions"][0]["methods"][0]["versus_gold"]["n_items"] == 3
+    assert len(fits) == len(METHOD_KEYS)
+    label = labelled.items[0].assignments.first().labels.get()
+    label.value = OTHER[label.value]
+    label.save()
+    reads.stage_aggregation(labelled.stage)
+    assert fits == list(METHOD_KEYS) * 2  # a changed label is a new fit
