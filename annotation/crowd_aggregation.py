@@ -104,7 +104,8 @@ class ItemAggregate:
 @dataclass(frozen=True)
 class AnnotatorCompetence:
     annotator: Hashable
-    competence: float
+    competence: float | None
+    """None when the model's estimate is not a finite number."""
     n_labels: int
 
 
@@ -168,10 +169,15 @@ def _fit(rows: tuple[Row, ...], values: tuple[str, ...], method: str) -> Aggrega
             ItemAggregate(item, values[best], float(soft[best]), tuple(float(p) for p in soft), int(per_item[item]))
         )
     annotators = tuple(
-        AnnotatorCompetence(worker, float(competence[worker]), int(per_worker[worker]))
+        AnnotatorCompetence(worker, _finite(competence[worker]), int(per_worker[worker]))
         for worker in sorted(competence, key=_order)
     )
     return Aggregation(method, values, tuple(sorted(items, key=lambda row: _order(row.item))), annotators)
+
+
+def _finite(value) -> float | None:
+    value = float(value)
+    return value if math.isfinite(value) else None
 
 
 def _order(key: Hashable) -> tuple:

@@ -68,7 +68,9 @@ class AggregateAgreementSerializer(serializers.Serializer):
 
 class AnnotatorCompetenceSerializer(serializers.Serializer):
     annotator = serializers.CharField(help_text="Pseudonym.")
-    competence = serializers.FloatField(help_text="On the method's own scale (see competence_measure).")
+    competence = serializers.FloatField(
+        allow_null=True, help_text="On the method's own scale (see competence_measure); null when not finite."
+    )
     labels = serializers.IntegerField(help_text="Labels of the annotator the model saw.")
 
 
