@@ -89,6 +89,11 @@ urlpatterns += [
         reports.StageDashboardAPIView.as_view(),
         name="annotation-main-dashboard",
     ),
+    path(
+        "annotation/main/<id:stage_pk>/aggregation/",
+        reports.StageAggregationAPIView.as_view(),
+        name="annotation-main-aggregation",
+    ),
     path("annotation/adjudication/", adjudication.AdjudicationQueueAPIView.as_view(), name="annotation-adjudication"),
     path(
         "annotation/adjudication/threads/",

@@ -14,13 +14,15 @@ from rest_framework.throttling import SimpleRateThrottle
 
 from .client_address import client_address
 
-# Reads that compute or serialise a whole audit or project (analysis results, exports, reports) or the schema.
+# Reads that compute or serialise a whole audit or project (analysis results, exports, reports, model fits) or the
+# schema.
 EXPENSIVE_READS = frozenset(
     {
         "schema",
         "audit-results",
         "audit-export",
         "annotation-report",
+        "annotation-main-aggregation",
         "annotation-labels-export",
         "annotation-jv-report",
     }

@@ -410,6 +410,7 @@ expect(
 )
 expect("api/annotation/main/disputed/", "/api/annotation/main/disputed/", API_READ_ANY)
 expect("api/annotation/main/<id:stage_pk>/dashboard/", "/api/annotation/main/{jv_stage}/dashboard/", API_RESEARCHER)
+expect("api/annotation/main/<id:stage_pk>/aggregation/", "/api/annotation/main/{jv_stage}/aggregation/", API_RESEARCHER)
 expect("api/annotation/adjudication/", "/api/annotation/adjudication/", API_ADJUDICATOR)
 expect("api/annotation/adjudication/threads/", "/api/annotation/adjudication/threads/", API_ADJUDICATOR)
 expect(
