@@ -133,10 +133,12 @@ def _payload(data: dict) -> dict | None:
 
 def _difference(before: str, after: str) -> str:
     """The two texts from a little before where they first differ, each cut to SHOWN_EDIT characters."""
+    common = 0
+    while common < min(len(before), len(after)) and before[common] == after[common]:
+        common += 1
     start = 0
-    while start < min(len(before), len(after)) and before[start] == after[start]:
-        start += 1
-    start = max(start - 10, 0)
+    if common > 20:  # from the word before the difference
+        start = before.rfind(" ", 0, common - 1) + 1
 
     def cut(text: str) -> str:
         part = text[start : start + SHOWN_EDIT]
