@@ -378,11 +378,14 @@ def _stored_answers(assignment: Assignment | None, round_: str, batch: _Batch) -
 
 
 def _refusal(task: ReadTask, item: Item | None, stages, default, questions, batch: _Batch, annotators, accept) -> str:
-    """Why the task is refused on its own (`changes`), or "" when it can be written. The text Label Studio showed is
-    held to the stored item's (a matched item), or to the file's own payload (a new one)."""
+    """Why the task is refused on its own (`changes`), or "" when it can be written. The text Label Studio showed
+    is edited when it is neither what EduFair exported beside it (the file's own payload) nor, for a matched item,
+    what EduFair holds; a matched item whose text EduFair changed since the export keeps its stored content (the
+    import's warning counts it)."""
     matched = item is not None and item.pk is not None
-    reference = item.payload if matched else (task.payload if task.own_payload else None)
-    edited = edited_text(task.shown, reference) if isinstance(reference, dict) else None
+    edited = edited_text(task.shown, task.payload) if task.own_payload else None
+    if matched and (edited or not task.own_payload):
+        edited = edited_text(task.shown, item.payload) if isinstance(item.payload, dict) else None
     if edited:
         return edited_refusal(task, edited)
     if not matched:

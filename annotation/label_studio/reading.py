@@ -157,9 +157,10 @@ def edited_text(data: dict, payload: dict) -> str | None:
             return f"data.dialogue has {len(shown_turns)} turn(s) where EduFair's item has {len(expected)}"
         for number, (was, now) in enumerate(zip(expected, shown_turns, strict=True)):
             now = now if isinstance(now, dict) else {}
+            shown_turn = {"author": str(now.get("author") or now.get("role") or ""), "text": str(now.get("text", ""))}
             for key in ("author", "text"):
-                if str(now.get(key, "")) != was[key]:
-                    return f"data.dialogue[{number}].{key}: {_difference(was[key], str(now.get(key, '')))}"
+                if shown_turn[key] != was[key]:
+                    return f"data.dialogue[{number}].{key}: {_difference(was[key], shown_turn[key])}"
         return None
     if "text" in data:
         expected, now = rendered(payload, TEXT)["text"], str(data["text"] or "")

@@ -144,6 +144,20 @@ def test_an_edited_task_text_refuses_that_task_and_the_rest_comes_in(labelled):
     ), report.refused
     task["data"]["text"] = text
     assert label_studio_import(project=target, content=json.dumps([task])).labels_created == 1
+    # A plain Label Studio task (no payload of EduFair's) is held to the item it made.
+    plain = {"id": 60, "data": {"text": "Plain"}, "annotations": [{"completed_by": 2, "result": [choice]}]}
+    label_studio_import(project=target, content=json.dumps([plain]))
+    plain["data"]["text"] = "Plain, edited"
+    report = label_studio_import(project=target, content=json.dumps([plain]))
+    assert report.tasks_refused == 1 and "(data.text: 'Plain' became 'Plain, edited')" in report.refused[0]
+    # The item changed in EduFair since the export is no edit in Label Studio: its stored text stays, with a warning.
+    dialogue_task["data"]["dialogue"][-1]["text"] = "Because."
+    stored = Item.objects.filter(project=target, external_id=dialogue_task["data"]["external_id"])
+    stored.update(payload={"text": "Fixed in EduFair"})
+    fixed = label_studio_import(project=target, content=json.dumps([dialogue_task]))
+    assert fixed.tasks_refused == 0 and fixed.labels_unchanged > 0
+    assert "1 item(s) matched by id keep their stored content; the file's differs" in fixed.warnings
+    assert stored.get().payload == {"text": "Fixed in EduFair"}
 
 
 def test_a_changed_label_is_refused_per_task_or_kept_as_a_revision(labelled, researcher_client):
