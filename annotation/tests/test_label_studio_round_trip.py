@@ -243,7 +243,7 @@ def test_a_text_project_without_attribution_goes_in_as_it_is(label_studio, resea
         if region["from_name"] == "provenance":
             region["value"]["text"] = [re.sub(r"annotator=[\w-]+; ", "", region["value"]["text"][0])]
     with pytest.raises(LabelStudioImportFailed) as caught:
-        label_studio_import(project=project_create(name="Old anonymous"), content=json.dumps(exported))
+        label_studio_import(project=target, content=json.dumps(exported))
     assert len(caught.value.errors) == 1 and "anonymised annotators" in caught.value.errors[0]
     assert f"one Label Studio user ({importer})" in caught.value.errors[0]
 
