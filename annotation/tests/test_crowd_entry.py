@@ -405,3 +405,36 @@ def test_two_ids_from_one_address_are_flagged_and_kept_apart(stage):
     mine = label_next(annotator=a.user, stage=stage.stage)
     theirs = label_next(annotator=b.user, stage=stage.stage)
     assert mine.item_id != theirs.item_id  # the reservation already counts as this person's slot
+
+
+def test_the_admin_sets_the_same_rule(stage, researcher):
+    client = Client()
+    client.force_login(researcher)
+    form = {
+        "stage": stage.stage.pk,
+        "is_open": "on",
+        "max_recruits": "3",
+        "items_per_recruit": "2",
+        "participant_param": "PROLIFIC_PID",
+        "study_param": "STUDY_ID",
+        "session_param": "SESSION_ID",
+        "completion_code": "DONE1",
+        "screened_out_code": "OUT1",
+        "signature_param": "sig",
+        "reservation_minutes": "20",
+    }
+    add = "/admin/annotation/crowdlink/add/"
+    refused = client.post(add, {**form, "approved_only": "on"})
+    assert refused.status_code == 200 and "Upload the approved participant ids" in refused.content.decode()
+    assert not CrowdApprovedParticipant.objects.exists() and not hasattr(stage.stage, "crowd_link")
+    assert client.post(add, {**form, "signature_required": "on"}).status_code == 302
+    link = stage.stage.__class__.objects.get(pk=stage.stage.pk).crowd_link
+    assert link.signature_required and len(link.entry_secret) == 64 and link.reservation_minutes == 20
+    change = f"/admin/annotation/crowdlink/{link.pk}/change/"
+    page = client.get(change).content.decode()
+    assert "arrivals signed with this link" in page
+    both = {**form, "signature_required": "on", "approved_only": "on", "approved_participants": "x1\nx2\n"}
+    listed = client.post(change, both)
+    assert listed.status_code == 302
+    assert CrowdApprovedParticipant.objects.filter(link=link).count() == 2
+    assert start(Client(), link, "x1").status_code == 403  # listed but unsigned
