@@ -1,5 +1,6 @@
-"""Reads of possible duplicate recruits: which recruits of a link the browser and address marks of their visits
-tie together (`workflow.crowd_duplicates`), for the researcher's list and for the main-item hand-out."""
+"""Reads of possible duplicate recruits: a link's recruits tied together by their visits' browser and address marks.
+
+The rule is `workflow.crowd_duplicates`; the researcher's list and the main-item hand-out both read it here."""
 
 from __future__ import annotations
 

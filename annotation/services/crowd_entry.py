@@ -1,5 +1,4 @@
-"""Writes of crowd arrivals: admitting a participant through the link, holding their place while they work, and
-giving it back when they return the study or stay away.
+"""Writes of crowd arrivals: admitting a participant, holding their place while they work, giving it back.
 
 An arrival is checked against what the link trusts (a signature under its secret, its approved list), then counted
 against the link's arrival rates in the database, so every web process sees the same counts; the link's row is

@@ -1,4 +1,4 @@
-"""Writes of whom a crowd link trusts: signed entries, the approved list, and the reservation time of a place.
+"""Writes of whom a crowd link trusts: signed entries, the approved list, and how long an idle place is held.
 
 `crowd_link_save` is the one door every page, API and admin form goes through: the link's settings
 (`services.crowd.crowd_link_configure`) and its entry settings, checked together in one transaction. Without a
