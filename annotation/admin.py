@@ -195,6 +195,7 @@ from annotation.services.training import SetupError  # noqa: E402
 
 
 class CrowdLinkAdminForm(forms.ModelForm):
+    completion_url = forms.URLField(required=False, max_length=500, assume_scheme="https")
     approved_participants = forms.CharField(
         required=False,
         widget=forms.Textarea(attrs={"rows": 3}),

@@ -322,8 +322,8 @@ class CrowdLinkAPIView(APIView):
                 "approved_participants": serializers.CharField(
                     required=False,
                     allow_blank=True,
-                    help_text="The platform's export (CSV with a 'Participant id' column) or one id per line: "
-                    "replaces the approved list.",
+                    help_text="The platform's export (CSV with a 'Participant id' column) or one id per line (or a "
+                    "JSON list of ids): replaces the approved list.",
                 ),
                 "rotate_secret": serializers.BooleanField(required=False, help_text="Draw a new signing secret."),
             },

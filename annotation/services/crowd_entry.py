@@ -99,11 +99,13 @@ def mark_hash(kind: str, value: str | None) -> str:
     return salted_hmac(f"annotation.crowd.{kind}", value, algorithm="sha256").hexdigest() if value else ""
 
 
-def _throttle(*, recent: list, rate: str | None, now, message: str) -> None:
+def _throttle(*, rows, field: str, rate: str | None, now, message: str) -> None:
+    """Refuse when ``rows`` (arrivals of one kind) hold as many as the rate allows in its window."""
     parsed = rate_parse(rate)
     if parsed is None:
         return
     limit, period = parsed
+    recent = list(rows.filter(**{f"{field}__gte": now - timedelta(seconds=period)}).values_list(field, flat=True))
     wait = wait_seconds(recent=recent, limit=limit, period=period, now=now)
     if wait:
         raise CrowdThrottled(message.format(wait=wait, s="" if wait == 1 else "s"), wait)
@@ -113,21 +115,19 @@ def _arrival_limits(*, link: CrowdLink, address_hash: str, new: bool, now) -> No
     """Refuse past the per-address rate (every arrival) and the per-link rate (new recruits), counted in the
     database over the rate's window."""
     rates = settings.THROTTLE_RATES
-    window = timedelta(seconds=(rate_parse(rates.get("crowd_entry")) or (0, 86400))[1])
     if address_hash:
-        recent = CrowdVisit.objects.filter(recruit__link=link, address_hash=address_hash, at__gte=now - window)
         _throttle(
-            recent=list(recent.values_list("at", flat=True)),
+            rows=CrowdVisit.objects.filter(recruit__link=link, address_hash=address_hash),
+            field="at",
             rate=rates.get("crowd_entry"),
             now=now,
             message="Too many arrivals have come from your address in a short time. "
             "Please try again in {wait} second{s}.",
         )
     if new:
-        window = timedelta(seconds=(rate_parse(rates.get("crowd_link")) or (0, 86400))[1])
-        recent = CrowdRecruit.objects.filter(link=link, created_at__gte=now - window)
         _throttle(
-            recent=list(recent.values_list("created_at", flat=True)),
+            rows=CrowdRecruit.objects.filter(link=link),
+            field="created_at",
             rate=rates.get("crowd_link"),
             now=now,
             message="Many participants are arriving at once. Please try again in {wait} second{s}.",

@@ -17,7 +17,8 @@ from annotation.workflow.crowd_participants import ParticipantListError, partici
 from annotation.workflow.crowd_signature import signing_recipe
 
 ENTRY_FIELDS = ("signature_required", "signature_param", "approved_only", "reservation_minutes")
-# Also accepted by crowd_link_save: approved_participants (the list's text: replaces the list) and rotate_secret.
+# Also accepted by crowd_link_save: approved_participants (the list's text, or a list of ids: replaces the list)
+# and rotate_secret.
 MAX_RESERVATION_MINUTES = 24 * 60
 
 
@@ -38,6 +39,8 @@ def entry_settings_clean(values: dict) -> dict:
             if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_RESERVATION_MINUTES:
                 raise SetupError(f"reservation_minutes is a whole number from 1 to {MAX_RESERVATION_MINUTES}.")
         elif field == "approved_participants":
+            if isinstance(value, list) and all(isinstance(pid, str) for pid in value):
+                value = "\n".join(value)  # the API may send the ids as a list
             if not isinstance(value, str):
                 raise SetupError("approved_participants is the text of the list (a CSV export or one id per line).")
             try:

@@ -185,8 +185,13 @@ def test_the_api_sets_the_same_rule_and_its_recipe_signs(stage, researcher):
     assert scope["token"] == entry_signature(secret=link["entry_secret"], participant_id="p9", study_id=SECRET_STUDY)
     entered = Client().post(url(stage.stage.crowd_link), {**ids("p9"), "token": scope["token"]})
     assert entered.status_code == 302
+    listed = client.put(
+        api, {"approved_only": True, "approved_participants": ["p1", "p2"]}, content_type="application/json"
+    )
+    assert listed.json()["approved_count"] == 2 and listed.json()["trusts"].startswith("Only participant ids on the")
     for bad in (
         {"approved_only": True, "approved_participants": ""},
+        {"approved_participants": ["p1", 7]},
         {"signature_param": "PROLIFIC_PID"},
         {"reservation_minutes": 0},
         {"approved_participants": "a,b\n1,2\n"},
