@@ -443,3 +443,15 @@ def test_the_admin_sets_the_same_rule(stage, researcher):
     assert listed.status_code == 302
     assert CrowdApprovedParticipant.objects.filter(link=link).count() == 2
     assert start(Client(), link, "x1").status_code == 403  # listed but unsigned
+
+
+def test_a_released_recruit_with_a_session_goes_on_while_a_place_is_free(stage):
+    link = make_link(stage, max_recruits=2, reservation_minutes=30)
+    away = Client()
+    start(away, link, "away")
+    CrowdRecruit.objects.update(last_seen_at=timezone.now() - timedelta(minutes=31))
+    assert start(Client(), link, "arrival", address="10.7.1.2").status_code == 302
+    recruit = CrowdRecruit.objects.get(release_reason="idle")
+    assert away.get(f"/annotation/training/{stage.stage.pk}/").status_code == 200  # a place is free: taken back
+    recruit.refresh_from_db()
+    assert recruit.released_at is None and recruit.release_reason == ""
