@@ -78,6 +78,8 @@ MIDDLEWARE = [
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
+    # A crowd recruit's page views keep their place (a released one is taken back while a place is free).
+    "annotation.crowd_presence_middleware.CrowdPresenceMiddleware",
     # A crowd recruit who has finished is sent to their completion code from any page.
     "annotation.crowd_middleware.CrowdFinishMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
@@ -187,7 +189,9 @@ THROTTLE_RATES = {
     "login": throttle_rate("THROTTLE_LOGIN_RATE", "30/minute"),
     "write": throttle_rate("THROTTLE_WRITE_RATE", "600/minute"),
     "expensive_read": throttle_rate("THROTTLE_EXPENSIVE_READ_RATE", "120/minute"),
+    # Crowd arrivals are counted in the database (annotation.services.crowd_entry), shared by every process.
     "crowd_entry": throttle_rate("THROTTLE_CROWD_ENTRY_RATE", "30/minute"),
+    "crowd_link": throttle_rate("THROTTLE_CROWD_LINK_RATE", "120/minute"),
 }
 
 # --- Cache --------------------------------------------------------------------------------------

@@ -29,6 +29,18 @@ class CrowdLink(models.Model):
     )
     completion_code = models.CharField(max_length=64, help_text="The code of a recruit who completed the quota.")
     screened_out_code = models.CharField(max_length=64, help_text="The code of a recruit the gate screened out.")
+    # Whom the link trusts (annotation.services.crowd_entry): a signed entry, an approved list, or both.
+    signature_required = models.BooleanField(
+        default=False, help_text="Only entries signed with the link's secret (HMAC-SHA256) get in."
+    )
+    signature_param = models.CharField(max_length=64, default="sig")
+    entry_secret = models.CharField(max_length=64, blank=True, help_text="The key the recruiting page signs with.")
+    approved_only = models.BooleanField(default=False, help_text="Only participant ids on the approved list get in.")
+    reservation_minutes = models.PositiveIntegerField(
+        default=30,
+        validators=[MinValueValidator(1)],
+        help_text="A recruit idle this long (no page opened) gives their place and unsubmitted items back.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     def __str__(self) -> str:
@@ -49,6 +61,9 @@ class CrowdRecruit(models.Model):
     last_seen_at = models.DateTimeField(auto_now_add=True)
     outcome = models.CharField(max_length=16, choices=Outcome.choices, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    # Set when the recruit gave their place back (returned the study, or idle past the link's reservation time).
+    released_at = models.DateTimeField(null=True, blank=True)
+    release_reason = models.CharField(max_length=16, blank=True)
 
     class Meta:
         ordering = ["link", "created_at", "id"]
@@ -67,7 +82,23 @@ class CrowdVisit(models.Model):
     participant_id = models.CharField(max_length=128)
     study_id = models.CharField(max_length=128, blank=True)
     session_id = models.CharField(max_length=128, blank=True)
-    at = models.DateTimeField(auto_now_add=True)
+    # Keyed hashes of the browser's entry cookie and of the client address: possible duplicates are read from them.
+    browser_hash = models.CharField(max_length=64, blank=True)
+    address_hash = models.CharField(max_length=64, blank=True)
+    at = models.DateTimeField(auto_now_add=True, db_index=True)
 
     class Meta:
         ordering = ["recruit", "at", "id"]
+
+
+class CrowdApprovedParticipant(models.Model):
+    """A participant id the researcher approved for the link (from the platform's export), as the same keyed hash
+    a recruit's id is stored as."""
+
+    link = models.ForeignKey(CrowdLink, on_delete=models.CASCADE, related_name="approved")
+    participant_hash = models.CharField(max_length=64)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["link", "participant_hash"], name="annotation_crowd_approved_unique")
+        ]

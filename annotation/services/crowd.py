@@ -1,8 +1,8 @@
 """Writes for crowd entry links: the link's settings, pseudonymous arrivals and when a recruit has finished.
 
-Open and configure a stage's link, turn an arrival with a platform's participant id into the same pseudonymous annotator
-every time (keyed hash, never the raw id, on the annotator side), and say when a recruit has finished (their quota of
-main items, or screened out by the gate) and with which code."""
+Open and configure a stage's link, read an arrival's platform ids and key the participant id (a keyed hash, never the
+raw id, on the annotator side; admitting them is `services.crowd_entry`), and say when a recruit has finished (their
+quota of main items, or screened out by the gate) and with which code."""
 
 from __future__ import annotations
 
@@ -11,18 +11,15 @@ import secrets
 from dataclasses import dataclass
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
-from django.db import IntegrityError, transaction
+from django.db import transaction
 from django.utils import timezone
 from django.utils.crypto import salted_hmac
 
-from annotation.models import Assignment, CrowdLink, CrowdRecruit, CrowdVisit, Enrollment, Phase, Stage
-from annotation.services.enrollment import enrollment_create
+from annotation.models import Assignment, CrowdLink, CrowdRecruit, Enrollment, Phase, Stage
 from annotation.services.training import SetupError
-from edufair_web.accounts.roles import ANNOTATOR, user_set_role
+from annotation.workflow.crowd_participants import PLATFORM_ID_RE
 
-PLATFORM_ID_RE = re.compile(r"^[A-Za-z0-9_.:-]{1,128}$")
 PARAM_RE = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 CODE_RE = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 CONFIG_FIELDS = (
@@ -125,50 +122,6 @@ def crowd_link_configure(*, stage: Stage, values: dict) -> CrowdLink:
         ) from exc
     link.save()
     return link
-
-
-def _pseudonym() -> str:
-    while True:
-        name = f"crowd-{secrets.token_hex(5)}"
-        if not User.objects.filter(username=name).exists():
-            return name
-
-
-@transaction.atomic
-def crowd_enter(*, link: CrowdLink, arrival: Arrival) -> tuple[CrowdRecruit, bool]:
-    """The recruit for this participant (resumed), or a new pseudonymous annotator enrolled in the stage when the
-    link is open and not full. Every arrival is recorded with its raw ids."""
-    link = CrowdLink.objects.select_for_update().get(pk=link.pk)
-    digest = participant_hash(link=link, participant_id=arrival.participant_id)
-    recruit = CrowdRecruit.objects.select_related("user").filter(link=link, participant_hash=digest).first()
-    created = recruit is None
-    if recruit is not None:
-        if not recruit.user.is_active:
-            raise CrowdRefused("This participant's place in the study was withdrawn.")
-        recruit.last_seen_at = timezone.now()
-        recruit.save(update_fields=["last_seen_at"])
-    else:
-        if not link.is_open:
-            raise CrowdRefused("This study is closed to new participants.")
-        if link.recruits.count() >= link.max_recruits:
-            raise CrowdRefused("This study has all the participants it needs.")
-        user = User(username=_pseudonym())
-        user.set_unusable_password()
-        user.save()
-        user_set_role(user=user, role=ANNOTATOR)
-        try:
-            with transaction.atomic():
-                recruit = CrowdRecruit.objects.create(link=link, user=user, participant_hash=digest)
-        except IntegrityError as exc:  # the same participant arriving twice at once: the link's lock prevents it
-            raise CrowdRefused("Please open the link again.") from exc
-        enrollment_create(stage=link.stage, user=user)
-    CrowdVisit.objects.create(
-        recruit=recruit,
-        participant_id=arrival.participant_id,
-        study_id=arrival.study_id,
-        session_id=arrival.session_id,
-    )
-    return recruit, created
 
 
 def crowd_outcome(recruit: CrowdRecruit) -> str:

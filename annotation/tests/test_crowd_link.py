@@ -37,7 +37,10 @@ def crowd():
 
 
 def enter(client: Client, link, pid: str = PID, study: str = "study-1", session: str = "sess-1"):
-    return client.get(f"/annotation/crowd/{link.key}/", {"PROLIFIC_PID": pid, "STUDY_ID": study, "SESSION_ID": session})
+    """Press "Start the study" (the entry's POST: its GET signs nobody in)."""
+    return client.post(
+        f"/annotation/crowd/{link.key}/", {"PROLIFIC_PID": pid, "STUDY_ID": study, "SESSION_ID": session}
+    )
 
 
 def test_the_same_participant_resumes_the_same_pseudonymous_annotator(crowd):
@@ -61,7 +64,7 @@ def test_the_parameter_names_are_the_stages(crowd):
         stage=crowd.stage, values={"participant_param": "workerId", "study_param": "hitId", "session_param": "aid"}
     )
     assert enter(Client(), crowd.link).status_code == 403  # PROLIFIC_PID is no longer read
-    response = Client().get(f"/annotation/crowd/{crowd.link.key}/", {"workerId": "W1", "hitId": "H1", "aid": "A1"})
+    response = Client().post(f"/annotation/crowd/{crowd.link.key}/", {"workerId": "W1", "hitId": "H1", "aid": "A1"})
     assert response.status_code == 302
     assert CrowdVisit.objects.get().participant_id == "W1"
 

@@ -19,8 +19,9 @@ from django.views import View
 
 from annotation.forms_people import BulkEnrolForm, CrowdLinkForm, PersonCreateForm, ReplaceByUsernameForm
 from annotation.models import Enrollment, Stage
-from annotation.selectors.crowd import EXPORT_COLUMNS, crowd_export_rows, crowd_link_of, crowd_recruits
-from annotation.services.crowd import crowd_link_configure
+from annotation.selectors.crowd import EXPORT_COLUMNS, crowd_export_rows, crowd_link_of
+from annotation.selectors.crowd_duplicates import recruits_with_duplicates
+from annotation.services.crowd_entry_settings import approved_count, crowd_link_save, link_signing_recipe, link_trust
 from annotation.services.enrollment import (
     annotator_by_username,
     enrollment_bulk_create,
@@ -129,6 +130,8 @@ def _stage_people_context(stage: Stage, *, request, **forms) -> dict:
             f"{entry}?{link.participant_param}={{{{%PROLIFIC_PID%}}}}"
             f"&{link.study_param}={{{{%STUDY_ID%}}}}&{link.session_param}={{{{%SESSION_ID%}}}}"
         )
+        if link.signature_required:  # the researcher's recruiting page adds the signature, never the platform
+            crowd_url += f"&{link.signature_param}=<signature>"
     enrollments = Enrollment.objects.filter(stage=stage).select_related("user", "replaced_by__user")
     return {
         "stage": stage,
@@ -138,8 +141,11 @@ def _stage_people_context(stage: Stage, *, request, **forms) -> dict:
         "replace_form": ReplaceByUsernameForm(),
         "crowd_link": link,
         "crowd_form": forms.get("crowd_form") or CrowdLinkForm(instance=link),
-        "recruits": crowd_recruits(stage),
+        "recruits": recruits_with_duplicates(stage),
         "crowd_url": crowd_url,
+        "crowd_trust": link_trust(link) if link else "",
+        "crowd_recipe": link_signing_recipe(link) if link else "",
+        "crowd_approved": approved_count(link) if link else 0,
     }
 
 
@@ -193,11 +199,10 @@ class CrowdLinkConfigureView(ResearcherRequiredMixin, View):
 
     def post(self, request, stage_pk):
         stage = get_object_or_404(Stage.objects.select_related("project"), pk=stage_pk)
-        form = CrowdLinkForm(request.POST, instance=crowd_link_of(stage))
+        form = CrowdLinkForm(request.POST, request.FILES, instance=crowd_link_of(stage))
         if form.is_valid():
-            values = dict(form.cleaned_data)
             try:
-                crowd_link_configure(stage=stage, values=values)
+                crowd_link_save(stage=stage, values=form.settings())
                 messages.success(request, "Crowd entry link saved.")
                 return redirect("annotation:stage-people", stage.pk)
             except SetupError as exc:

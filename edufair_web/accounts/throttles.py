@@ -73,12 +73,3 @@ class ExpensiveReadRateThrottle(_ConfiguredRateThrottle):
         if request.method not in SAFE_METHODS or match is None or match.url_name not in EXPENSIVE_READS:
             return None
         return self._user_key(request)
-
-
-class CrowdEntryRateThrottle(_ConfiguredRateThrottle):
-    """Arrivals through a crowd entry link, per client address: each may create a user."""
-
-    scope = "crowd_entry"
-
-    def get_cache_key(self, request, view) -> str:
-        return self._key(self.get_ident(request))

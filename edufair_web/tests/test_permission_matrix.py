@@ -237,6 +237,8 @@ expect(
 # completion page belongs to a session opened through a link (403 for everyone else).
 expect("annotation/crowd/<slug:key>/", "/annotation/crowd/no-such-link/", (404, 404, 404, 404, 404, 404))
 expect("annotation/crowd/<slug:key>/done/", "/annotation/crowd/no-such-link/done/", (403, 403, 403, 403, 403, 403))
+# Returning the study belongs to a session opened through a link too: nothing to return for everyone else.
+expect("annotation/crowd/return/", "/annotation/crowd/return/", (404, 404, 404, 404, 404, 404))
 expect("api/annotation/people/", "/api/annotation/people/", PEOPLE_API)
 expect("api/annotation/people/<id:user_pk>/invite/", "/api/annotation/people/{person}/invite/", PEOPLE_API_POST)
 expect("api/annotation/people/<id:user_pk>/deactivate/", "/api/annotation/people/{person}/deactivate/", PEOPLE_API_POST)
