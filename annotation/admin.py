@@ -183,3 +183,69 @@ class JudgeScoreAdmin(ResearcherModelAdmin):
 @admin.register(RubricWorkshop)
 class RubricWorkshopAdmin(ResearcherModelAdmin):
     list_display = ("project", "held_on", "from_rubric", "to_rubric")
+
+
+# Crowd entry links: a link's settings under the same rules as its page and API; recruits and their outcomes read only.
+import copy  # noqa: E402
+
+from django.core.exceptions import ValidationError  # noqa: E402
+
+from annotation.forms_people import CrowdLinkForm  # noqa: E402
+from annotation.models import CrowdLink, CrowdRecruit  # noqa: E402
+from annotation.services.crowd import CONFIG_FIELDS, crowd_link_check, crowd_link_clean  # noqa: E402
+from annotation.services.training import SetupError  # noqa: E402
+
+
+class CrowdLinkAdminForm(CrowdLinkForm):
+    """The page's form, checked by the service's rules (`crowd_link_clean`, `crowd_link_check`) before it saves."""
+
+    def clean(self):
+        cleaned = super().clean()
+        values = {field: cleaned[field] for field in CONFIG_FIELDS if field in cleaned}
+        probe = copy.copy(self.instance)
+        try:
+            for field, value in crowd_link_clean(values).items():
+                setattr(probe, field, value)
+            crowd_link_check(probe)
+        except SetupError as exc:
+            raise ValidationError(str(exc)) from exc
+        return cleaned
+
+
+@admin.register(CrowdLink)
+class CrowdLinkAdmin(ResearcherModelAdmin):
+    """A link is opened on its stage's people page (which draws its key); here its settings change."""
+
+    form = CrowdLinkAdminForm
+    list_display = ("stage", "is_open", "max_recruits", "items_per_recruit", "created_at")
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+
+@admin.register(CrowdRecruit)
+class CrowdRecruitAdmin(ResearcherModelAdmin):
+    """Who took part and how it ended; written only by the crowd pages."""
+
+    list_display = ("user", "link", "outcome", "code", "created_at", "finished_at")
+    list_filter = ("outcome",)
+    readonly_fields = (
+        "link",
+        "user",
+        "participant_hash",
+        "participant_id",
+        "study_id",
+        "session_id",
+        "outcome",
+        "code",
+        "created_at",
+        "last_seen_at",
+        "finished_at",
+    )
+    fields = readonly_fields
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False

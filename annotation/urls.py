@@ -94,7 +94,7 @@ urlpatterns += [
 ]
 
 # People (researchers and operators) and crowd entry links.
-from annotation.views import crowd, people  # noqa: E402
+from annotation.views import crowd, crowd_leave, people  # noqa: E402
 
 urlpatterns += [
     path("people/", people.PeopleView.as_view(), name="people"),
@@ -107,4 +107,5 @@ urlpatterns += [
     path("people/enrollments/<id:pk>/replace/", people.StageReplaceView.as_view(), name="stage-replace"),
     path("crowd/<slug:key>/", crowd.CrowdEntryView.as_view(), name="crowd-entry"),
     path("crowd/<slug:key>/done/", crowd.CrowdDoneView.as_view(), name="crowd-done"),
+    path("crowd/<slug:key>/leave/", crowd_leave.CrowdLeaveView.as_view(), name="crowd-leave"),
 ]

@@ -19,7 +19,8 @@ from django.views import View
 
 from annotation.forms_people import BulkEnrolForm, CrowdLinkForm, PersonCreateForm, ReplaceByUsernameForm
 from annotation.models import Enrollment, Stage
-from annotation.selectors.crowd import EXPORT_COLUMNS, crowd_export_rows, crowd_link_of, crowd_recruits
+from annotation.selectors.crowd import crowd_link_of
+from annotation.selectors.crowd_outcomes import OUTCOME_COLUMNS, crowd_outcome_rows
 from annotation.services.crowd import crowd_link_configure
 from annotation.services.enrollment import (
     annotator_by_username,
@@ -119,6 +120,10 @@ class InviteAcceptView(auth_views.PasswordResetConfirmView):
         return user if user is not None and user.is_active else None
 
 
+def _csv_text(value):
+    return value.isoformat() if hasattr(value, "isoformat") else value
+
+
 def _stage_people_context(stage: Stage, *, request, **forms) -> dict:
     link = crowd_link_of(stage)
     crowd_url = ""
@@ -138,7 +143,7 @@ def _stage_people_context(stage: Stage, *, request, **forms) -> dict:
         "replace_form": ReplaceByUsernameForm(),
         "crowd_link": link,
         "crowd_form": forms.get("crowd_form") or CrowdLinkForm(instance=link),
-        "recruits": crowd_recruits(stage),
+        "outcomes": crowd_outcome_rows(stage),
         "crowd_url": crowd_url,
     }
 
@@ -207,15 +212,16 @@ class CrowdLinkConfigureView(ResearcherRequiredMixin, View):
 
 
 class CrowdExportView(ResearcherRequiredMixin, View):
-    """The recruits' raw platform ids (researchers only), one row per visit, as CSV."""
+    """The outcome list with the participants' raw platform ids (researchers only), one row per participant, as CSV:
+    what the researcher needs to approve, reject or pay each one on the platform."""
 
     def get(self, request, stage_pk):
         stage = get_object_or_404(Stage, pk=stage_pk)
         out = io.StringIO()
-        writer = csv.DictWriter(out, fieldnames=EXPORT_COLUMNS)
+        writer = csv.DictWriter(out, fieldnames=OUTCOME_COLUMNS)
         writer.writeheader()
-        for row in crowd_export_rows(stage):
-            writer.writerow({key: neutralise_cell(value) for key, value in row.items()})
+        for row in crowd_outcome_rows(stage):
+            writer.writerow({key: neutralise_cell(_csv_text(value)) for key, value in row.items()})
         response = HttpResponse(out.getvalue(), content_type="text/csv; charset=utf-8")
         response["Content-Disposition"] = f'attachment; filename="stage-{stage.pk}-crowd.csv"'
         return response
