@@ -1,8 +1,12 @@
 """Crowd outcomes: a code and a redirect URL per outcome (not consented added), and on each recruit the code they
-were shown and their latest platform ids (filled from their visits)."""
+were shown and their latest platform ids (filled from their visits).
+
+A crowd participant someone gave a password to (through an invitation, before they were refused) loses it, with
+their API tokens and the sessions it opened: they sign in through the study link only."""
 
 import secrets
 
+from django.contrib.auth.hashers import UNUSABLE_PASSWORD_PREFIX, make_password
 from django.db import migrations, models
 
 
@@ -33,9 +37,20 @@ def fill(apps, schema_editor):
         recruit.save(update_fields=["participant_id", "study_id", "session_id", "code"])
 
 
+def link_only(apps, schema_editor):
+    User = apps.get_model("auth", "User")
+    AuthToken = apps.get_model("knox", "AuthToken")
+    crowd = User.objects.filter(crowd_recruit__isnull=False)
+    given = list(crowd.exclude(password__startswith=UNUSABLE_PASSWORD_PREFIX).values_list("pk", flat=True))
+    for pk in given:  # a new password hash also ends the sessions the old one opened
+        User.objects.filter(pk=pk).update(password=make_password(None))
+    AuthToken.objects.filter(user_id__in=given).delete()
+
+
 class Migration(migrations.Migration):
     dependencies = [
         ("annotation", "0010_text_limits"),
+        ("knox", "0009_extend_authtoken_field"),
     ]
 
     operations = [
@@ -110,4 +125,5 @@ class Migration(migrations.Migration):
             field=models.CharField(blank=True, help_text="The platform's session id, latest visit.", max_length=128),
         ),
         migrations.RunPython(fill, migrations.RunPython.noop),
+        migrations.RunPython(link_only, migrations.RunPython.noop),
     ]

@@ -29,6 +29,7 @@ from annotation.services.enrollment import (
     usernames_parse,
 )
 from annotation.services.training import SetupError
+from edufair_web.accounts.link_only import LINK_ONLY, signs_in_by_link_only
 from edufair_web.accounts.people import (
     PeopleError,
     manageable_roles,
@@ -115,9 +116,17 @@ class InviteAcceptView(auth_views.PasswordResetConfirmView):
     post_reset_login_backend = "django.contrib.auth.backends.ModelBackend"
     success_url = reverse_lazy("home")
 
+    link_only = False
+
     def get_user(self, uidb64):
         user = super().get_user(uidb64)
+        if user is not None and signs_in_by_link_only(user):  # a link made before they were refused invitations
+            self.link_only = True
+            return None
         return user if user is not None and user.is_active else None
+
+    def get_context_data(self, **kwargs):
+        return {**super().get_context_data(**kwargs), "link_only": LINK_ONLY if self.link_only else ""}
 
 
 def _csv_text(value):
