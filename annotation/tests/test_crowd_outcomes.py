@@ -386,6 +386,8 @@ def test_labels_are_refused_after_the_quota_on_the_page_and_the_api_and_allowed_
     refused = browser.post(submit, {**body, "item": item}, content_type="application/json")
     assert refused.status_code == 403
     assert refused.json()["detail"] == f"You have finished this study; your completion code is {CODES['completed']}."
+    next_item = browser.get(reverse("annotation-main-next", args=[crowd.stage.pk]))
+    assert next_item.status_code == 403 and CODES["completed"] in next_item.json()["detail"]  # no place held
     page = browser.post(f"/annotation/label/{crowd.stage.pk}/", {"item": item, "answer-q1": "yes"})
     assert page.status_code == 403 and CODES["completed"] in page.content.decode()
     assert Label.objects.count() == labels
