@@ -114,7 +114,8 @@ def crowd_link_check(link: CrowdLink) -> None:
         raise SetupError("The completed, screened-out and not-consented codes must differ from one another.")
 
 
-def _new_codes() -> dict:
+def crowd_new_codes() -> dict:
+    """Three different random codes, one per outcome, by the link's field names (a new link's, or its form's)."""
     codes: set[str] = set()
     while len(codes) < len(OUTCOME_FIELDS):
         codes.add(secrets.token_hex(4).upper())
@@ -127,7 +128,7 @@ def crowd_link_configure(*, stage: Stage, values: dict) -> CrowdLink:
     cleaned = crowd_link_clean(values)
     link = CrowdLink.objects.select_for_update().filter(stage=stage).first()
     if link is None:
-        link = CrowdLink(stage=stage, key=secrets.token_urlsafe(24), **_new_codes())
+        link = CrowdLink(stage=stage, key=secrets.token_urlsafe(24), **crowd_new_codes())
     for field, value in cleaned.items():
         setattr(link, field, value)
     crowd_link_check(link)

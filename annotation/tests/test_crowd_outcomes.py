@@ -288,6 +288,9 @@ def test_a_new_link_draws_three_different_codes(researcher):
     s = build_main_stage(items=2, overlap=2)
     client = Client()
     client.force_login(researcher)
+    form = client.get(f"/annotation/people/stages/{s.stage.pk}/").context["crowd_form"]
+    drawn = [form.initial[f] for f in ("completion_code", "screened_out_code", "not_consented_code")]
+    assert len(set(drawn)) == 3 and all(re.fullmatch(r"[0-9A-F]{8}", code) for code in drawn)
     body = client.put(f"/api/annotation/people/stages/{s.stage.pk}/crowd/", {}, content_type="application/json").json()
     codes = {body["completion_code"], body["screened_out_code"], body["not_consented_code"]}
     assert len(codes) == 3 and body["not_consented_url"] == ""

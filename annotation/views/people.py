@@ -21,7 +21,7 @@ from annotation.forms_people import BulkEnrolForm, CrowdLinkForm, PersonCreateFo
 from annotation.models import Enrollment, Stage
 from annotation.selectors.crowd import crowd_link_of
 from annotation.selectors.crowd_outcomes import OUTCOME_COLUMNS, crowd_outcome_rows
-from annotation.services.crowd import crowd_link_configure
+from annotation.services.crowd import crowd_link_configure, crowd_new_codes
 from annotation.services.enrollment import (
     annotator_by_username,
     enrollment_bulk_create,
@@ -129,6 +129,10 @@ class InviteAcceptView(auth_views.PasswordResetConfirmView):
         return {**super().get_context_data(**kwargs), "link_only": LINK_ONLY if self.link_only else ""}
 
 
+def _drawn(link) -> dict | None:
+    return crowd_new_codes() if link is None else None
+
+
 def _csv_text(value):
     return value.isoformat() if hasattr(value, "isoformat") else value
 
@@ -151,7 +155,8 @@ def _stage_people_context(stage: Stage, *, request, **forms) -> dict:
         "enrol_form": forms.get("enrol_form") or BulkEnrolForm(),
         "replace_form": ReplaceByUsernameForm(),
         "crowd_link": link,
-        "crowd_form": forms.get("crowd_form") or CrowdLinkForm(instance=link),
+        # A new link's form comes with three different codes drawn, to keep or replace.
+        "crowd_form": forms.get("crowd_form") or CrowdLinkForm(instance=link, initial=_drawn(link)),
         "outcomes": crowd_outcome_rows(stage),
         "crowd_url": crowd_url,
     }
