@@ -188,7 +188,7 @@ class RubricWorkshopAdmin(ResearcherModelAdmin):
 
 
 # Crowd entry links: every change goes through the service the page and the API use (`crowd_link_save`).
-from annotation.models import CrowdLink  # noqa: E402
+from annotation.models import CrowdLink, CrowdRecruit  # noqa: E402
 from annotation.services.crowd import CONFIG_FIELDS  # noqa: E402
 from annotation.services.crowd_entry_settings import ENTRY_FIELDS, crowd_link_save, link_trust  # noqa: E402
 from annotation.services.training import SetupError  # noqa: E402
@@ -196,6 +196,8 @@ from annotation.services.training import SetupError  # noqa: E402
 
 class CrowdLinkAdminForm(forms.ModelForm):
     completion_url = forms.URLField(required=False, max_length=500, assume_scheme="https")
+    screened_out_url = forms.URLField(required=False, max_length=500, assume_scheme="https")
+    not_consented_url = forms.URLField(required=False, max_length=500, assume_scheme="https")
     approved_participants = forms.CharField(
         required=False,
         widget=forms.Textarea(attrs={"rows": 3}),
@@ -245,3 +247,31 @@ class CrowdLinkAdmin(ResearcherModelAdmin):
         stage, values = form.link_values
         obj.pk = crowd_link_save(stage=stage, values=values).pk
         obj.refresh_from_db()
+
+
+@admin.register(CrowdRecruit)
+class CrowdRecruitAdmin(ResearcherModelAdmin):
+    """Who took part and how it ended; written only by the crowd pages."""
+
+    list_display = ("user", "link", "outcome", "code", "created_at", "finished_at")
+    list_filter = ("outcome",)
+    readonly_fields = (
+        "link",
+        "user",
+        "participant_hash",
+        "participant_id",
+        "study_id",
+        "session_id",
+        "outcome",
+        "code",
+        "created_at",
+        "last_seen_at",
+        "finished_at",
+    )
+    fields = readonly_fields
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False

@@ -40,7 +40,22 @@ class ReplaceByUsernameForm(forms.Form):
 
 class CrowdLinkForm(forms.ModelForm):
     completion_url = forms.URLField(
-        required=False, max_length=500, assume_scheme="https", help_text="Where a finished recruit is sent (?cc=code)."
+        required=False,
+        max_length=500,
+        assume_scheme="https",
+        help_text="Where a recruit who completed is sent (?cc=code).",
+    )
+    screened_out_url = forms.URLField(
+        required=False,
+        max_length=500,
+        assume_scheme="https",
+        help_text="Where a screened-out recruit is sent (?cc=code).",
+    )
+    not_consented_url = forms.URLField(
+        required=False,
+        max_length=500,
+        assume_scheme="https",
+        help_text="Where a recruit who does not consent (or leaves) is sent (?cc=code).",
     )
     approved_file = forms.FileField(
         required=False,
@@ -68,9 +83,12 @@ class CrowdLinkForm(forms.ModelForm):
             "participant_param": "Participant id parameter",
             "study_param": "Study id parameter",
             "session_param": "Session id parameter",
-            "completion_url": "Completion URL",
-            "completion_code": "Completion code (completed)",
-            "screened_out_code": "Completion code (screened out)",
+            "completion_url": "Completed: URL",
+            "completion_code": "Completed: code",
+            "screened_out_url": "Screened out: URL",
+            "screened_out_code": "Screened out: code",
+            "not_consented_url": "Not consented: URL",
+            "not_consented_code": "Not consented: code",
             "signature_required": "Only signed entries",
             "signature_param": "Signature parameter",
             "approved_only": "Only approved participant ids",

@@ -102,6 +102,8 @@ TEMPLATES = [
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
                 "edufair_web.accounts.context_processors.roles",
+                # A crowd recruit's "I do not consent / leave" button.
+                "annotation.crowd_context.crowd_leave",
             ],
         },
     },

@@ -225,3 +225,14 @@ urlpatterns += [
         name="annotation-crowd-export",
     ),
 ]
+
+# A stage's crowd outcome list.
+from . import views_crowd_outcomes as crowd_outcomes  # noqa: E402
+
+urlpatterns += [
+    path(
+        "annotation/people/stages/<id:stage_pk>/crowd/outcomes/",
+        crowd_outcomes.CrowdOutcomesAPIView.as_view(),
+        name="annotation-crowd-outcomes",
+    ),
+]

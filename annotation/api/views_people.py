@@ -105,7 +105,14 @@ class ReplaceSerializer(serializers.Serializer):
 class CrowdLinkSerializer(serializers.ModelSerializer):
     entry_url = serializers.SerializerMethodField()
     completion_url = serializers.CharField(
-        read_only=True, help_text="Where a finished recruit is sent, with ?cc=<code> added; empty: nowhere."
+        read_only=True, help_text="Where a recruit who completed is sent, with ?cc=<code> added; empty: nowhere."
+    )
+    screened_out_url = serializers.CharField(
+        read_only=True, help_text="Where a screened-out recruit is sent, with ?cc=<code> added; empty: nowhere."
+    )
+    not_consented_url = serializers.CharField(
+        read_only=True,
+        help_text="Where a recruit who does not consent (or leaves) is sent, with ?cc=<code> added; empty: nowhere.",
     )
     trusts = serializers.SerializerMethodField(help_text="Who can enter through the link, in plain words.")
     signing_recipe = serializers.SerializerMethodField(
@@ -314,6 +321,7 @@ class CrowdLinkAPIView(APIView):
                 "session_param": serializers.CharField(required=False, max_length=64),
                 "completion_url": serializers.CharField(required=False, allow_blank=True, max_length=500),
                 "completion_code": serializers.CharField(required=False, max_length=64),
+                "screened_out_url": serializers.CharField(required=False, allow_blank=True, max_length=500),
                 "screened_out_code": serializers.CharField(required=False, max_length=64),
                 "signature_required": serializers.BooleanField(required=False),
                 "signature_param": serializers.CharField(required=False, max_length=64),
@@ -326,11 +334,15 @@ class CrowdLinkAPIView(APIView):
                     "JSON list of ids): replaces the approved list.",
                 ),
                 "rotate_secret": serializers.BooleanField(required=False, help_text="Draw a new signing secret."),
+                "not_consented_url": serializers.CharField(required=False, allow_blank=True, max_length=500),
+                "not_consented_code": serializers.CharField(required=False, max_length=64),
             },
         ),
         responses=CrowdLinkSerializer,
     )
     def put(self, request, stage_pk):
+        """Each outcome (completed, screened out, not consented) has its own code, and they must differ; each its
+        optional redirect URL."""
         stage = get_object_or_404(Stage, pk=stage_pk)
         if not isinstance(request.data, dict):
             raise ValidationError({"detail": "Send a JSON object of settings."})

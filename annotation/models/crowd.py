@@ -1,7 +1,7 @@
 """Models of crowd entry links: a stage's recruiting-platform link, its annotators and their visits.
 
-The platform is a recruiting one (Prolific); the annotators are the pseudonymous ones the link made, and each visit
-keeps its raw platform ids (read only by the researcher-only export)."""
+The platform is a recruiting one (Prolific); the annotators are the pseudonymous ones the link made. Each visit keeps
+its raw platform ids, and the recruit the latest ones (read only by the researcher's outcome list and exports)."""
 
 from django.conf import settings
 from django.core.validators import MinValueValidator
@@ -25,9 +25,12 @@ class CrowdLink(models.Model):
     study_param = models.CharField(max_length=64, default="STUDY_ID")
     session_param = models.CharField(max_length=64, default="SESSION_ID")
     completion_url = models.URLField(
-        max_length=500, blank=True, help_text="Where a finished recruit is sent, with ?cc=<code> added."
+        max_length=500, blank=True, help_text="Where a recruit who completed is sent, with ?cc=<code> added."
     )
     completion_code = models.CharField(max_length=64, help_text="The code of a recruit who completed the quota.")
+    screened_out_url = models.URLField(
+        max_length=500, blank=True, help_text="Where a screened-out recruit is sent, with ?cc=<code> added."
+    )
     screened_out_code = models.CharField(max_length=64, help_text="The code of a recruit the gate screened out.")
     # Whom the link trusts (annotation.services.crowd_entry): a signed entry, an approved list, or both.
     signature_required = models.BooleanField(
@@ -41,18 +44,34 @@ class CrowdLink(models.Model):
         validators=[MinValueValidator(1)],
         help_text="A recruit idle this long (no page opened) gives their place and unsubmitted items back.",
     )
+    not_consented_url = models.URLField(
+        max_length=500, blank=True, help_text="Where a recruit who did not consent is sent, with ?cc=<code> added."
+    )
+    not_consented_code = models.CharField(
+        max_length=64, help_text="The code of a recruit who chose not to consent (or to leave) on the crowd pages."
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     def __str__(self) -> str:
         return f"crowd link of {self.stage}"
 
+    def code_for(self, outcome: str) -> str:
+        """The code a recruit with this outcome is shown ('' for an outcome without one)."""
+        return getattr(self, OUTCOME_FIELDS[outcome][0], "") if outcome in OUTCOME_FIELDS else ""
+
+    def url_for(self, outcome: str) -> str:
+        """Where a recruit with this outcome is sent back to the platform ('' for nowhere)."""
+        return getattr(self, OUTCOME_FIELDS[outcome][1], "") if outcome in OUTCOME_FIELDS else ""
+
 
 class CrowdRecruit(models.Model):
-    """The pseudonymous annotator one participant became: the participant id only as a keyed hash."""
+    """The pseudonymous annotator one participant became: found again by the keyed hash of the participant id; the
+    latest raw ids are kept for the researcher, who approves, rejects or pays each participant on the platform."""
 
     class Outcome(models.TextChoices):
         COMPLETED = "completed", "Completed"
         SCREENED_OUT = "screened_out", "Screened out"
+        NOT_CONSENTED = "not_consented", "Did not consent"
 
     link = models.ForeignKey(CrowdLink, on_delete=models.CASCADE, related_name="recruits")
     user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="crowd_recruit")
@@ -64,6 +83,10 @@ class CrowdRecruit(models.Model):
     # Set when the recruit gave their place back (returned the study, or idle past the link's reservation time).
     released_at = models.DateTimeField(null=True, blank=True)
     release_reason = models.CharField(max_length=16, blank=True)
+    code = models.CharField(max_length=64, blank=True, help_text="The completion code the recruit was shown.")
+    participant_id = models.CharField(max_length=128, blank=True, help_text="The platform's id, latest visit.")
+    study_id = models.CharField(max_length=128, blank=True, help_text="The platform's study id, latest visit.")
+    session_id = models.CharField(max_length=128, blank=True, help_text="The platform's session id, latest visit.")
 
     class Meta:
         ordering = ["link", "created_at", "id"]
@@ -73,6 +96,14 @@ class CrowdRecruit(models.Model):
 
     def __str__(self) -> str:
         return self.user.username
+
+
+# Each outcome's code and redirect URL on the link (Prolific: one completion code per outcome, each with its URL).
+OUTCOME_FIELDS = {
+    CrowdRecruit.Outcome.COMPLETED: ("completion_code", "completion_url"),
+    CrowdRecruit.Outcome.SCREENED_OUT: ("screened_out_code", "screened_out_url"),
+    CrowdRecruit.Outcome.NOT_CONSENTED: ("not_consented_code", "not_consented_url"),
+}
 
 
 class CrowdVisit(models.Model):

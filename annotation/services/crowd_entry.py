@@ -29,6 +29,7 @@ from annotation.services.crowd import (
     crowd_finish,
     crowd_outcome,
     participant_hash,
+    recruit_ids_record,
 )
 from annotation.services.enrollment import enrollment_create
 from annotation.workflow.crowd_places import is_idle, rate_parse, wait_seconds
@@ -234,6 +235,7 @@ def crowd_admit(*, link: CrowdLink, entry: Entry, browser: str, address: str | N
         browser_hash=mark_hash("browser", browser),
         address_hash=address_hash,
     )
+    recruit_ids_record(recruit=recruit, arrival=arrival)
     return recruit, created
 
 

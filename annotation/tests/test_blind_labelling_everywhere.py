@@ -182,6 +182,7 @@ route("annotation/people/welcome/<str:uidb64>/<str:token>/", ANNOTATOR, "/annota
 route("annotation/crowd/<slug:key>/", ANNOTATOR, "/annotation/crowd/no-such-link/")
 route("annotation/crowd/<slug:key>/done/", ANNOTATOR, "/annotation/crowd/no-such-link/done/")
 route("annotation/crowd/return/", ANNOTATOR, "/annotation/crowd/return/")
+route("annotation/crowd/<slug:key>/leave/", ANNOTATOR, "/annotation/crowd/no-such-link/leave/")
 route("api/annotation/people/", STAFF, "/api/annotation/people/")
 route("api/annotation/people/<id:user_pk>/invite/", STAFF, "/api/annotation/people/1/invite/")
 route("api/annotation/people/<id:user_pk>/deactivate/", STAFF, "/api/annotation/people/1/deactivate/")
@@ -206,6 +207,11 @@ route(
     "api/annotation/people/stages/<id:stage_pk>/crowd/export/",
     STAFF,
     "/api/annotation/people/stages/{stage}/crowd/export/",
+)
+route(
+    "api/annotation/people/stages/<id:stage_pk>/crowd/outcomes/",
+    STAFF,
+    "/api/annotation/people/stages/{stage}/crowd/outcomes/",
 )
 
 # The home page lists what to do next, discussions included.

@@ -30,7 +30,10 @@ def crowd():
             "items_per_recruit": 2,
             "completion_url": "https://app.prolific.com/submissions/complete?x=1",
             "completion_code": "C0MPLETE",
+            "screened_out_url": "https://app.prolific.com/submissions/complete?x=2",
             "screened_out_code": "SCREENED",
+            "not_consented_url": "https://app.prolific.com/submissions/complete?x=3",
+            "not_consented_code": "NOCONSENT",
         },
     )
     return s
@@ -238,6 +241,7 @@ def test_the_page_opens_the_link(researcher):
         "completion_url": "https://app.prolific.com/submissions/complete",
         "completion_code": "DONE1",
         "screened_out_code": "OUT1",
+        "not_consented_code": "NOPE1",
     }
     assert client.post(f"/annotation/people/stages/{s.stage.pk}/crowd/", form).status_code == 302
     page = client.get(f"/annotation/people/stages/{s.stage.pk}/").content.decode()

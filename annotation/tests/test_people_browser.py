@@ -39,6 +39,7 @@ def test_invite_train_label_then_a_crowd_recruit_enters_resumes_and_finishes(pag
     page.fill("#id_completion_url", PLATFORM)
     page.fill("#id_completion_code", "C0MPLETE")
     page.fill("#id_screened_out_code", "SCREENED")
+    page.fill("#id_not_consented_code", "NOCONSENT")
     with page.expect_navigation():
         page.click("[data-crowd-form] button[type=submit]")
     entry = page.locator("[data-crowd-url]").inner_text().split("?")[0]

@@ -239,6 +239,8 @@ expect("annotation/crowd/<slug:key>/", "/annotation/crowd/no-such-link/", (404, 
 expect("annotation/crowd/<slug:key>/done/", "/annotation/crowd/no-such-link/done/", (403, 403, 403, 403, 403, 403))
 # Returning the study belongs to a session opened through a link too: nothing to return for everyone else.
 expect("annotation/crowd/return/", "/annotation/crowd/return/", (404, 404, 404, 404, 404, 404))
+# "I do not consent / leave": POST only, by the recruit of that link's session (405 to a GET from anyone).
+expect("annotation/crowd/<slug:key>/leave/", "/annotation/crowd/no-such-link/leave/", (405, 405, 405, 405, 405, 405))
 expect("api/annotation/people/", "/api/annotation/people/", PEOPLE_API)
 expect("api/annotation/people/<id:user_pk>/invite/", "/api/annotation/people/{person}/invite/", PEOPLE_API_POST)
 expect("api/annotation/people/<id:user_pk>/deactivate/", "/api/annotation/people/{person}/deactivate/", PEOPLE_API_POST)
@@ -272,6 +274,11 @@ expect(
 expect(
     "api/annotation/people/stages/<id:stage_pk>/crowd/export/",
     "/api/annotation/people/stages/{stage}/crowd/export/",
+    API_RESEARCHER,
+)
+expect(
+    "api/annotation/people/stages/<id:stage_pk>/crowd/outcomes/",
+    "/api/annotation/people/stages/{stage}/crowd/outcomes/",
     API_RESEARCHER,
 )
 
