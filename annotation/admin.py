@@ -187,38 +187,24 @@ class RubricWorkshopAdmin(ResearcherModelAdmin):
     list_display = ("project", "held_on", "from_rubric", "to_rubric")
 
 
-# Crowd entry links: every change goes through the service the page and the API use (`crowd_link_save`).
+# Crowd entry links: every change goes through the service the page and the API use (`crowd_link_save`), from the
+# page's own form.
+from annotation.forms_people import CrowdLinkForm  # noqa: E402
 from annotation.models import CrowdLink, CrowdRecruit  # noqa: E402
-from annotation.services.crowd import CONFIG_FIELDS  # noqa: E402
-from annotation.services.crowd_entry_settings import ENTRY_FIELDS, crowd_link_save, link_trust  # noqa: E402
+from annotation.services.crowd_entry_settings import crowd_link_save, link_trust  # noqa: E402
 from annotation.services.training import SetupError  # noqa: E402
 
 
-class CrowdLinkAdminForm(forms.ModelForm):
-    completion_url = forms.URLField(required=False, max_length=500, assume_scheme="https")
-    screened_out_url = forms.URLField(required=False, max_length=500, assume_scheme="https")
-    not_consented_url = forms.URLField(required=False, max_length=500, assume_scheme="https")
-    approved_participants = forms.CharField(
-        required=False,
-        widget=forms.Textarea(attrs={"rows": 3}),
-        help_text="The platform's export (a CSV with a 'Participant id' column) or one id per line: replaces the "
-        "approved list. Empty: the list stays as it is.",
-    )
-    rotate_secret = forms.BooleanField(required=False, help_text="Draw a new signing secret.")
-
-    class Meta:
-        model = CrowdLink
-        fields = ["stage", *CONFIG_FIELDS, *ENTRY_FIELDS]
+class CrowdLinkAdminForm(CrowdLinkForm):
+    class Meta(CrowdLinkForm.Meta):
+        fields = ["stage", *CrowdLinkForm.Meta.fields]
 
     def clean(self):
         cleaned = super().clean()
         if self.errors:
             return cleaned
         stage = cleaned.get("stage") or self.instance.stage
-        values = {field: cleaned[field] for field in (*CONFIG_FIELDS, *ENTRY_FIELDS) if field in cleaned}
-        values["rotate_secret"] = cleaned.get("rotate_secret", False)
-        if cleaned.get("approved_participants", "").strip():
-            values["approved_participants"] = cleaned["approved_participants"]
+        values = self.settings()
         try:  # the service's own checks, as a dry run: saved for real in save_model
             with transaction.atomic():
                 crowd_link_save(stage=stage, values=values)

@@ -10,6 +10,7 @@ from django.contrib.auth.models import User
 from django.db import transaction
 
 from annotation.models import CrowdRecruit
+from annotation.services.assignment import release_reservations
 from annotation.services.crowd import completion_code, crowd_finish, crowd_outcome
 
 FINISHED = "You have finished this study; your completion code is {code}."
@@ -40,7 +41,10 @@ def crowd_may_work(user: User) -> bool:
 
 
 @transaction.atomic
+@transaction.atomic
 def crowd_leave(*, recruit: CrowdRecruit) -> CrowdRecruit:
     """The recruit chose not to consent (or to leave): recorded as not consented, with that outcome's code, unless
-    they had finished already (their outcome stays)."""
-    return crowd_finish(recruit=recruit, outcome=crowd_outcome(recruit) or CrowdRecruit.Outcome.NOT_CONSENTED)
+    they had finished already (their outcome stays). Their unsubmitted main items go back to the pool at once."""
+    recruit = crowd_finish(recruit=recruit, outcome=crowd_outcome(recruit) or CrowdRecruit.Outcome.NOT_CONSENTED)
+    release_reservations(stage=recruit.link.stage, annotator=recruit.user)
+    return recruit

@@ -145,6 +145,7 @@ def test_the_page_uploads_the_list_and_says_what_the_link_trusts(stage, research
         "session_param": "SESSION_ID",
         "completion_code": "DONE1",
         "screened_out_code": "OUT1",
+        "not_consented_code": "NOPE1",
     }
     assert client.post(f"{page_url}crowd/", form).status_code == 302
     page = client.get(page_url).content.decode()
@@ -425,6 +426,7 @@ def test_the_admin_sets_the_same_rule(stage, researcher):
         "session_param": "SESSION_ID",
         "completion_code": "DONE1",
         "screened_out_code": "OUT1",
+        "not_consented_code": "NOPE1",
         "signature_param": "sig",
         "reservation_minutes": "20",
     }
@@ -455,3 +457,21 @@ def test_a_released_recruit_with_a_session_goes_on_while_a_place_is_free(stage):
     assert away.get(f"/annotation/training/{stage.stage.pk}/").status_code == 200  # a place is free: taken back
     recruit.refresh_from_db()
     assert recruit.released_at is None and recruit.release_reason == ""
+
+
+def test_a_recruit_who_does_not_consent_gives_their_items_back(stage):
+    link = make_link(stage, max_recruits=1)
+    browser = Client()
+    start(browser, link, "refuser")
+    recruit = CrowdRecruit.objects.get()
+    pass_gate(recruit, stage)
+    held = label_next(annotator=recruit.user, stage=stage.stage)
+    assert MainItem.objects.get(stage=stage.stage, item=held.item).slots_taken == 1
+    left = browser.post(f"/annotation/crowd/{link.key}/leave/")
+    assert left.status_code == 302
+    recruit.refresh_from_db()
+    assert recruit.outcome == CrowdRecruit.Outcome.NOT_CONSENTED
+    assert not Assignment.objects.filter(annotator=recruit.user, submitted_at=None).exists()
+    assert MainItem.objects.get(stage=stage.stage, item=held.item).slots_taken == 0
+    # Not consenting holds no place: a real arrival gets in.
+    assert start(Client(), link, "next-one", address="10.6.0.3").status_code == 302

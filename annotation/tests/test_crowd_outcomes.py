@@ -56,7 +56,7 @@ def crowd():
 
 def enter(link, pid: str, study: str = "study-1", session: str = "sess-1") -> tuple[Client, CrowdRecruit]:
     browser = Client()
-    arrived = browser.get(
+    arrived = browser.post(  # "Start the study": the entry's POST signs the participant in
         f"/annotation/crowd/{link.key}/", {"PROLIFIC_PID": pid, "STUDY_ID": study, "SESSION_ID": session}
     )
     assert arrived.status_code == 302
