@@ -23,12 +23,20 @@ class StageLabelling(models.Model):
     given values of one of its questions (SafeTutors: stage 2 takes what stage 1 found valid); or an
     explicit list. Whatever the rule, training items and items removed for a cross-stage conflict at an
     earlier stage are left out.
+
+    It also holds the stage's pilot settings an annotator's training reads: who sees the pilot's gold, and
+    whether the pilot is closed.
     """
 
     class ItemRule(models.TextChoices):
         ALL = "all", "All the project's items"
         SETTLED = "settled", "The items an earlier stage settled with given values"
         LIST = "list", "An explicit list of items"
+
+    class PilotFeedback(models.TextChoices):
+        PASSED = "passed", "Only to annotators who passed the pilot"
+        AFTER_CLOSE = "after_close", "To everyone once the pilot is closed"
+        NEVER = "never", "Never"
 
     class Strategy(models.TextChoices):
         ORDER = "order", "In order (items fill up one after another)"
@@ -62,6 +70,16 @@ class StageLabelling(models.Model):
     )
     source_values = models.JSONField(default=list, blank=True, help_text="Settled rule: the values that qualify.")
     item_ids = models.JSONField(default=list, blank=True, help_text="List rule: the item ids, in order.")
+    # Who sees the pilot's gold (`workflow.pilot_feedback`), and whether the pilot is closed.
+    pilot_feedback = models.CharField(
+        max_length=16,
+        choices=PilotFeedback.choices,
+        default=PilotFeedback.PASSED,
+        help_text="Who sees the pilot's gold answers, rationales and their own pilot score.",
+    )
+    pilot_closed = models.BooleanField(
+        default=False, help_text="The pilot is closed: no one labels it any more (its gold may then be shown)."
+    )
 
     def __str__(self) -> str:
         return f"{self.stage} · {self.strategy}"

@@ -40,9 +40,9 @@ def test_pilot_and_qualification_pages_and_api_carry_no_gold(annotator_client, a
         # Before the last pilot answer, feedback (the gold) is refused on the page and in the API.
         assert annotator_client.get(reverse("annotation:training-feedback", args=[stage_pk])).status_code == 403
         assert annotator_client.get(f"/api/annotation/training/{stage_pk}/feedback/").status_code == 403
-        annotator_client.post(
+        annotator_client.post(  # the gold answer: a pilot that passes sees its feedback
             reverse("annotation:training-pilot", args=[stage_pk]),
-            {"item": item.pk, "answer-valid": "yes"},
+            {"item": item.pk, "answer-valid": s.gold[item.pk], "justification-valid": "because"},
         )
     feedback = annotator_client.get(reverse("annotation:training-feedback", args=[stage_pk])).content.decode()
     assert "GOLD-RATIONALE-pilot1" in feedback  # after submission: gold and rationale, per item
