@@ -5,34 +5,51 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('annotation', '0010_text_limits'),
+        ("annotation", "0010_text_limits"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='stagelabelling',
-            name='pilot_closed',
-            field=models.BooleanField(default=False, help_text='The pilot is closed: no one labels it any more (its gold may then be shown).'),
+            model_name="stagelabelling",
+            name="pilot_closed",
+            field=models.BooleanField(
+                default=False, help_text="The pilot is closed: no one labels it any more (its gold may then be shown)."
+            ),
         ),
         migrations.AddField(
-            model_name='stagelabelling',
-            name='pilot_feedback',
-            field=models.CharField(choices=[('passed', 'Only to annotators who passed the pilot'), ('after_close', 'To everyone once the pilot is closed'), ('never', 'Never')], default='passed', help_text="Who sees the pilot's gold answers, rationales and their own pilot score.", max_length=16),
+            model_name="stagelabelling",
+            name="pilot_feedback",
+            field=models.CharField(
+                choices=[
+                    ("passed", "Only to annotators who passed the pilot"),
+                    ("after_close", "To everyone once the pilot is closed"),
+                    ("never", "Never"),
+                ],
+                default="passed",
+                help_text="Who sees the pilot's gold answers, rationales and their own pilot score.",
+                max_length=16,
+            ),
         ),
         migrations.CreateModel(
-            name='HeldRevision',
+            name="HeldRevision",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('value', models.CharField(blank=True, max_length=100)),
-                ('unsure', models.BooleanField(default=False)),
-                ('justification', models.TextField(blank=True, max_length=5000)),
-                ('given_at', models.DateTimeField()),
-                ('label', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='held_revisions', to='annotation.label')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("value", models.CharField(blank=True, max_length=100)),
+                ("unsure", models.BooleanField(default=False)),
+                ("justification", models.TextField(blank=True, max_length=5000)),
+                ("given_at", models.DateTimeField()),
+                (
+                    "label",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="held_revisions",
+                        to="annotation.label",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['label', 'given_at', 'id'],
+                "ordering": ["label", "given_at", "id"],
             },
         ),
     ]

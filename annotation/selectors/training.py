@@ -79,6 +79,24 @@ def training_progress(enrollment: Enrollment) -> TrainingProgress:
     )
 
 
+def own_gate_fields(enrollment: Enrollment, progress: TrainingProgress | None = None) -> dict:
+    """The enrolment's stored gate fields as the annotator themself may read them (`scores_visible`): pass or
+    fail always; their pilot score and coverage once its gold is open to them; the qualification's score and
+    counts only after passing; the gate's detail (scores, reasons) never. Every door that shows an annotator
+    their own enrolment (the training state, the enrolment API) reads it through here."""
+    visible = scores_visible(enrollment, progress or training_progress(enrollment))
+    return {
+        "pilot_score": enrollment.pilot_score if visible.pilot else None,
+        "pilot_coverage": enrollment.pilot_coverage if visible.pilot else None,
+        "qualification_score": enrollment.qualification_score if visible.qualification else None,
+        "qualification_correct": enrollment.qualification_correct if visible.qualification else None,
+        "qualification_total": enrollment.qualification_total if visible.qualification else None,
+        "qualification_coverage": enrollment.qualification_coverage if visible.qualification else None,
+        "gate_passed": enrollment.gate_passed,
+        "gate_detail": {"passed": enrollment.gate_passed} if enrollment.gate_passed is not None else {},
+    }
+
+
 def pilot_pool(stage: Stage) -> list[PoolItem]:
     """The stage's pilot items: its pilot pool, from which each annotator's pilot is drawn."""
     return [

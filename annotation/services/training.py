@@ -304,7 +304,7 @@ def comment_post(*, thread: Thread, author, body: str, moderator: bool) -> Comme
         enrollment = Enrollment.objects.filter(stage=thread.stage, user=author).first()
         if enrollment is None:
             raise StepRefused("You are not enrolled in this stage.")
-        check_action(training_progress(enrollment), Action.NORMING)
+        check_action(training_progress(enrollment), Action.READ_NORMING)
     return Comment.objects.create(thread=thread, author=author, body=body.strip())
 
 

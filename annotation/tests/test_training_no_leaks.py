@@ -75,8 +75,11 @@ def test_other_annotators_labels_never_reach_an_annotator(client, make_user):
     client.force_login(me)
     enrollment = enrol(s, me)
     through_examples(s, enrollment)
-    for item in s.pilot_items:
-        client.post(reverse("annotation:training-pilot", args=[s.stage.pk]), {"item": item.pk, "answer-valid": "yes"})
+    for item in s.pilot_items:  # gold answers: a passed pilot, so its feedback and threads are open to me
+        client.post(
+            reverse("annotation:training-pilot", args=[s.stage.pk]),
+            {"item": item.pk, "answer-valid": s.gold[item.pk], "justification-valid": "because"},
+        )
     stage_pk = s.stage.pk
     bodies = [
         client.get(reverse("annotation:training-feedback", args=[stage_pk])).content.decode(),

@@ -36,6 +36,13 @@ NO_FEEDBACK = "This stage does not show the pilot's gold."
 GATE_FAILED = "You did not pass the gate. Scores and answers are not shown to those who do not pass."
 
 
+POLICY_STATEMENTS = {
+    PASSED: "You see the pilot's gold (its answers, rationales and your agreement) only if you pass the pilot.",
+    AFTER_CLOSE: "The pilot's gold is shown to every annotator once the researcher closes the pilot.",
+    NEVER: "The pilot's gold is not shown.",
+}
+
+
 def policy_problem(policy: str) -> str | None:
     """Why ``policy`` is not a setting, or None."""
     if policy not in POLICIES:
