@@ -150,7 +150,7 @@ from .models import MainItem, StageLabelling  # noqa: E402
 
 @admin.register(StageLabelling)
 class StageLabellingAdmin(ResearcherModelAdmin):
-    list_display = ("stage", "strategy", "seed", "reservation_minutes")
+    list_display = ("stage", "strategy", "seed", "reservation_minutes", "pilot_feedback", "pilot_closed")
 
 
 @admin.register(MainItem)

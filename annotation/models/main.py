@@ -1,4 +1,4 @@
-"""Models of main labelling: a stage's assignment settings and a slot-counting row per (stage, main item).
+"""Models of main labelling: a stage's assignment (and pilot) settings and a slot-counting row per (stage, main item).
 
 The assignment settings say how items are handed out and which items are the stage's main work; the row per (stage, main
 item) counts the item's taken slots (live reservations + submitted labels) and says where its resolution stands.
@@ -10,8 +10,11 @@ statement keeps `MainItem.has_free_slot`, whose partial index lets "the first op
 off an index however many items are already full.
 """
 
+from django.core.exceptions import ValidationError
 from django.db import models
 from django.db.models import Q
+
+from annotation.workflow.pilot_feedback import settings_problems
 
 from .projects import Item, LabelQuestion, Stage
 
@@ -83,6 +86,18 @@ class StageLabelling(models.Model):
 
     def __str__(self) -> str:
         return f"{self.stage} · {self.strategy}"
+
+    def clean(self) -> None:
+        """The pilot settings' rule (`workflow.pilot_feedback.settings_problems`), for the admin and the page."""
+        stored = StageLabelling.objects.filter(pk=self.pk).first() if self.pk else None
+        problems = settings_problems(
+            policy=self.pilot_feedback,
+            closed=self.pilot_closed,
+            was_policy=stored.pilot_feedback if stored else self.PilotFeedback.PASSED,
+            was_closed=stored.pilot_closed if stored else False,
+        )
+        if problems:
+            raise ValidationError(problems)
 
 
 class MainItem(models.Model):

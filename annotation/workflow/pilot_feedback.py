@@ -43,11 +43,18 @@ POLICY_STATEMENTS = {
 }
 
 
-def policy_problem(policy: str) -> str | None:
-    """Why ``policy`` is not a setting, or None."""
+def settings_problems(*, policy: str, closed: bool, was_policy: str, was_closed: bool) -> list[str]:
+    """Why the stage's pilot settings cannot change from (``was_policy``, ``was_closed``) to (``policy``,
+    ``closed``); empty when they can. The same rule for the settings page, the API and the admin."""
+    problems = []
     if policy not in POLICIES:
-        return f"Pilot feedback is one of {', '.join(POLICIES)}; got {policy!r}."
-    return None
+        problems.append(f"Pilot feedback is one of {', '.join(POLICIES)}; got {policy!r}.")
+    if was_closed and not closed and was_policy == AFTER_CLOSE:
+        problems.append(
+            "The pilot's gold has been open to every annotator since the pilot closed, so it cannot reopen: a new "
+            "recruit could learn its gold from them."
+        )
+    return problems
 
 
 def feedback_refusal(policy: str, *, pilot_passed: bool | None, pilot_closed: bool) -> str | None:
