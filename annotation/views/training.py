@@ -32,7 +32,7 @@ from annotation.services.labelling import NoAssignment
 from annotation.services.labels import any_phase_label_submit
 from annotation.services.training import example_mark_seen, guideline_confirm, norming_acknowledge
 from annotation.workflow.answers import LabelInvalid
-from annotation.workflow.pilot_feedback import POLICY_STATEMENTS
+from annotation.workflow.pilot_feedback import GATE_FAILED, POLICY_STATEMENTS
 from annotation.workflow.training import STEP_TITLES, TRAINING_STEPS, Action, Step, StepRefused, check_action, next_step
 from annotation.workflow.training import waiting_reason as step_waiting_reason
 from edufair_web.accounts.permissions import AnnotatorRequiredMixin
@@ -103,6 +103,7 @@ class TrainingStageView(AnnotatorRequiredMixin, View):
             "feedback_shown": progress.pilot_done and progress.feedback_refusal is None,
             "feedback_refusal": progress.feedback_refusal if progress.pilot_done else "",
             "own": own_gate_fields(enrollment, progress),
+            "gate_failed": GATE_FAILED,
             "feedback_rule": POLICY_STATEMENTS.get(labelling_settings(enrollment.stage).pilot_feedback, ""),
             "gate_rules": stage_gate_rules(enrollment.stage),
         }
