@@ -138,7 +138,12 @@ class StageItemRuleForm(forms.Form):
 
 class TrainingSetForm(forms.Form):
     phase = forms.ChoiceField(choices=TrainingItem.Phase.choices)
-    size = forms.IntegerField(min_value=1, required=False, help_text="Empty: the stage's pilot or test size.")
+    size = forms.IntegerField(
+        min_value=1,
+        required=False,
+        help_text="Empty: the stage's pilot or test size. A pilot larger than the stage's pilot size is a pool: "
+        "each annotator labels their own even draw of pilot-size items from it.",
+    )
     seed = forms.IntegerField(initial=0)
     accept_uneven = forms.BooleanField(required=False, help_text="Keep a pilot even when the spread cannot be even.")
 
