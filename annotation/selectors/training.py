@@ -138,8 +138,11 @@ def pilot_feedback_refusal(enrollment: Enrollment, *, pilot_done: bool = True) -
     settings = labelling_settings(enrollment.stage)
     passed = None
     if settings.pilot_feedback == "passed":
-        comparisons = gold_comparisons(enrollment, Phase.PILOT)
         params = gate_params(enrollment.stage)
+        try:
+            comparisons = gold_comparisons(enrollment, Phase.PILOT)
+        except ValueError:  # a question added after their pilot has gold but no answer: not scored, not passed
+            comparisons = []
         passed = bool(comparisons) and pilot_passes(gold_score(comparisons, params.unsure_rule), params)
     return feedback_refusal(settings.pilot_feedback, pilot_passed=passed, pilot_closed=settings.pilot_closed)
 
