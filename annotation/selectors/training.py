@@ -29,7 +29,7 @@ from annotation.workflow.gate import GateParams, GoldComparison, gate_rules, gol
 from annotation.workflow.gold_isolation import TrainingSecrets, secrets_from
 from annotation.workflow.pilot import PoolItem
 from annotation.workflow.pilot_draw import recruit_pilot
-from annotation.workflow.pilot_feedback import VisibleScores, feedback_refusal, visible_scores
+from annotation.workflow.pilot_feedback import PASSED, VisibleScores, feedback_refusal, visible_scores
 from annotation.workflow.training import TrainingProgress
 
 
@@ -97,16 +97,6 @@ def own_gate_fields(enrollment: Enrollment, progress: TrainingProgress | None = 
     }
 
 
-def pilot_pool(stage: Stage) -> list[PoolItem]:
-    """The stage's pilot items: its pilot pool, from which each annotator's pilot is drawn."""
-    return [
-        PoolItem(id=item_id, category=category, subject=subject)
-        for item_id, category, subject in TrainingItem.objects.filter(
-            stage=stage, phase=TrainingItem.Phase.PILOT
-        ).values_list("item_id", "item__category", "item__subject")
-    ]
-
-
 def pilot_item_ids(enrollment: Enrollment) -> list[int]:
     """The annotator's pilot, in set order: the stage's whole pilot set when it is no larger than the
     stage's pilot size, else their own seeded draw of pilot-size items from it (`workflow.pilot_draw`)."""
@@ -137,7 +127,7 @@ def pilot_feedback_refusal(enrollment: Enrollment, *, pilot_done: bool = True) -
         return None
     settings = labelling_settings(enrollment.stage)
     passed = None
-    if settings.pilot_feedback == "passed":
+    if settings.pilot_feedback == PASSED:
         params = gate_params(enrollment.stage)
         try:
             comparisons = gold_comparisons(enrollment, Phase.PILOT)
