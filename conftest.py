@@ -16,6 +16,11 @@ from django.conf import settings as django_settings
 # settings (pytest-django has loaded them already). Tests of the default refusal override the setting.
 os.environ.setdefault("EDUFAIR_ENDPOINT_ALLOWED_HOSTS", "127.0.0.1,::1,localhost")
 django_settings.EDUFAIR_ENDPOINT_ALLOWED_HOSTS = os.environ["EDUFAIR_ENDPOINT_ALLOWED_HOSTS"]
+# Likewise the key variables the tests name go only to the loopback servers, as an operator binds each key to its host.
+TEST_KEY_VARIABLES = ("EDUFAIR_KEY_TEST", "EDUFAIR_KEY_TEST_TUTOR", "EDUFAIR_KEY_ABSENT", "EDUFAIR_KEY_AZURE",
+                      "EDUFAIR_KEY_VLLM", "EDUFAIR_KEY_LAB")  # fmt: skip
+os.environ.setdefault("EDUFAIR_LLM_KEY_HOSTS", ",".join(f"{name}=127.0.0.1|localhost" for name in TEST_KEY_VARIABLES))
+django_settings.EDUFAIR_LLM_KEY_HOSTS = os.environ["EDUFAIR_LLM_KEY_HOSTS"]
 
 REQUIRE_SERVICES = os.environ.get("EDUFAIR_REQUIRE_SERVICES", "").strip().lower() in {"1", "true", "yes"}
 CHROMIUM = "/usr/bin/chromium"

@@ -1,6 +1,8 @@
 """Admin registrations of annotation; every model is registered with ResearcherModelAdmin."""
 
+from django import forms
 from django.contrib import admin
+from django.db import transaction
 
 from edufair_web.accounts.admin_site import ResearcherModelAdmin
 
@@ -191,3 +193,93 @@ class JudgeScoreAdmin(ResearcherModelAdmin):
 @admin.register(RubricWorkshop)
 class RubricWorkshopAdmin(ResearcherModelAdmin):
     list_display = ("project", "held_on", "from_rubric", "to_rubric")
+
+
+# Crowd entry links: every change goes through the service the page and the API use (`crowd_link_save`).
+from annotation.models import CrowdLink, CrowdRecruit  # noqa: E402
+from annotation.services.crowd import CONFIG_FIELDS  # noqa: E402
+from annotation.services.crowd_entry_settings import ENTRY_FIELDS, crowd_link_save, link_trust  # noqa: E402
+from annotation.services.training import SetupError  # noqa: E402
+
+
+class CrowdLinkAdminForm(forms.ModelForm):
+    completion_url = forms.URLField(required=False, max_length=500, assume_scheme="https")
+    screened_out_url = forms.URLField(required=False, max_length=500, assume_scheme="https")
+    not_consented_url = forms.URLField(required=False, max_length=500, assume_scheme="https")
+    approved_participants = forms.CharField(
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 3}),
+        help_text="The platform's export (a CSV with a 'Participant id' column) or one id per line: replaces the "
+        "approved list. Empty: the list stays as it is.",
+    )
+    rotate_secret = forms.BooleanField(required=False, help_text="Draw a new signing secret.")
+
+    class Meta:
+        model = CrowdLink
+        fields = ["stage", *CONFIG_FIELDS, *ENTRY_FIELDS]
+
+    def clean(self):
+        cleaned = super().clean()
+        if self.errors:
+            return cleaned
+        stage = cleaned.get("stage") or self.instance.stage
+        values = {field: cleaned[field] for field in (*CONFIG_FIELDS, *ENTRY_FIELDS) if field in cleaned}
+        values["rotate_secret"] = cleaned.get("rotate_secret", False)
+        if cleaned.get("approved_participants", "").strip():
+            values["approved_participants"] = cleaned["approved_participants"]
+        try:  # the service's own checks, as a dry run: saved for real in save_model
+            with transaction.atomic():
+                crowd_link_save(stage=stage, values=values)
+                transaction.set_rollback(True)
+        except SetupError as exc:
+            raise forms.ValidationError(str(exc)) from exc
+        self.link_values = (stage, values)
+        return cleaned
+
+
+@admin.register(CrowdLink)
+class CrowdLinkAdmin(ResearcherModelAdmin):
+    form = CrowdLinkAdminForm
+    list_display = ("stage", "is_open", "max_recruits", "signature_required", "approved_only", "reservation_minutes")
+    readonly_fields = ("key", "entry_secret", "trusts")
+
+    def get_readonly_fields(self, request, obj=None):
+        fields = super().get_readonly_fields(request, obj)
+        return (*fields, "stage") if obj is not None else fields
+
+    @admin.display(description="Who can enter")
+    def trusts(self, obj) -> str:
+        return link_trust(obj) if obj.pk else ""
+
+    def save_model(self, request, obj, form, change):
+        stage, values = form.link_values
+        obj.pk = crowd_link_save(stage=stage, values=values).pk
+        obj.refresh_from_db()
+
+
+@admin.register(CrowdRecruit)
+class CrowdRecruitAdmin(ResearcherModelAdmin):
+    """Who took part and how it ended; written only by the crowd pages."""
+
+    list_display = ("user", "link", "outcome", "code", "created_at", "finished_at")
+    list_filter = ("outcome",)
+    readonly_fields = (
+        "link",
+        "user",
+        "participant_hash",
+        "participant_id",
+        "study_id",
+        "session_id",
+        "outcome",
+        "code",
+        "created_at",
+        "last_seen_at",
+        "finished_at",
+    )
+    fields = readonly_fields
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False

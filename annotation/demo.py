@@ -39,7 +39,7 @@ from annotation.services.training import (
 )
 from annotation.workflow.answers import Answer
 from edufair_web.accounts.roles import ANNOTATOR
-from edufair_web.accounts.services import user_create_with_role
+from edufair_web.accounts.services import demo_user_ensure
 
 DEMO_PROJECT_NAME = "SafeTutors-style validation (demo)"
 DEMO_ANNOTATOR_PASSWORD = "demo-annotator"
@@ -227,9 +227,7 @@ def _through_examples(enrollment) -> None:
 def safetutors_demo_seed(stdout) -> None:
     annotators = {}
     for username in EXTRA_ANNOTATORS:
-        annotators[username] = user_create_with_role(
-            username=username, role=ANNOTATOR, password=DEMO_ANNOTATOR_PASSWORD
-        )
+        annotators[username] = demo_user_ensure(username=username, role=ANNOTATOR, password=DEMO_ANNOTATOR_PASSWORD)
     if AnnotationProject.objects.filter(name=DEMO_PROJECT_NAME).exists():
         stdout.write(f"Annotation demo: “{DEMO_PROJECT_NAME}” already exists; left as it is.")
         return

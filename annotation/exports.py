@@ -1,4 +1,4 @@
-"""Exports of every label of a project with its provenance, as CSV or JSONL.
+"""Exports of every label of a project with its provenance, as CSV or JSONL; and its soft labels.
 
 The provenance is the annotator pseudonym, stage, phase, round, time and justification; the Label Studio tasks and label
 config come from `annotation.label_studio.export`.
@@ -11,6 +11,9 @@ published file and per settled consensus (the ``record`` column says which; thos
 
 The judge-validation report exports as CSV (a row per metric and judge: the verdict with its named rule, κ, α,
 AC1/AC2, the alt-test and the judge's direction, each with its interval) or JSON (the whole report).
+
+The same doors serve the soft labels of every aggregation method (`annotation.soft_label_exports`: ``soft-csv``,
+``soft-jsonl``, ``soft-parquet``).
 """
 
 from __future__ import annotations
@@ -26,9 +29,10 @@ from annotation.label_studio.export import FORMATS as LABEL_STUDIO_FORMATS
 from annotation.label_studio.export import label_studio_export
 from annotation.models import Adjudication, AnnotationProject, GoldLabel, Label
 from annotation.selectors.agreement_report import annotator_pseudonyms
+from annotation.soft_label_exports import SOFT_LABEL_FORMATS, export_soft_labels
 from edufair_web.csv_cells import neutralise_cell
 
-FORMATS = ("csv", "jsonl", *LABEL_STUDIO_FORMATS)
+FORMATS = ("csv", "jsonl", *LABEL_STUDIO_FORMATS, *SOFT_LABEL_FORMATS)
 FIELDS = (
     "project",
     "item_id",
@@ -182,7 +186,7 @@ def labels_jsonl(project: AnnotationProject) -> str:
     return "".join(json.dumps(record, ensure_ascii=False) + "\n" for record in export_records(project))
 
 
-def export_labels(project: AnnotationProject, fmt: str) -> tuple[str, str, str]:
+def export_labels(project: AnnotationProject, fmt: str) -> tuple[str | bytes, str, str]:
     """(body, content type, file name) of the labels export in ``fmt``."""
     stem = f"annotation-{project.id}-labels"
     if fmt == "csv":
@@ -191,6 +195,8 @@ def export_labels(project: AnnotationProject, fmt: str) -> tuple[str, str, str]:
         return labels_jsonl(project), "application/x-ndjson", f"{stem}.jsonl"
     if fmt in LABEL_STUDIO_FORMATS:
         return label_studio_export(project, fmt)
+    if fmt in SOFT_LABEL_FORMATS:
+        return export_soft_labels(project, fmt)
     raise ValueError(f"format is one of {', '.join(FORMATS)}")
 
 

@@ -1,12 +1,17 @@
 """Django forms of the people and crowd pages.
 
-They cover a new person, usernames to enrol, a replacement by username, and a stage's crowd link settings."""
+They cover a new person, usernames to enrol, a replacement by username, and a stage's crowd link settings (with whom
+the link trusts: a signature, an approved list uploaded as a platform export or pasted)."""
 
 from django import forms
 
 from annotation.models import CrowdLink
 from annotation.services.crowd import CONFIG_FIELDS
+from annotation.services.crowd_entry_settings import ENTRY_FIELDS
 from edufair_web.accounts.roles import ROLES
+
+# An approved list's text, uploaded or pasted (a Prolific export of 100000 participants is a few MB).
+MAX_APPROVED_BYTES = 10_000_000
 
 
 class PersonCreateForm(forms.Form):
@@ -35,12 +40,42 @@ class ReplaceByUsernameForm(forms.Form):
 
 class CrowdLinkForm(forms.ModelForm):
     completion_url = forms.URLField(
-        required=False, max_length=500, assume_scheme="https", help_text="Where a finished recruit is sent (?cc=code)."
+        required=False,
+        max_length=500,
+        assume_scheme="https",
+        help_text="Where a recruit who completed is sent (?cc=code).",
+    )
+    screened_out_url = forms.URLField(
+        required=False,
+        max_length=500,
+        assume_scheme="https",
+        help_text="Where a screened-out recruit is sent (?cc=code).",
+    )
+    not_consented_url = forms.URLField(
+        required=False,
+        max_length=500,
+        assume_scheme="https",
+        help_text="Where a recruit who does not consent (or leaves) is sent (?cc=code).",
+    )
+    approved_file = forms.FileField(
+        required=False,
+        label="Approved participants (file)",
+        help_text="The platform's export (a CSV with a 'Participant id' column) or one id per line; replaces the list.",
+    )
+    approved_participants = forms.CharField(
+        required=False,
+        max_length=MAX_APPROVED_BYTES,
+        widget=forms.Textarea(attrs={"rows": 3}),
+        label="Approved participants (pasted)",
+        help_text="Or paste the ids here, one per line; replaces the list. Empty: the list stays as it is.",
+    )
+    rotate_secret = forms.BooleanField(
+        required=False, label="Draw a new signing secret", help_text="Links signed with the old secret stop working."
     )
 
     class Meta:
         model = CrowdLink
-        fields = list(CONFIG_FIELDS)
+        fields = [*CONFIG_FIELDS, *ENTRY_FIELDS]
         labels = {
             "is_open": "Open to new recruits",
             "max_recruits": "Maximum recruits",
@@ -48,7 +83,42 @@ class CrowdLinkForm(forms.ModelForm):
             "participant_param": "Participant id parameter",
             "study_param": "Study id parameter",
             "session_param": "Session id parameter",
-            "completion_url": "Completion URL",
-            "completion_code": "Completion code (completed)",
-            "screened_out_code": "Completion code (screened out)",
+            "completion_url": "Completed: URL",
+            "completion_code": "Completed: code",
+            "screened_out_url": "Screened out: URL",
+            "screened_out_code": "Screened out: code",
+            "not_consented_url": "Not consented: URL",
+            "not_consented_code": "Not consented: code",
+            "signature_required": "Only signed entries",
+            "signature_param": "Signature parameter",
+            "approved_only": "Only approved participant ids",
+            "reservation_minutes": "Minutes a place is held for an idle recruit",
         }
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        for field in ("signature_param", "reservation_minutes"):  # left out: the link's value (or default) stays
+            self.fields[field].required = False
+
+    def clean_approved_file(self):
+        upload = self.cleaned_data.get("approved_file")
+        if upload is None:
+            return ""
+        if upload.size > MAX_APPROVED_BYTES:
+            raise forms.ValidationError(f"The file is larger than {MAX_APPROVED_BYTES // 1_000_000} MB.")
+        try:
+            return upload.read().decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            raise forms.ValidationError("The file is not UTF-8 text (save the export as CSV UTF-8).") from exc
+
+    def settings(self) -> dict:
+        """The values for `crowd_link_save`: the list only when one was uploaded or pasted."""
+        values = {field: self.cleaned_data[field] for field in (*CONFIG_FIELDS, *ENTRY_FIELDS)}
+        for field in ("signature_param", "reservation_minutes"):
+            if values[field] in (None, ""):
+                del values[field]
+        values["rotate_secret"] = self.cleaned_data["rotate_secret"]
+        listed = self.cleaned_data["approved_file"] or self.cleaned_data["approved_participants"].strip()
+        if listed:
+            values["approved_participants"] = listed
+        return values

@@ -293,6 +293,84 @@ def _agreement(report: dict) -> list[Section]:
     ]
 
 
+def _aggregation(report: dict) -> list[Section]:
+    """Which aggregate the final labels are, the quality aggregates beside them against the finals and gold, and each
+    annotator's competence under every method (one column per method, in the report's order)."""
+    aggregation = report["aggregation"]
+    methods = aggregation["methods"]
+    rows, competence = [], []
+    for stage in aggregation["stages"]:
+        for question in stage["questions"]:
+            by_method = {m["method"]: m for m in question["methods"]}
+            for method in methods:
+                found = by_method[method["key"]]
+                final, gold = found["versus_final"], found["versus_gold"]
+                rows.append(
+                    _row(
+                        [
+                            stage["name"],
+                            question["question"],
+                            method["title"],
+                            question["items"],
+                            _versus(final, "accuracy"),
+                            _versus(final, "cohen_kappa"),
+                            _versus(gold, "accuracy"),
+                            _versus(gold, "cohen_kappa"),
+                        ],
+                        marker="aggregation-method",
+                        marker_value=method["key"],
+                    )
+                )
+            annotators: dict[str, dict[str, float]] = {}
+            for method in question["methods"]:
+                for row in method["annotators"]:
+                    annotators.setdefault(row["annotator"], {})[method["method"]] = row["competence"]
+            for name in sorted(annotators):
+                values = [fmt(annotators[name].get(m["key"])) if m["key"] in annotators[name] else "—" for m in methods]
+                competence.append(_row([stage["name"], question["question"], name, *values]))
+    columns = [
+        "Stage",
+        "Question",
+        "Method",
+        "Items",
+        "Accuracy vs final",
+        "Cohen κ vs final",
+        "Accuracy vs gold",
+        "Cohen κ vs gold",
+    ]
+    what = BulletList(tuple((Span(m["title"], strong=True), Span(f": {m['competence']}.")) for m in methods))
+    return [
+        Section(
+            "Aggregation by annotator quality",
+            (
+                Paragraph(aggregation["uses"], marker="aggregation-uses"),
+                _table(columns, rows, marker="aggregation", empty="No labels to aggregate yet."),
+            ),
+        ),
+        Section(
+            "Each annotator's estimated competence",
+            (
+                Paragraph("By pseudonym; each method's number is its own scale:", muted=True),
+                what,
+                _table(
+                    ["Stage", "Question", "Annotator", *(m["title"] for m in methods)],
+                    competence,
+                    marker="aggregation-competence",
+                    empty="No labels to aggregate yet.",
+                ),
+            ),
+            level=3,
+        ),
+    ]
+
+
+def _versus(result: dict, name: str) -> str:
+    """An aggregate's agreement with a reference, with its n; "—" when no item has both."""
+    if not result["n_items"]:
+        return "—"
+    return f"{fmt(result[name])} (n = {result['n_items']})"
+
+
 def _conflicts(report: dict) -> Section:
     conflicts = report["conflicts"]
     blocks: list[Table | Paragraph] = [Paragraph(conflicts["summary"], marker="conflicts")]
@@ -400,6 +478,7 @@ def report_sections(report: dict) -> list[Section]:
         _gate(report),
         _adjudication(report),
         *_agreement(report),
+        *_aggregation(report),
         _conflicts(report),
         _distribution(report),
         _volume(report),

@@ -2,9 +2,10 @@
 
 It has the shape of SafeTutors' Appendix D: workforce and pay per stage, training and the gate with pass rates,
 adjudication with its rates, the agreement table (Fleiss' κ and Krippendorff's α per stage, subject, single- vs
-multi-turn, before and after discussion; each annotator against the final labels), cross-stage conflicts and their
-dispositions, the label distribution after adjudication, label volume, and hours and spend from recorded times and pay
-rates.
+multi-turn, before and after discussion; each annotator against the final labels), aggregation by annotator quality
+beside the adjudicated finals (Dawid–Skene, GLAD, MACE: each annotator's competence, agreement with the finals and
+gold), cross-stage conflicts and their dispositions, the label distribution after adjudication, label volume, and hours
+and spend from recorded times and pay rates.
 
 `project_report` builds one dict from the database, with exact numbers: it is the JSON report
 (`report_json_ready`, the API's body and the JSON download). `annotation.report_sections` turns that dict
@@ -25,6 +26,8 @@ from annotation.report_sections import report_sections, sections_markdown
 from annotation.selectors import conflicts as conflict_workflow
 from annotation.selectors.agreement_report import project_agreement_report
 from annotation.selectors.crowd import crowd_link_of, crowd_recruits
+from annotation.selectors.crowd_aggregation import QUALITY_TITLES, aggregation_methods, project_aggregation
+from annotation.selectors.crowd_aggregation import USES as AGGREGATE_USES
 from annotation.selectors.labelling_settings import labelling_settings
 from annotation.selectors.projects import pass_rate_table
 from annotation.selectors.training import stage_gate_rules
@@ -46,6 +49,9 @@ CONVENTIONS = (
     "An annotator may revise a main label while its item still waits for its labels (within the stage's "
     "revision window); agreement uses the final pre-discussion labels, and every earlier version is kept. "
     "The volume table states how many labels were revised.",
+    f"Aggregation by annotator quality ({QUALITY_TITLES}, fitted with crowd-kit) uses the main phase's first "
+    "answers with Unsure left out; a label is the value of highest posterior (a tie: the value listed first); its "
+    "agreement with the finals and with gold is accuracy and Cohen's κ over the items that have both.",
     "Statistics in the JSON report are exact floats; the HTML and Markdown versions round them for display.",
 )
 
@@ -113,6 +119,12 @@ def project_report(project: AnnotationProject) -> dict:
         "items": Item.objects.filter(project=project).count(),
         "conventions": list(CONVENTIONS),
         "stages": stages,
+        # Which aggregate the final labels are, and the quality aggregates beside them (without their items).
+        "aggregation": {
+            "uses": AGGREGATE_USES,
+            "methods": aggregation_methods(),
+            "stages": project_aggregation(project),
+        },
         "gate": gate,
         # Crowd recruits by pseudonym; their platform ids only in the researcher's crowd export.
         "crowd": crowd,

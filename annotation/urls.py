@@ -94,7 +94,7 @@ urlpatterns += [
 ]
 
 # People (researchers and operators) and crowd entry links.
-from annotation.views import crowd, people  # noqa: E402
+from annotation.views import crowd, crowd_entry, crowd_leave, people  # noqa: E402
 
 urlpatterns += [
     path("people/", people.PeopleView.as_view(), name="people"),
@@ -105,6 +105,8 @@ urlpatterns += [
     path("people/stages/<id:stage_pk>/crowd/", people.CrowdLinkConfigureView.as_view(), name="crowd-configure"),
     path("people/stages/<id:stage_pk>/crowd.csv", people.CrowdExportView.as_view(), name="crowd-export"),
     path("people/enrollments/<id:pk>/replace/", people.StageReplaceView.as_view(), name="stage-replace"),
-    path("crowd/<slug:key>/", crowd.CrowdEntryView.as_view(), name="crowd-entry"),
+    path("crowd/return/", crowd_entry.CrowdReturnView.as_view(), name="crowd-return"),
+    path("crowd/<slug:key>/", crowd_entry.CrowdEntryView.as_view(), name="crowd-entry"),
     path("crowd/<slug:key>/done/", crowd.CrowdDoneView.as_view(), name="crowd-done"),
+    path("crowd/<slug:key>/leave/", crowd_leave.CrowdLeaveView.as_view(), name="crowd-leave"),
 ]

@@ -78,6 +78,8 @@ MIDDLEWARE = [
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
+    # A crowd recruit's page views keep their place (a released one is taken back while a place is free).
+    "annotation.crowd_presence_middleware.CrowdPresenceMiddleware",
     # A crowd recruit who has finished is sent to their completion code from any page.
     "annotation.crowd_middleware.CrowdFinishMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
@@ -100,6 +102,8 @@ TEMPLATES = [
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
                 "edufair_web.accounts.context_processors.roles",
+                # A crowd recruit's "I do not consent / leave" button.
+                "annotation.crowd_context.crowd_leave",
             ],
         },
     },
@@ -187,7 +191,9 @@ THROTTLE_RATES = {
     "login": throttle_rate("THROTTLE_LOGIN_RATE", "30/minute"),
     "write": throttle_rate("THROTTLE_WRITE_RATE", "600/minute"),
     "expensive_read": throttle_rate("THROTTLE_EXPENSIVE_READ_RATE", "120/minute"),
+    # Crowd arrivals are counted in the database (annotation.services.crowd_entry), shared by every process.
     "crowd_entry": throttle_rate("THROTTLE_CROWD_ENTRY_RATE", "30/minute"),
+    "crowd_link": throttle_rate("THROTTLE_CROWD_LINK_RATE", "120/minute"),
 }
 
 # --- Cache --------------------------------------------------------------------------------------
@@ -367,6 +373,9 @@ AUDIT_RETRY_POLICY = {
 # addresses, networks), or private (loopback, RFC 1918, unique-local) when EDUFAIR_ENDPOINT_ALLOW_PRIVATE is on.
 EDUFAIR_LLM_KEY_ENV_PREFIX = os.environ.get("EDUFAIR_LLM_KEY_ENV_PREFIX", "EDUFAIR_KEY_")
 EDUFAIR_LLM_KEY_ENV_NAMES = env_list("EDUFAIR_LLM_KEY_ENV_NAMES")
+# And the key goes only to the hosts its variable is bound to: the providers' own by default, others as
+# NAME=host|host (".domain" for its subdomains, * for any host), comma-separated.
+EDUFAIR_LLM_KEY_HOSTS = env_list("EDUFAIR_LLM_KEY_HOSTS")
 EDUFAIR_ENDPOINT_ALLOWED_HOSTS = env_list("EDUFAIR_ENDPOINT_ALLOWED_HOSTS")
 EDUFAIR_ENDPOINT_ALLOW_PRIVATE = env_bool("EDUFAIR_ENDPOINT_ALLOW_PRIVATE", False)
 # Endpoints' requests/tokens-per-minute budgets are shared by all worker processes through Redis when
@@ -397,6 +406,8 @@ UPLOAD_MAX_BYTES = {
 # A worker is shown as alive on /healthz when it wrote its heartbeat this recently.
 WORKER_HEARTBEAT_SECONDS = int(os.environ.get("WORKER_HEARTBEAT_SECONDS", "10"))
 WORKER_ALIVE_SECONDS = int(os.environ.get("WORKER_ALIVE_SECONDS", "60"))
+# Anonymous /healthz answers from a probe at most this old (per process); signed-in staff get a live one.
+HEALTHZ_STATUS_SECONDS = float(os.environ.get("HEALTHZ_STATUS_SECONDS", "5"))
 
 # --- Logging ------------------------------------------------------------------------------------
 

@@ -89,6 +89,11 @@ urlpatterns += [
         reports.StageDashboardAPIView.as_view(),
         name="annotation-main-dashboard",
     ),
+    path(
+        "annotation/main/<id:stage_pk>/aggregation/",
+        reports.StageAggregationAPIView.as_view(),
+        name="annotation-main-aggregation",
+    ),
     path("annotation/adjudication/", adjudication.AdjudicationQueueAPIView.as_view(), name="annotation-adjudication"),
     path(
         "annotation/adjudication/threads/",
@@ -218,5 +223,16 @@ urlpatterns += [
         "annotation/people/stages/<id:stage_pk>/crowd/export/",
         people.CrowdExportAPIView.as_view(),
         name="annotation-crowd-export",
+    ),
+]
+
+# A stage's crowd outcome list.
+from . import views_crowd_outcomes as crowd_outcomes  # noqa: E402
+
+urlpatterns += [
+    path(
+        "annotation/people/stages/<id:stage_pk>/crowd/outcomes/",
+        crowd_outcomes.CrowdOutcomesAPIView.as_view(),
+        name="annotation-crowd-outcomes",
     ),
 ]

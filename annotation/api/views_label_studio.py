@@ -26,6 +26,20 @@ class LabelStudioImportSerializer(serializers.Serializer):
         max_length=upload_limit("items"),
     )
     stage = serializers.IntegerField(required=False, min_value=1, help_text="Stage for annotations naming none.")
+    accept_revisions = serializers.BooleanField(
+        required=False,
+        default=False,
+        help_text="Keep a label changed in Label Studio as a revision beside the original; otherwise its task is "
+        "refused (listed in `refused`) and the rest imported.",
+    )
+    instance = serializers.CharField(
+        required=False,
+        default="",
+        allow_blank=True,
+        max_length=100,
+        help_text="A name for the Label Studio instance the file comes from: annotators named by user number only "
+        "are told apart by (instance, number).",
+    )
 
     def validate_content(self, value: str) -> str:
         error = upload_size_error("items", len(value.encode("utf-8", "surrogatepass")))
@@ -49,11 +63,16 @@ LabelStudioImportResultSerializer = inline_serializer(
             "annotators_created",
             "labels_created",
             "labels_unchanged",
+            "labels_revised",
             "gold_labels",
             "adjudications",
+            "tasks_refused",
         )
     }
-    | {"warnings": serializers.ListField(child=serializers.CharField())},
+    | {
+        "refused": serializers.ListField(child=serializers.CharField()),
+        "warnings": serializers.ListField(child=serializers.CharField()),
+    },
 )
 
 
@@ -69,7 +88,11 @@ class LabelStudioImportAPIView(APIView):
         content = upload.read() if upload else serializer.validated_data["content"]
         try:
             report = label_studio_import(
-                project=project, content=content, stage_order=serializer.validated_data.get("stage")
+                project=project,
+                content=content,
+                stage_order=serializer.validated_data.get("stage"),
+                accept_revisions=serializer.validated_data["accept_revisions"],
+                instance=serializer.validated_data["instance"],
             )
         except LabelStudioImportFailed as exc:
             listed = f"; the first {len(exc.errors)} are listed, and {exc.more} more." if exc.more else "."

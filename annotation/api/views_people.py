@@ -21,8 +21,16 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation.models import CrowdLink, CrowdRecruit, Enrollment, Stage
-from annotation.selectors.crowd import crowd_export_rows, crowd_link_of, crowd_recruits
-from annotation.services.crowd import CONFIG_FIELDS, crowd_link_configure
+from annotation.selectors.crowd import crowd_export_rows, crowd_link_of
+from annotation.selectors.crowd_duplicates import recruits_with_duplicates
+from annotation.services.crowd import CONFIG_FIELDS
+from annotation.services.crowd_entry_settings import (
+    ENTRY_FIELDS,
+    approved_count,
+    crowd_link_save,
+    link_signing_recipe,
+    link_trust,
+)
 from annotation.services.enrollment import annotator_by_username, enrollment_bulk_create, enrollment_mark_replacement
 from annotation.services.training import SetupError
 from edufair_web.accounts.people import (
@@ -97,24 +105,68 @@ class ReplaceSerializer(serializers.Serializer):
 class CrowdLinkSerializer(serializers.ModelSerializer):
     entry_url = serializers.SerializerMethodField()
     completion_url = serializers.CharField(
-        read_only=True, help_text="Where a finished recruit is sent, with ?cc=<code> added; empty: nowhere."
+        read_only=True, help_text="Where a recruit who completed is sent, with ?cc=<code> added; empty: nowhere."
     )
+    screened_out_url = serializers.CharField(
+        read_only=True, help_text="Where a screened-out recruit is sent, with ?cc=<code> added; empty: nowhere."
+    )
+    not_consented_url = serializers.CharField(
+        read_only=True,
+        help_text="Where a recruit who does not consent (or leaves) is sent, with ?cc=<code> added; empty: nowhere.",
+    )
+    trusts = serializers.SerializerMethodField(help_text="Who can enter through the link, in plain words.")
+    signing_recipe = serializers.SerializerMethodField(
+        help_text="A Python one-liner that signs one participant's entry: HMAC-SHA256 of 'participant:study'."
+    )
+    approved_count = serializers.SerializerMethodField(help_text="Participant ids on the approved list.")
 
     class Meta:
         model = CrowdLink
-        fields = ["stage", "entry_url", *CONFIG_FIELDS]
+        fields = [
+            "stage",
+            "entry_url",
+            *CONFIG_FIELDS,
+            *ENTRY_FIELDS,
+            "entry_secret",
+            "trusts",
+            "signing_recipe",
+            "approved_count",
+        ]
         read_only_fields = fields
 
     def get_entry_url(self, link) -> str:
         return self.context["request"].build_absolute_uri(reverse("annotation:crowd-entry", args=[link.key]))
 
+    def get_trusts(self, link) -> str:
+        return link_trust(link)
+
+    def get_signing_recipe(self, link) -> str:
+        return link_signing_recipe(link)
+
+    def get_approved_count(self, link) -> int:
+        return approved_count(link)
+
 
 class CrowdRecruitSerializer(serializers.ModelSerializer):
     pseudonym = serializers.CharField(source="user.username")
+    possible_duplicate_of = serializers.ListField(
+        child=serializers.CharField(),
+        read_only=True,
+        help_text="Pseudonyms of recruits that came from the same browser or client address.",
+    )
 
     class Meta:
         model = CrowdRecruit
-        fields = ["pseudonym", "created_at", "last_seen_at", "outcome", "finished_at"]
+        fields = [
+            "pseudonym",
+            "created_at",
+            "last_seen_at",
+            "outcome",
+            "finished_at",
+            "released_at",
+            "release_reason",
+            "possible_duplicate_of",
+        ]
 
 
 CROWD_EXPORT_ROWS = inline_serializer(
@@ -247,7 +299,8 @@ class EnrollmentReplaceAPIView(APIView):
 
 
 class CrowdLinkAPIView(APIView):
-    """GET the stage's crowd link (404 when none); PUT opens it or changes its settings (is_open: false closes)."""
+    """GET the stage's crowd link (404 when none), with whom it trusts; PUT opens it or changes its settings
+    (is_open: false closes), its signed entries and approved list."""
 
     permission_classes = [IsResearcher]
 
@@ -270,17 +323,33 @@ class CrowdLinkAPIView(APIView):
                 "session_param": serializers.CharField(required=False, max_length=64),
                 "completion_url": serializers.CharField(required=False, allow_blank=True, max_length=500),
                 "completion_code": serializers.CharField(required=False, max_length=64),
+                "screened_out_url": serializers.CharField(required=False, allow_blank=True, max_length=500),
                 "screened_out_code": serializers.CharField(required=False, max_length=64),
+                "signature_required": serializers.BooleanField(required=False),
+                "signature_param": serializers.CharField(required=False, max_length=64),
+                "approved_only": serializers.BooleanField(required=False),
+                "reservation_minutes": serializers.IntegerField(required=False),
+                "approved_participants": serializers.CharField(
+                    required=False,
+                    allow_blank=True,
+                    help_text="The platform's export (CSV with a 'Participant id' column) or one id per line (or a "
+                    "JSON list of ids): replaces the approved list.",
+                ),
+                "rotate_secret": serializers.BooleanField(required=False, help_text="Draw a new signing secret."),
+                "not_consented_url": serializers.CharField(required=False, allow_blank=True, max_length=500),
+                "not_consented_code": serializers.CharField(required=False, max_length=64),
             },
         ),
         responses=CrowdLinkSerializer,
     )
     def put(self, request, stage_pk):
+        """Each outcome (completed, screened out, not consented) has its own code, and they must differ; each its
+        optional redirect URL."""
         stage = get_object_or_404(Stage, pk=stage_pk)
         if not isinstance(request.data, dict):
             raise ValidationError({"detail": "Send a JSON object of settings."})
         try:
-            link = crowd_link_configure(stage=stage, values=dict(request.data))
+            link = crowd_link_save(stage=stage, values=dict(request.data))
         except SetupError as exc:
             raise ValidationError({"detail": str(exc)}) from exc
         return Response(CrowdLinkSerializer(link, context={"request": request}).data)
@@ -294,7 +363,7 @@ class CrowdRecruitsAPIView(APIView):
     @extend_schema(responses=CrowdRecruitSerializer(many=True))
     def get(self, request, stage_pk):
         stage = get_object_or_404(Stage, pk=stage_pk)
-        return Response(CrowdRecruitSerializer(crowd_recruits(stage), many=True).data)
+        return Response(CrowdRecruitSerializer(recruits_with_duplicates(stage), many=True).data)
 
 
 class CrowdExportAPIView(APIView):

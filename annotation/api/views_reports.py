@@ -1,4 +1,4 @@
-"""API views for a project's report, a stage's running dashboard and the label exports.
+"""API views for a project's report, a stage's dashboard and aggregation by annotator quality, and the label exports.
 
 These are what researchers read about a project; the report is its Appendix-D paper trail.
 """
@@ -12,11 +12,12 @@ from rest_framework.views import APIView
 
 from annotation import exports, reports
 from annotation.models import AnnotationProject, Stage
+from annotation.selectors.crowd_aggregation import stage_aggregation
 from annotation.selectors.stage_dashboard import stage_dashboard
 from edufair_web.accounts.permissions import IsResearcher
 from edufair_web.api_parameters import choice_parameter, query_choice
 
-from .serializers_reports import ReportSerializer, StageDashboardSerializer
+from .serializers_reports import ReportSerializer, StageAggregationSerializer, StageDashboardSerializer
 
 
 class ReportAPIView(APIView):
@@ -42,8 +43,22 @@ class StageDashboardAPIView(APIView):
         return Response(stage_dashboard(get_object_or_404(Stage.objects.select_related("project"), pk=stage_pk)))
 
 
+class StageAggregationAPIView(APIView):
+    """A stage's labels aggregated by annotator quality, per question: majority vote, Dawid–Skene, GLAD and MACE
+    (crowd-kit), each with every annotator's competence by pseudonym, its agreement with the adjudicated finals and
+    gold, and every item's label, posterior and soft label (researchers)."""
+
+    permission_classes = [IsResearcher]
+
+    @extend_schema(responses=StageAggregationSerializer)
+    def get(self, request, stage_pk):
+        stage = get_object_or_404(Stage.objects.select_related("project"), pk=stage_pk)
+        return Response(stage_aggregation(stage, items=True))
+
+
 class LabelsExportAPIView(APIView):
-    """All labels with provenance: ?as=csv | jsonl | labelstudio[-anonymous|-config] (not ?format=, kept by DRF)."""
+    """All labels with provenance: ?as=csv | jsonl | labelstudio[-anonymous|-config] (not ?format=, kept by DRF); or
+    every item's soft labels under every aggregation method: ?as=soft-csv | soft-jsonl | soft-parquet."""
 
     permission_classes = [IsResearcher]
 
@@ -53,6 +68,7 @@ class LabelsExportAPIView(APIView):
             (200, "text/csv"): OpenApiTypes.STR,
             (200, "application/x-ndjson"): OpenApiTypes.STR,
             (200, "application/json"): OpenApiTypes.OBJECT,
+            (200, "application/vnd.apache.parquet"): OpenApiTypes.BINARY,
         },
     )
     def get(self, request, project_pk):

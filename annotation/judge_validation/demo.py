@@ -41,7 +41,7 @@ from annotation.services.labelling import label_next, main_label_submit
 from annotation.services.training import enrollment_gate_record, guideline_confirm
 from annotation.workflow.answers import Answer
 from edufair_web.accounts.roles import ANNOTATOR
-from edufair_web.accounts.services import user_create_with_role
+from edufair_web.accounts.services import demo_user_ensure
 
 DEMO_VALIDATION_NAME = "Judge validation of the demo audit (simulation)"
 DEMO_SAMPLE = 60
@@ -87,9 +87,7 @@ def judge_validation_demo_seed(stdout) -> None:
     researcher = User.objects.filter(username="researcher").first()
     project = validation_project_create(audit=audit, size=DEMO_SAMPLE, seed=0, name=DEMO_VALIDATION_NAME, by=researcher)
     stage = project.stages.get()
-    labellers = [
-        user_create_with_role(username=name, role=ANNOTATOR, password=DEMO_PASSWORD) for name in DEMO_LABELLERS
-    ]
+    labellers = [demo_user_ensure(username=name, role=ANNOTATOR, password=DEMO_PASSWORD) for name in DEMO_LABELLERS]
     for user in labellers:
         _pass_gate(stage, user)
     visitor = User.objects.filter(username="annotator").first()
@@ -162,7 +160,7 @@ def _labellers() -> list[User]:
     """The three scripted demo annotators (made by the first project's seed; made here when missing)."""
     found = {user.username: user for user in User.objects.filter(username__in=DEMO_LABELLERS)}
     return [
-        found.get(name) or user_create_with_role(username=name, role=ANNOTATOR, password=DEMO_PASSWORD)
+        found.get(name) or demo_user_ensure(username=name, role=ANNOTATOR, password=DEMO_PASSWORD)
         for name in DEMO_LABELLERS
     ]
 

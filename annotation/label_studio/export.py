@@ -2,8 +2,10 @@
 
 The tasks are ready for ``POST /api/projects/{id}/import`` as they are: one task per item (the layout the config reads,
 plus EduFair's own payload and ids), one annotation per (annotator, stage, phase, round) with ``completed_by`` as the
-annotator's pseudonymous e-mail (or left out), each adjudicated final as a ``ground_truth`` annotation, and each item's
-gold labels as another. Every annotation says what it is in its provenance region."""
+annotator's pseudonymous e-mail (the anonymous export leaves it out and names the annotator in the provenance by a
+per-project pseudonym, ``annotator=anon-…``, which the import reads back), each adjudicated final as a
+``ground_truth`` annotation, and each item's gold labels as another. Every annotation says what it is in its
+provenance region."""
 
 from __future__ import annotations
 
@@ -13,7 +15,7 @@ from annotation.models import NOT_APPLICABLE, Adjudication, AnnotationProject, G
 
 from .config import UNSURE, ChoiceQuestion, ConfigNames, config_names, label_config, layout_for, task_data
 from .provenance import provenance_text
-from .pseudonyms import deployment_annotator_email
+from .pseudonyms import anonymous_annotator, deployment_annotator_email
 
 TASKS, TASKS_ANONYMOUS, CONFIG = "labelstudio", "labelstudio-anonymous", "labelstudio-config"
 FORMATS = (TASKS, TASKS_ANONYMOUS, CONFIG)
@@ -105,6 +107,7 @@ def label_studio_tasks(project: AnnotationProject, *, attribution: bool = True) 
                 "stage": assignment.stage.order,
                 "phase": label.phase,
                 "round": label.round,
+                "annotator": "" if attribution else anonymous_annotator(project.id, assignment.annotator_id),
                 "labelled_at": label.created_at.isoformat(),
             }
             annotation = _annotation(

@@ -1,16 +1,19 @@
 """Import of a Label Studio project export into an EduFair project, in one transaction.
 
 Tasks become items (matched by ``data.external_id`` when the export came from EduFair), annotations become labels mapped
-by question key, each Label Studio annotator becomes a pseudonymous annotator (``ls-`` and a hash of the e-mail or id
-Label Studio named them by), and ``gold`` / ``adjudication`` annotations (from the provenance region) become gold labels
-and adjudicated finals.
+by question key, each Label Studio annotator becomes a pseudonymous annotator (``ls-`` and a hash of the identity
+`reading` gives: the provenance's anonymous annotator, an e-mail, or the (instance, user number)), and ``gold`` /
+``adjudication`` annotations (from the provenance region) become gold labels and adjudicated finals.
 
 An annotation without provenance is a main-phase, before-discussion label of the stage given (default the
 project's first); a Label Studio ground-truth star on such an annotation does not make it gold. Items made
 here do not join an open main labelling: their labels are already given. Importing the same file twice
 changes nothing, and so does importing a project's own labels back (recognised by their stored time in the
-provenance); a label that differs from one already stored is refused, as is anything `reading` cannot map —
-and then nothing is written.
+provenance). Anything `reading` cannot map refuses the whole file, and then nothing is written; so does a file
+whose annotations Label Studio all gave to one user (`changes.one_user_refusal`). A task whose text was edited in
+Label Studio, whose gold or final answer differs from EduFair's, or with a label changed in Label Studio (unless
+``accept_revisions``: then kept as a `LabelRevision` beside the original, as an annotator's own revision is) is
+refused on its own, in words (`changes`), and the rest of the file imported.
 """
 
 from __future__ import annotations
@@ -31,13 +34,24 @@ from annotation.models import (
     Item,
     Label,
     LabelQuestion,
+    LabelRevision,
     Stage,
 )
 from edufair_web.accounts.roles import ANNOTATOR, user_set_role
 from edufair_web.json_input import JSONInputError, loads_array
 
+from .changes import answer_changes, changed_refusal, edited_refusal, final_refusal, one_user_refusal
 from .export import choice_question
-from .reading import MAX_ERRORS, ReadAnnotation, ReadTask, annotator_username, read_label_studio_export
+from .formats import delimited_export
+from .reading import (
+    MAX_ERRORS,
+    ReadAnnotation,
+    ReadAnswer,
+    ReadTask,
+    annotator_username,
+    edited_text,
+    read_label_studio_export,
+)
 
 MAX_SECONDS_PER_ITEM = 4 * 3600
 # Tasks matched to the project's items with one query: the items of a whole file at once took a model instance each.
@@ -66,9 +80,17 @@ class LabelStudioImportReport:
     annotators_created: int = 0
     labels_created: int = 0
     labels_unchanged: int = 0
+    labels_revised: int = 0
     gold_labels: int = 0
     adjudications: int = 0
+    tasks_refused: int = 0
+    refused: list[str] = field(default_factory=list)  # why, task by task: the first MAX_ERRORS
     warnings: list[str] = field(default_factory=list)
+
+    def refuse(self, reason: str) -> None:
+        self.tasks_refused += 1
+        if len(self.refused) < MAX_ERRORS:
+            self.refused.append(reason)
 
     def as_dict(self) -> dict:
         return {
@@ -77,17 +99,20 @@ class LabelStudioImportReport:
             "annotators_created": self.annotators_created,
             "labels_created": self.labels_created,
             "labels_unchanged": self.labels_unchanged,
+            "labels_revised": self.labels_revised,
             "gold_labels": self.gold_labels,
             "adjudications": self.adjudications,
+            "tasks_refused": self.tasks_refused,
+            "refused": self.refused,
             "warnings": self.warnings,
         }
 
     def describe(self) -> str:
         return (
             f"Imported from Label Studio: {self.items_created} new item(s), {self.items_matched} matched, "
-            f"{self.labels_created} label(s) ({self.labels_unchanged} already there) from "
-            f"{self.annotators_created} new annotator(s), {self.gold_labels} gold label(s), "
-            f"{self.adjudications} adjudicated final(s)."
+            f"{self.labels_created} label(s) ({self.labels_unchanged} already there, {self.labels_revised} revised) "
+            f"from {self.annotators_created} new annotator(s), {self.gold_labels} gold label(s), "
+            f"{self.adjudications} adjudicated final(s); {self.tasks_refused} task(s) refused."
         )
 
 
@@ -104,6 +129,9 @@ class _CappedErrors(list):
 
 def _check(project: AnnotationProject, tasks: Iterable[ReadTask], stages: dict[int, Stage], default: Stage | None):
     errors = _CappedErrors()
+    identities: set[str] = set()  # who labelled, over the whole file
+    repeated: list[tuple[str, str, str]] = []  # (annotation, the earlier one, who): the same annotation twice
+    repeated_tasks: set[str] = set()
     stage_keys = {order: {q.key for q in stage.questions.all()} for order, stage in stages.items()}
     for task in tasks:
         if project.categories and task.category and task.category not in project.categories:
@@ -125,24 +153,45 @@ def _check(project: AnnotationProject, tasks: Iterable[ReadTask], stages: dict[i
             missing = sorted(set(annotation.answers) - stage_keys[order])
             if missing:
                 errors.append(f"{annotation.where}: stage {order} does not ask {', '.join(missing)}")
+            if annotation.kind == "label":
+                identities.add(annotation.identity)
             key = (annotation.kind, annotation.identity, order, annotation.round, annotation.method)
             if key in seen:
-                errors.append(f"{annotation.where}: the same annotation as {seen[key]}")
+                repeated.append((annotation.where, seen[key], annotation.identity))
+                repeated_tasks.add(task.where)
             seen[key] = annotation.where
+    if repeated and len(identities) == 1 and repeated[0][2] in identities:
+        errors.append(one_user_refusal(repeated[0][2], len(repeated_tasks)))
+    else:
+        for where, earlier, _ in repeated:
+            errors.append(f"{where}: the same annotation as {earlier}")
     return errors
 
 
-def _annotator(identity: str, users: dict[str, User], report: LabelStudioImportReport) -> User:
-    username = annotator_username(identity)
-    if username not in users:
-        user, created = User.objects.get_or_create(username=username)
-        if created:
-            user.set_unusable_password()
-            user.save(update_fields=["password"])
-            user_set_role(user=user, role=ANNOTATOR)
-            report.annotators_created += 1
-        users[username] = user
-    return users[username]
+class _Annotators:
+    """The pseudonymous annotators of the file's identities: looked up once each, made only when a label is written."""
+
+    def __init__(self, report: LabelStudioImportReport):
+        self.users: dict[str, User | None] = {}
+        self.report = report
+
+    def find(self, identity: str) -> User | None:
+        username = annotator_username(identity)
+        if username not in self.users:
+            self.users[username] = User.objects.filter(username=username).first()
+        return self.users[username]
+
+    def get(self, identity: str) -> User:
+        user = self.find(identity)
+        if user is None:
+            user, created = User.objects.get_or_create(username=annotator_username(identity))
+            if created:
+                user.set_unusable_password()
+                user.save(update_fields=["password"])
+                user_set_role(user=user, role=ANNOTATOR)
+                self.report.annotators_created += 1
+            self.users[user.username] = user
+        return user
 
 
 def _moment(value: datetime) -> datetime:
@@ -170,6 +219,9 @@ class _Batch:
         self.submitted: list[Assignment] = []
         self.new_golds: list[GoldLabel] = []
         self.new_finals: list[Adjudication] = []
+        self.latest: dict[int, tuple[int, datetime]] = {}  # label pk -> (its latest revision's version, replaced_at)
+        self.new_revisions: list[LabelRevision] = []
+        self.revised: list[Label] = []
         if not items:
             return
         by_pk = {item.pk: item for item in items}
@@ -185,6 +237,12 @@ class _Batch:
         for label in labels:
             label.question = questions[label.question_id]  # one instance a question, not one a label
             self.labels[id(pks[label.assignment_id])].append(label)
+        for label_pk, version, replaced_at in (
+            LabelRevision.objects.filter(label__assignment__item__in=items)
+            .order_by("label_id", "version")  # the highest version of each label is read last
+            .values_list("label_id", "version", "replaced_at")
+        ):
+            self.latest[label_pk] = (version, replaced_at)
         for gold in GoldLabel.objects.filter(item__in=items):
             self.golds[id(by_pk[gold.item_id]), gold.question_id] = gold.value
         for final in Adjudication.objects.filter(item__in=items):
@@ -208,12 +266,12 @@ class _Batch:
             self.new_assignments.append(assignment)
         return assignment
 
-    def stored_at(self, item: Item, stage: Stage, phase: str, round_: str, at: datetime) -> dict[str, Label]:
-        """The item's labels in the stage of that phase and round stored at that time, by question key; of two with
-        one key, the later assignment's (the order Label.Meta gives a query, whose last row a dict keeps)."""
+    def stored_at(self, item: Item, stage: Stage, phase: str, round_: str, at: datetime) -> Assignment | None:
+        """The assignment of the item in the stage with a label of that phase and round stored at that time; of two,
+        the later one (the order Label.Meta gives a query)."""
         at = _moment(at)
         found = [
-            (self.order[id(assignment)], label)
+            self.order[id(assignment)]
             for assignment in self.in_stage.get((id(item), stage.pk), ())
             for label in self.labels[id(assignment)]
             if label.phase == phase
@@ -221,8 +279,13 @@ class _Batch:
             and label.created_at is not None
             and _moment(label.created_at) == at
         ]
-        found.sort(key=lambda pair: pair[0])
-        return {label.question.key: label for _, label in found}
+        if not found:
+            return None
+        last = max(found)
+        return next(a for a in self.in_stage[(id(item), stage.pk)] if self.order[id(a)] == last)
+
+    def stored(self, item: Item, stage: Stage, user: User | None) -> Assignment | None:
+        return None if user is None else self.assignments.get((id(item), stage.pk, user.pk))
 
     def labels_of(self, assignment: Assignment, round_: str) -> dict[str, Label]:
         return {label.question.key: label for label in self.labels[id(assignment)] if label.round == round_}
@@ -233,6 +296,24 @@ class _Batch:
         self.new_labels.append(label)
         if at:
             self.timed_labels.append((label, at))
+
+    def revise(self, label: Label, answer: ReadAnswer, now: datetime) -> None:
+        """Keep the label's answer as its next revision and give it the new one (`services.labelling`'s rule)."""
+        previous = self.latest.get(label.pk)
+        self.new_revisions.append(
+            LabelRevision(
+                label=label,
+                version=previous[0] + 1 if previous else 1,
+                value=label.value,
+                unsure=label.unsure,
+                justification=label.justification,
+                given_at=previous[1] if previous else label.created_at,
+                replaced_at=now,
+            )
+        )
+        self.latest[label.pk] = (self.new_revisions[-1].version, now)
+        label.value, label.unsure, label.justification = answer.value, answer.unsure, answer.justification
+        self.revised.append(label)
 
     def submit(self, assignment: Assignment, submitted: datetime) -> None:
         assignment.submitted_at = submitted
@@ -274,47 +355,84 @@ class _Batch:
             label.created_at = at
         Label.objects.bulk_update([label for label, _ in self.timed_labels], ["created_at"], batch_size=MATCH_BATCH)
         Assignment.objects.bulk_update(self.submitted, ["submitted_at"], batch_size=MATCH_BATCH)
+        LabelRevision.objects.bulk_create(self.new_revisions)
+        Label.objects.bulk_update(self.revised, ["value", "unsure", "justification"], batch_size=MATCH_BATCH)
         GoldLabel.objects.bulk_create(self.new_golds)
         Adjudication.objects.bulk_create(self.new_finals)
 
 
-def _already_here(annotation: ReadAnnotation, item: Item, stage: Stage, batch: _Batch, errors, report) -> bool:
-    """Whether the annotation is one of this project's own labels coming back (exported from here, so its
-    provenance carries the labels' stored time): Label Studio names its annotator by its own id, so without
-    this a round trip into the same project would add every label again under another name."""
-    if annotation.labelled_at is None:
-        return False
-    stored = batch.stored_at(item, stage, annotation.phase, annotation.round, annotation.labelled_at)
-    if not stored:
-        return False
-    for key, answer in annotation.answers.items():
-        label = stored.get(key)
-        if label is None or (label.value, label.unsure, label.justification) != (
-            answer.value,
-            answer.unsure,
-            answer.justification,
-        ):
-            errors.append(f"{annotation.where}: {key!r} differs from the label already stored for it")
-        else:
-            report.labels_unchanged += 1
-    return True
+def _stored(annotation: ReadAnnotation, item: Item, stage: Stage, batch: _Batch, annotators: _Annotators):
+    """(the stored assignment the annotation is of, whether it is the project's own label coming back), looked up
+    without writing anything. A project's own label is found by its stored time in the provenance: Label Studio
+    names its annotator by its own id, so without this a round trip into the same project would add every label
+    again under another name. Any other by its annotator's assignment to the item in the stage."""
+    if annotation.labelled_at is not None:
+        assignment = batch.stored_at(item, stage, annotation.phase, annotation.round, annotation.labelled_at)
+        if assignment is not None:
+            return assignment, True
+    return batch.stored(item, stage, annotators.find(annotation.identity)), False
 
 
-def _labels(annotation: ReadAnnotation, item: Item, stage: Stage, user: User, questions, batch: _Batch, errors, report):
+def _stored_answers(assignment: Assignment | None, round_: str, batch: _Batch) -> dict[str, Label]:
+    return {} if assignment is None or assignment.pk is None else batch.labels_of(assignment, round_)
+
+
+def _refusal(task: ReadTask, item: Item | None, stages, default, questions, batch: _Batch, annotators, accept) -> str:
+    """Why the task is refused on its own (`changes`), or "" when it can be written. The text Label Studio showed
+    is edited when it is neither what EduFair exported beside it (the file's own payload) nor, for a matched item,
+    what EduFair holds; a matched item whose text EduFair changed since the export keeps its stored content (the
+    import's warning counts it)."""
+    matched = item is not None and item.pk is not None
+    edited = edited_text(task.shown, task.payload) if task.own_payload else None
+    if matched and (edited or not task.own_payload):
+        edited = edited_text(task.shown, item.payload) if isinstance(item.payload, dict) else None
+    if edited:
+        return edited_refusal(task, edited)
+    if not matched:
+        return ""
+    changes = []
+    for annotation in task.annotations:
+        order = annotation.stage if annotation.stage is not None else (default.order if default else None)
+        stage = stages.get(order)
+        if annotation.kind == "label":
+            assignment, _ = _stored(annotation, item, stage, batch, annotators)
+            labels = _stored_answers(assignment, annotation.round, batch)
+            stored = {key: (label.value, label.unsure, label.justification) for key, label in labels.items()}
+            changes += answer_changes(annotation.where, stored, annotation.answers)
+            continue
+        for key, answer in annotation.answers.items():
+            question_pk = questions[key].pk
+            if annotation.kind == "gold":
+                stored_value = batch.golds.get((id(item), question_pk))
+            else:
+                stored_value = batch.finals.get((stage.pk, id(item), question_pk))
+            if stored_value is not None and stored_value != answer.value:
+                return final_refusal(task, annotation.where, annotation.kind, key, stored_value, answer.value)
+    if changes and not accept:
+        return changed_refusal(task, changes)
+    return ""
+
+
+def _labels(annotation: ReadAnnotation, item: Item, stage: Stage, questions, batch: _Batch, annotators, errors, report):
+    """Write one label annotation: its new answers as labels, a changed answer as a revision (the task was refused
+    before when revisions are not accepted), an unchanged one counted."""
+    assignment, _ = _stored(annotation, item, stage, batch, annotators)
     submitted = annotation.labelled_at or timezone.now()
-    assignment = batch.assignment(stage, item, user, annotation.phase, submitted)
+    if assignment is None:
+        assignment = batch.assignment(stage, item, annotators.get(annotation.identity), annotation.phase, submitted)
     if assignment.phase != annotation.phase:
         errors.append(
             f"{annotation.where}: this annotator's labels of the item are {assignment.phase}, not {annotation.phase}"
         )
         return
     existing = batch.labels_of(assignment, annotation.round)
-    created = 0
+    now = timezone.now()
     for key, answer in annotation.answers.items():
         label = existing.get(key)
         if label is not None:
             if (label.value, label.unsure, label.justification) != (answer.value, answer.unsure, answer.justification):
-                errors.append(f"{annotation.where}: {key!r} differs from the label already stored for it")
+                batch.revise(label, answer, now)
+                report.labels_revised += 1
             else:
                 report.labels_unchanged += 1
             continue
@@ -331,22 +449,20 @@ def _labels(annotation: ReadAnnotation, item: Item, stage: Stage, user: User, qu
             ),
             annotation.labelled_at,
         )
-        created += 1
+        report.labels_created += 1
     if assignment.submitted_at is None:
         batch.submit(assignment, submitted)
-    report.labels_created += created
 
 
-def _finals(annotation: ReadAnnotation, item: Item, stage: Stage | None, questions, batch: _Batch, errors, report):
+def _finals(annotation: ReadAnnotation, item: Item, stage: Stage | None, questions, batch: _Batch, report):
+    """Write a gold or adjudication annotation (one that differs from the stored answer refused its task before)."""
     for key, answer in annotation.answers.items():
         if annotation.kind == "gold":
-            stored, created = batch.gold(item, questions[key], answer.value)
+            _, created = batch.gold(item, questions[key], answer.value)
             report.gold_labels += created
         else:
-            stored, created = batch.final(stage, item, questions[key], answer.value, annotation.method)
+            _, created = batch.final(stage, item, questions[key], answer.value, annotation.method)
             report.adjudications += created
-        if not created and stored != answer.value:
-            errors.append(f"{annotation.where}: the {annotation.kind} answer to {key!r} is already {stored!r}")
 
 
 def _batches(tasks: Iterable[ReadTask], size: int) -> Iterator[list[ReadTask]]:
@@ -368,12 +484,14 @@ def _write(
     questions: dict[str, LabelQuestion],
     errors: list[str],
     report: LabelStudioImportReport,
+    accept_revisions: bool = False,
 ) -> int:
-    """Write every task (or stop at MAX_ERRORS errors); the number of matched items whose stored content differs.
+    """Write every task not refused on its own (or stop at MAX_ERRORS errors); the number of matched items whose
+    stored content differs.
 
     A batch of MATCH_BATCH tasks is read from the database and written to it with a few queries (`_Batch`): its
     items' rows are their own (a file names each item once), so no later batch needs what an earlier one wrote."""
-    users: dict[str, User] = {}
+    annotators = _Annotators(report)
     changed = 0
     for tasks_batch in _batches(tasks, MATCH_BATCH):
         existing = {
@@ -383,6 +501,10 @@ def _write(
         batch = _Batch(list(existing.values()))
         for task in tasks_batch:
             item = existing.get(task.external_id)
+            refusal = _refusal(task, item, stages, default, questions, batch, annotators, accept_revisions)
+            if refusal:
+                report.refuse(refusal)
+                continue
             if item is None:
                 item = Item(
                     project=project,
@@ -402,28 +524,41 @@ def _write(
                 order = annotation.stage if annotation.stage is not None else (default.order if default else None)
                 stage = stages.get(order)
                 if annotation.kind == "label":
-                    if not _already_here(annotation, item, stage, batch, errors, report):
-                        user = _annotator(annotation.identity, users, report)
-                        _labels(annotation, item, stage, user, questions, batch, errors, report)
+                    _labels(annotation, item, stage, questions, batch, annotators, errors, report)
                 else:
-                    _finals(annotation, item, stage, questions, batch, errors, report)
+                    _finals(annotation, item, stage, questions, batch, report)
             if len(errors) >= MAX_ERRORS:
                 return changed
         batch.flush()
     return changed
 
 
-def label_studio_import(*, project: AnnotationProject, content: bytes | str, stage_order: int | None = None):
-    """Check the whole file, then write items, annotators, labels, gold and finals atomically.
+def label_studio_import(
+    *,
+    project: AnnotationProject,
+    content: bytes | str,
+    stage_order: int | None = None,
+    accept_revisions: bool = False,
+    instance: str = "",
+):
+    """Check the whole file, then write items, annotators, labels, revisions, gold and finals atomically, leaving out
+    the tasks refused on their own (`LabelStudioImportReport.refused` says why).
+
+    `accept_revisions`: a label changed in Label Studio is kept as a revision beside the original instead of refusing
+    its task. `instance`: the name of the Label Studio instance whose user numbers the file uses ("" for one unnamed
+    instance), so that two instances' users are not merged.
 
     The file's tasks are decoded and read again at each pass (read, check, write), one at a time: the peak memory is
     the file and a batch of tasks, not the decoded file, every task's records and every matched item at once."""
+    delimited = delimited_export(content)
+    if delimited:
+        raise LabelStudioImportFailed([delimited])
     try:
         data = loads_array(content)
     except JSONInputError as exc:
         raise LabelStudioImportFailed([f"file: {exc}"]) from None
     questions = {q.key: q for q in project.questions.all()}
-    read = read_label_studio_export(data, {key: choice_question(q) for key, q in questions.items()})
+    read = read_label_studio_export(data, {key: choice_question(q) for key, q in questions.items()}, instance)
     if read.errors:
         raise LabelStudioImportFailed(read.errors)
     stages = {stage.order: stage for stage in project.stages.prefetch_related("questions")}
@@ -436,9 +571,12 @@ def label_studio_import(*, project: AnnotationProject, content: bytes | str, sta
     report = LabelStudioImportReport(warnings=read.warnings)
     errors = []
     with transaction.atomic():
-        changed = _write(project, read.tasks, stages, default, questions, errors, report)
+        changed = _write(project, read.tasks, stages, default, questions, errors, report, accept_revisions)
         if errors:
             raise LabelStudioImportFailed(errors)  # rolls the transaction back
     if changed:
         report.warnings.append(f"{changed} item(s) matched by id keep their stored content; the file's differs")
+    if report.tasks_refused:
+        more = f" (the first {len(report.refused)} are listed)" if report.tasks_refused > len(report.refused) else ""
+        report.warnings.insert(0, f"{report.tasks_refused} task(s) refused and left out{more}; the rest imported")
     return report

@@ -2,12 +2,14 @@
 
 It is kept inside the annotation itself: Label Studio stores an annotation's ``result`` as given but no free-form fields
 beside it, so the kind (label, gold, adjudication), stage, phase, round, method and time travel as one read-only
-``provenance`` text region, ``kind=label; stage=1; phase=main; round=pre; labelled_at=…``. No database here."""
+``provenance`` text region, ``kind=label; stage=1; phase=main; round=pre; labelled_at=…``. The anonymous export adds
+``annotator=anon-…``, a per-project pseudonym: Label Studio gives every annotation of an import to the importing user,
+so this is how its annotators come back apart. No database here."""
 
 from __future__ import annotations
 
 KINDS = ("label", "gold", "adjudication")
-KEYS = ("kind", "stage", "phase", "round", "method", "labelled_at")
+KEYS = ("kind", "stage", "phase", "round", "method", "annotator", "labelled_at")
 
 
 class ProvenanceInvalid(ValueError):

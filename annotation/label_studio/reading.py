@@ -2,11 +2,18 @@
 
 The export is Label Studio's JSON format (a list of tasks with ``data`` and ``annotations``); every region is checked
 against the target project's questions, with no database. Everything that cannot be mapped is an error naming the task
-and the annotation; what is left out on purpose (cancelled annotations, predictions, tasks without annotations) is a
-warning.
+and the annotation; what is left out on purpose (cancelled annotations, drafts, annotations without an answer,
+predictions, tasks without annotations) is counted in a warning.
 
-A file of bare task data (no ``data`` key: Label Studio's JSON-MIN export, or a file flattened by hand)
-is refused: its labels would otherwise be lost without a word.
+Who labelled: the ``annotator`` the provenance names (EduFair's anonymous export), else Label Studio's
+``completed_by``: an e-mail where it gives one (``{"email": …}`` or a string), else its user number, which is
+only unique within one Label Studio instance, so it is read as (instance, number) with the instance the import is
+given (none: one unnamed instance, as before; a warning says so).
+
+A task exported from EduFair keeps the item's own payload beside the text Label Studio shows (`ReadTask.shown`);
+`edited_text` says what differs between the two, in short, when the shown text was edited in Label Studio.
+
+A file of bare task data (Label Studio's JSON-MIN export) is refused once, by `formats`.
 """
 
 from __future__ import annotations
@@ -19,7 +26,9 @@ from datetime import datetime
 from edufair_web.error_quotes import shown as _shown
 from edufair_web.storable_text import unstorable_in
 
-from .config import UNSURE, ChoiceQuestion, ConfigNames, config_names
+from .config import DIALOGUE, TEXT, UNSURE, ChoiceQuestion, ConfigNames, config_names
+from .config import task_data as rendered
+from .formats import json_min_export
 from .provenance import ProvenanceInvalid, provenance_parse
 
 PHASES = ("pilot", "qualification", "main")
@@ -28,6 +37,9 @@ METHODS = ("unanimous", "majority", "discussion", "senior")
 MAX_ERRORS = 50
 # The item fields' sizes (annotation.models.Item): longer values are refused here, not by the database.
 MAX_LENGTHS = {"external_id": 200, "subject": 100, "category": 200}
+USER_NUMBER = "label-studio-user:"
+ANONYMOUS = "edufair-anonymous:"
+SHOWN_EDIT = 40  # characters of each side of an edited text shown
 
 
 @dataclass(frozen=True)
@@ -41,7 +53,7 @@ class ReadAnswer:
 class ReadAnnotation:
     where: str
     kind: str  # label | gold | adjudication
-    identity: str | None  # who, as Label Studio named them (e-mail or user id); None for gold and adjudication
+    identity: str | None  # who: the provenance's annotator, else Label Studio's e-mail or (instance, user number)
     stage: int | None
     phase: str
     round: str
@@ -61,6 +73,8 @@ class ReadTask:
     modality: str
     task_id: object
     annotations: list[ReadAnnotation] = field(default_factory=list)
+    shown: dict = field(default_factory=dict)  # the text Label Studio showed: data's ``text`` or ``dialogue``
+    own_payload: bool = False  # the payload is EduFair's own (``data.payload``), not made from what was shown
 
 
 @dataclass
@@ -70,17 +84,24 @@ class ReadResult:
     warnings: list[str]
 
 
-def annotator_identity(completed_by) -> str | None:
-    """Label Studio names an annotator by id (its own export) or by e-mail (``{"email": …}``, or a string)."""
+def user_number_identity(number: int, instance: str = "") -> str:
+    """A Label Studio user named by number: ``label-studio-user:<n>`` in the unnamed instance (the identity imports
+    have always used), ``label-studio-user:<instance>:<n>`` in a named one, so that two instances' user 3 are two."""
+    return f"{USER_NUMBER}{instance.strip().lower()}:{number}" if instance.strip() else f"{USER_NUMBER}{number}"
+
+
+def annotator_identity(completed_by, instance: str = "") -> str | None:
+    """Label Studio names an annotator by e-mail (``{"email": …}`` as its export with users expanded gives, or a
+    string) or by user number (its plain export), which is taken in `instance` (`user_number_identity`)."""
     if isinstance(completed_by, bool):
         return None
     if isinstance(completed_by, int):
-        return f"label-studio-user:{completed_by}"
+        return user_number_identity(completed_by, instance)
     if isinstance(completed_by, dict):
         if completed_by.get("email"):
             return str(completed_by["email"]).strip().lower()
-        if isinstance(completed_by.get("id"), int):
-            return f"label-studio-user:{completed_by['id']}"
+        if isinstance(completed_by.get("id"), int) and not isinstance(completed_by["id"], bool):
+            return user_number_identity(completed_by["id"], instance)
         return None
     if isinstance(completed_by, str) and completed_by.strip():
         return completed_by.strip().lower()
@@ -110,6 +131,43 @@ def _payload(data: dict) -> dict | None:
     return None
 
 
+def _difference(before: str, after: str) -> str:
+    """The two texts from a little before where they first differ, each cut to SHOWN_EDIT characters."""
+    common = 0
+    while common < min(len(before), len(after)) and before[common] == after[common]:
+        common += 1
+    start = 0
+    if common > 20:  # from the word before the difference
+        start = before.rfind(" ", 0, common - 1) + 1
+
+    def cut(text: str) -> str:
+        part = text[start : start + SHOWN_EDIT]
+        return ("…" if start else "") + part + ("…" if start + SHOWN_EDIT < len(text) else "")
+
+    return f"{cut(before)!r} became {cut(after)!r}"
+
+
+def edited_text(data: dict, payload: dict) -> str | None:
+    """What differs between the text Label Studio shows (``data.text`` or ``data.dialogue``, as in `ReadTask.shown`)
+    and what an item's payload renders to (`config.task_data`), as ``field: 'before' became 'after'``; None when
+    nothing does, or when the task shows neither field (nothing to compare)."""
+    if isinstance(data.get("dialogue"), list):
+        expected, shown_turns = rendered(payload, DIALOGUE)["dialogue"], data["dialogue"]
+        if len(shown_turns) != len(expected):
+            return f"data.dialogue has {len(shown_turns)} turn(s) where EduFair's item has {len(expected)}"
+        for number, (was, now) in enumerate(zip(expected, shown_turns, strict=True)):
+            now = now if isinstance(now, dict) else {}
+            shown_turn = {"author": str(now.get("author") or now.get("role") or ""), "text": str(now.get("text", ""))}
+            for key in ("author", "text"):
+                if shown_turn[key] != was[key]:
+                    return f"data.dialogue[{number}].{key}: {_difference(was[key], shown_turn[key])}"
+        return None
+    if "text" in data:
+        expected, now = rendered(payload, TEXT)["text"], str(data["text"] or "")
+        return None if now == expected else f"data.text: {_difference(expected, now)}"
+    return None
+
+
 def _time(text) -> datetime | None:
     try:
         return datetime.fromisoformat(str(text))
@@ -118,8 +176,15 @@ def _time(text) -> datetime | None:
 
 
 def _annotation(
-    raw: dict, where: str, questions: dict[str, ChoiceQuestion], names: ConfigNames, errors: list[str]
+    raw: dict,
+    where: str,
+    questions: dict[str, ChoiceQuestion],
+    names: ConfigNames,
+    errors: list[str],
+    instance: str = "",
+    numbers: set | None = None,
 ) -> ReadAnnotation | None:
+    """One annotation; `numbers` collects the Label Studio user numbers taken as who labelled (for the warning)."""
     result = raw.get("result")
     if not isinstance(result, list):
         errors.append(f"{where}: 'result' must be a list of regions")
@@ -177,9 +242,15 @@ def _annotation(
         if key not in choices:
             errors.append(f"{where}: a justification for {key!r} without an answer to it")
     kind = provenance.get("kind", "label")
-    identity = annotator_identity(raw.get("completed_by")) if kind == "label" else None
-    if kind == "label" and identity is None:
-        errors.append(f"{where}: completed_by is missing or not an e-mail or user id, so the annotator is unknown")
+    identity = None
+    if kind == "label" and provenance.get("annotator"):
+        identity = ANONYMOUS + provenance["annotator"]
+    elif kind == "label":
+        identity = annotator_identity(raw.get("completed_by"), instance)
+        if identity is None:
+            errors.append(f"{where}: completed_by is missing or not an e-mail or user id, so the annotator is unknown")
+        elif identity.startswith(USER_NUMBER) and numbers is not None and choices:
+            numbers.add(identity.rsplit(":", 1)[1])
     phase, round_, method = (
         provenance.get("phase", "main"),
         provenance.get("round", "pre"),
@@ -228,9 +299,12 @@ class _Tally:
     """What the warnings and the last check count over the whole file."""
 
     cancelled: int = 0
+    drafts: int = 0
+    unanswered: int = 0  # annotations, not cancelled, without a choice (Label Studio's empty ``result: []`` among them)
     predictions: int = 0
     without: int = 0  # tasks without an answered annotation
     answered: bool = False  # some task carries an annotation with an answer
+    numbers: set = field(default_factory=set)  # Label Studio user numbers that name who labelled
 
 
 def _task(
@@ -241,6 +315,7 @@ def _task(
     errors: list[str],
     tally: _Tally,
     seen: dict[str, str] | None,
+    instance: str = "",
 ) -> ReadTask | None:
     """Task `index` of the file, or None when it cannot be read at all (`errors` says why). `seen` holds the external
     ids of the tasks read before it, and where they are; None when the file is known to repeat none."""
@@ -292,6 +367,8 @@ def _task(
         category=str(task_data.get("category") or ""),
         modality=str(task_data.get("modality") or ("multi" if len(turns) > 2 else "single")),
         task_id=raw.get("id"),
+        shown={key: task_data[key] for key in ("text", "dialogue") if key in task_data},
+        own_payload=payload is task_data.get("payload"),
     )
     if task.modality not in ("single", "multi"):
         errors.append(f"{where}: modality {_shown(repr(task.modality))} is not single or multi")
@@ -303,6 +380,8 @@ def _task(
         return None
     if raw.get("predictions"):
         tally.predictions += len(raw["predictions"]) if isinstance(raw["predictions"], list) else 1
+    if raw.get("drafts"):  # ids, or whole drafts: a draft is work saved but not submitted
+        tally.drafts += len(raw["drafts"]) if isinstance(raw["drafts"], list) else 1
     for number, annotation in enumerate(annotations, start=1):
         shown_id = _shown(annotation.get("id") if isinstance(annotation, dict) else None)
         at = f"{where}, annotation {number} (id {shown_id})"
@@ -312,9 +391,11 @@ def _task(
         if annotation.get("was_cancelled"):
             tally.cancelled += 1
             continue
-        read = _annotation(annotation, at, questions, names, errors)
+        read = _annotation(annotation, at, questions, names, errors, instance, tally.numbers)
         if read is not None and read.answers:
             task.annotations.append(read)
+        elif read is not None:
+            tally.unanswered += 1
     if task.annotations:
         tally.answered = True
     else:
@@ -327,8 +408,8 @@ class ReadTasks(Sequence):
     pass): the import goes over them three times (check, match, write) holding one at a time, where a list of every
     task's records beside the file's decoded JSON took several times the file's size."""
 
-    def __init__(self, data: Sequence, questions: dict[str, ChoiceQuestion], names: ConfigNames):
-        self._data, self._questions, self._names = data, questions, names
+    def __init__(self, data: Sequence, questions: dict[str, ChoiceQuestion], names: ConfigNames, instance: str = ""):
+        self._data, self._questions, self._names, self._instance = data, questions, names, instance
 
     def __len__(self) -> int:
         return len(self._data)
@@ -346,29 +427,33 @@ class ReadTasks(Sequence):
 
     def _read(self, raw, index: int) -> ReadTask:
         errors: list[str] = []
-        task = _task(raw, index, self._questions, self._names, errors, _Tally(), seen=None)
+        task = _task(raw, index, self._questions, self._names, errors, _Tally(), seen=None, instance=self._instance)
         if task is None or errors:  # the same task read the same way: the file was read without an error before
             raise RuntimeError(f"task {index} no longer reads as it did: {errors}")
         return task
 
 
-def read_label_studio_export(data, questions: dict[str, ChoiceQuestion]) -> ReadResult:
+def read_label_studio_export(data, questions: dict[str, ChoiceQuestion], instance: str = "") -> ReadResult:
     """Check the whole file against the questions; errors and warnings in words, tasks as plain records (read again
     from `data` at each pass, so `data` must not change; none when there are errors). `data` is the decoded file: a
-    list, or a JSONArray (edufair_web.json_input.loads_array), which decodes one task at a time."""
+    list, or a JSONArray (edufair_web.json_input.loads_array), which decodes one task at a time. `instance` names
+    the Label Studio instance whose user numbers the file uses ("" for the unnamed one)."""
     errors: list[str] = []
     warnings: list[str] = []
     if not isinstance(data, Sequence) or isinstance(data, str):
         return ReadResult([], ["a Label Studio export is a JSON list of tasks"], [])
     if not data:
         return ReadResult([], ["the file has no tasks"], [])
+    flattened = json_min_export(data[0])
+    if flattened:
+        return ReadResult([], [flattened], [])
     names = config_names(questions)
     seen: dict[str, str] = {}
     tally = _Tally()
     for index, raw in enumerate(data, start=1):
         if len(errors) >= MAX_ERRORS:
             break
-        _task(raw, index, questions, names, errors, tally, seen)
+        _task(raw, index, questions, names, errors, tally, seen, instance)
     del seen
     if not errors and not tally.answered:
         errors.append(
@@ -377,9 +462,25 @@ def read_label_studio_export(data, questions: dict[str, ChoiceQuestion]) -> Read
         )
     if tally.cancelled:
         warnings.append(f"{tally.cancelled} cancelled (skipped) annotation(s) left out")
+    if tally.drafts:
+        warnings.append(
+            f"{tally.drafts} draft(s) left out: a draft is not a submitted annotation (submit it in Label Studio and "
+            "export again to import it)"
+        )
+    if tally.unanswered:
+        warnings.append(f"{tally.unanswered} annotation(s) without an answer (an empty result) left out")
+    if tally.numbers and not instance.strip():
+        numbers = sorted(tally.numbers, key=int)
+        listed = ", ".join(numbers[:10]) + (f" and {len(numbers) - 10} more" if len(numbers) > 10 else "")
+        warnings.append(
+            f"{len(numbers)} annotator(s) are named by Label Studio user number only ({listed}), with no e-mail: they "
+            "are taken as users of one unnamed Label Studio instance, the same people as these numbers in earlier "
+            "imports without an instance; when a project takes exports from more than one Label Studio, give each "
+            "its instance name so that their users are not merged"
+        )
     if tally.predictions:
         warnings.append(f"{tally.predictions} prediction(s) left out: predictions are not labels")
     if tally.without and not errors:
         warnings.append(f"{tally.without} task(s) without an answered annotation: imported as items only")
-    tasks = ReadTasks(data, questions, names) if not errors else []
+    tasks = ReadTasks(data, questions, names, instance) if not errors else []
     return ReadResult(tasks, errors, warnings)

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from annotation.models import CrowdLink, CrowdRecruit, CrowdVisit, Stage
 
-EXPORT_COLUMNS = ("pseudonym", "participant_id", "study_id", "session_id", "visited_at", "outcome")
-
 
 def crowd_link_of(stage: Stage) -> CrowdLink | None:
     return CrowdLink.objects.filter(stage=stage).first()

@@ -22,6 +22,10 @@ one takes its items from — get rows like the first ones and are handed out und
 strategy and reservations: an import brings every open stage up to date at once, and an annotator who
 finds nothing open triggers a one-statement check for items the rule took since.
 
+Crowd recruits flagged as one person (one browser or one client address behind several participant ids,
+`selectors.crowd_duplicates`) are one annotator here: none of them is handed an item another of them had, so two
+of them never fill two slots of one item; their hand-outs take their recruits' rows in turn (locked in id order).
+
 A reservation that expired is reclaimed (its unsubmitted assignment deleted, the slot freed) only when
 somebody asks for work; until then its owner may still submit it. Blind labelling is a matter of what
 pages show: nothing here reads other annotators' labels.
@@ -37,8 +41,9 @@ from django.db import transaction
 from django.db.models import Case, Exists, IntegerField, OuterRef, Value, When
 from django.utils import timezone
 
-from annotation.models import Assignment, MainItem, Phase, Stage, StageLabelling
+from annotation.models import Assignment, CrowdRecruit, MainItem, Phase, Stage, StageLabelling
 from annotation.selectors import stage_items
+from annotation.selectors.crowd_duplicates import same_person_annotators
 from annotation.selectors.labelling_settings import labelling_settings
 from annotation.services import main_sql
 from annotation.workflow.strategies import BALANCED, IN_ORDER, CandidateItem, order_items
@@ -137,6 +142,22 @@ def reclaim_expired(*, stage: Stage, now) -> int:
     return len(expired)
 
 
+def release_reservations(*, stage: Stage, annotator) -> int:
+    """Give back every main item the annotator holds unsubmitted in the stage (a crowd recruit who returned the
+    study or was idle past the link's time): the assignments are deleted and their slots freed. Call inside a
+    transaction; rows a submit is holding are waited for, so a label being stored is never lost under it."""
+    held = list(
+        Assignment.objects.select_for_update()
+        .filter(stage=stage, annotator=annotator, phase=Phase.MAIN, submitted_at__isnull=True)
+        .order_by("item_id")
+        .values_list("pk", "item_id")
+    )
+    Assignment.objects.filter(pk__in=[pk for pk, _ in held]).delete()
+    for _, item_id in held:
+        main_sql.release_slot(stage_id=stage.pk, item_id=item_id)
+    return len(held)
+
+
 def next_assignment(*, stage: Stage, annotator, now=None) -> Assignment | None:
     """The annotator's current main item in the stage, reserving a new one when they hold none.
 
@@ -154,7 +175,11 @@ def next_assignment(*, stage: Stage, annotator, now=None) -> Assignment | None:
             held.reserved_until = until
             return held
         reclaim_expired(stage=stage, now=now)
-        assignment = _claim(stage=stage, annotator=annotator, until=until)
+        same_person = tuple(same_person_annotators(stage_id=stage.pk, annotator_id=annotator.pk))
+        if same_person:  # one person's ids take their items in turn (on PostgreSQL; SQLite's write lock already does)
+            group = CrowdRecruit.objects.filter(user_id__in=[annotator.pk, *same_person]).order_by("pk")
+            list(group.select_for_update().values_list("pk", flat=True))
+        assignment = _claim(stage=stage, annotator=annotator, until=until, same_person=same_person)
         if assignment is not None:
             return assignment
         # Nothing open: items may have joined the rule since the list was made (imported, or settled by the
@@ -163,10 +188,12 @@ def next_assignment(*, stage: Stage, annotator, now=None) -> Assignment | None:
         # the first look and that statement (the first requests of a stage all find its list empty).
         if main_sql.rule_item_missing(stage=stage, settings=labelling_settings(stage)):
             main_items_sync(stage)
-        return _claim(stage=stage, annotator=annotator, until=until)
+        return _claim(stage=stage, annotator=annotator, until=until, same_person=same_person)
 
 
-def _preferred(stage: Stage, annotator, settings: StageLabelling, lost: set[int]) -> list[tuple[int, int]]:
+def _preferred(
+    stage: Stage, annotator, settings: StageLabelling, lost: set[int], same_person: tuple[int, ...]
+) -> list[tuple[int, int]]:
     """(main-item row id, item id) of open rows, in the order the random or balanced strategy prefers."""
     rows = MainItem.objects.filter(stage=stage).exclude(pk__in=lost)
     if settings.strategy != BALANCED:  # balanced measures coverage over every item, full ones included
@@ -174,7 +201,8 @@ def _preferred(stage: Stage, annotator, settings: StageLabelling, lost: set[int]
     rows = list(
         rows.order_by("position", "id").values_list("pk", "item_id", "item__subject", "item__category", "slots_taken")
     )
-    already = set(Assignment.objects.filter(stage=stage, annotator=annotator).values_list("item_id", flat=True))
+    annotators = [annotator.pk, *same_person]
+    already = set(Assignment.objects.filter(stage=stage, annotator_id__in=annotators).values_list("item_id", flat=True))
     pk_of = {item_id: pk for pk, item_id, *_ in rows}
     ordered = order_items(
         settings.strategy,
@@ -191,7 +219,9 @@ def _preferred(stage: Stage, annotator, settings: StageLabelling, lost: set[int]
     return [(pk_of[item_id], item_id) for item_id in ordered]
 
 
-def _lock_one(stage: Stage, annotator, settings: StageLabelling, lost: set[int]) -> MainItem | None | bool:
+def _lock_one(
+    stage: Stage, annotator, settings: StageLabelling, lost: set[int], same_person: tuple[int, ...]
+) -> MainItem | None | bool:
     """Lock the most preferred open row nobody else holds (its item loaded by the same statement); None
     when no open row exists for this annotator; False when open rows exist but all are held by others
     right now.
@@ -201,12 +231,18 @@ def _lock_one(stage: Stage, annotator, settings: StageLabelling, lost: set[int])
     """
     if settings.strategy == IN_ORDER:
         # The database orders, filters and locks in one statement.
-        rows = {"stage_id": stage.pk, "annotator_id": annotator.pk, "overlap": stage.overlap, "skip": lost}
+        rows = {
+            "stage_id": stage.pk,
+            "annotator_id": annotator.pk,
+            "overlap": stage.overlap,
+            "skip": lost,
+            "same_person": same_person,
+        }
         item = main_sql.lock_first_open_item(**rows)
         if item is not None:
             return MainItem(pk=item.main_item_pk, stage=stage, item=item)
         return False if main_sql.open_item_exists(**rows) else None
-    preferred = _preferred(stage, annotator, settings, lost)
+    preferred = _preferred(stage, annotator, settings, lost, same_person)
     if not preferred:
         return None
     for start in range(0, len(preferred), PREFERENCE_WINDOW):
@@ -222,7 +258,7 @@ def _lock_one(stage: Stage, annotator, settings: StageLabelling, lost: set[int])
     return False
 
 
-def _claim(*, stage: Stage, annotator, until) -> Assignment | None:
+def _claim(*, stage: Stage, annotator, until, same_person: tuple[int, ...] = ()) -> Assignment | None:
     """Take a slot on the most preferred open item whose row nobody else holds right now.
 
     Rows another transaction holds are skipped, not waited for; if every open row is held, they are read
@@ -232,7 +268,7 @@ def _claim(*, stage: Stage, annotator, until) -> Assignment | None:
     settings = labelling_settings(stage)
     lost: set[int] = set()  # rows this annotator raced themselves for (see _take_slot)
     for attempt in range(MAX_ATTEMPTS):
-        row = _lock_one(stage, annotator, settings, lost)
+        row = _lock_one(stage, annotator, settings, lost, same_person)
         if row is None:
             return None
         if row is False:

@@ -1,8 +1,8 @@
 """Writes for crowd entry links: the link's settings, pseudonymous arrivals and when a recruit has finished.
 
-Open and configure a stage's link, turn an arrival with a platform's participant id into the same pseudonymous annotator
-every time (keyed hash, never the raw id, on the annotator side), and say when a recruit has finished (their quota of
-main items, or screened out by the gate) and with which code."""
+Open and configure a stage's link, read an arrival's platform ids and key the participant id (a keyed hash, never the
+raw id, on the annotator side; admitting them is `services.crowd_entry`), and say when a recruit has finished (their
+quota of main items, screened out by the gate, or chose not to consent) and with which code and redirect URL."""
 
 from __future__ import annotations
 
@@ -11,18 +11,17 @@ import secrets
 from dataclasses import dataclass
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
-from django.db import IntegrityError, transaction
+from django.db import transaction
 from django.utils import timezone
 from django.utils.crypto import salted_hmac
 
-from annotation.models import Assignment, CrowdLink, CrowdRecruit, CrowdVisit, Enrollment, Phase, Stage
-from annotation.services.enrollment import enrollment_create
+from annotation.models import Assignment, CrowdLink, CrowdRecruit, Enrollment, Phase, Stage
+from annotation.models.crowd import OUTCOME_FIELDS
 from annotation.services.training import SetupError
-from edufair_web.accounts.roles import ANNOTATOR, user_set_role
+from annotation.workflow.crowd_participants import PLATFORM_ID_RE
+from annotation.workflow.crowd_status import WORKING, crowd_status
 
-PLATFORM_ID_RE = re.compile(r"^[A-Za-z0-9_.:-]{1,128}$")
 PARAM_RE = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 CODE_RE = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 CONFIG_FIELDS = (
@@ -34,7 +33,10 @@ CONFIG_FIELDS = (
     "session_param",
     "completion_url",
     "completion_code",
+    "screened_out_url",
     "screened_out_code",
+    "not_consented_url",
+    "not_consented_code",
 )
 
 
@@ -86,19 +88,35 @@ def crowd_link_clean(values: dict) -> dict:
         elif field.endswith("_code"):
             if not isinstance(value, str) or not CODE_RE.match(value):
                 raise SetupError(f"{field} is 1 to 64 letters, digits, _ and -.")
-        elif field == "completion_url":
+        elif field.endswith("_url"):
             if not isinstance(value, str):
-                raise SetupError("completion_url is an http(s) address (or empty).")
+                raise SetupError(f"{field} is an http(s) address (or empty).")
             parts = urlsplit(value)
             if value and (parts.scheme not in ("http", "https") or not parts.netloc):
-                raise SetupError("completion_url is an http(s) address.")
+                raise SetupError(f"{field} is an http(s) address.")
             if len(value) > 500:
-                raise SetupError("completion_url is at most 500 characters.")
+                raise SetupError(f"{field} is at most 500 characters.")
         cleaned[field] = value
     params = [cleaned.get(f) for f in ("participant_param", "study_param", "session_param") if f in cleaned]
     if len(set(params)) != len(params):
         raise SetupError("The participant, study and session parameters need three different names.")
     return cleaned
+
+
+def crowd_link_check(link: CrowdLink) -> None:
+    """The rule across a link's settings once the given ones are set on it: each outcome's code is its own (the
+    platform tells the outcomes apart by the code alone)."""
+    codes = [link.code_for(outcome) for outcome in OUTCOME_FIELDS]
+    if len(set(codes)) != len(codes):
+        raise SetupError("The completed, screened-out and not-consented codes must differ from one another.")
+
+
+def crowd_new_codes() -> dict:
+    """Three different random codes, one per outcome, by the link's field names (a new link's, or its form's)."""
+    codes: set[str] = set()
+    while len(codes) < len(OUTCOME_FIELDS):
+        codes.add(secrets.token_hex(4).upper())
+    return {fields[0]: code for fields, code in zip(OUTCOME_FIELDS.values(), sorted(codes), strict=True)}
 
 
 @transaction.atomic
@@ -107,16 +125,10 @@ def crowd_link_configure(*, stage: Stage, values: dict) -> CrowdLink:
     cleaned = crowd_link_clean(values)
     link = CrowdLink.objects.select_for_update().filter(stage=stage).first()
     if link is None:
-        link = CrowdLink(
-            stage=stage,
-            key=secrets.token_urlsafe(24),
-            completion_code=secrets.token_hex(4).upper(),
-            screened_out_code=secrets.token_hex(4).upper(),
-        )
+        link = CrowdLink(stage=stage, key=secrets.token_urlsafe(24), **crowd_new_codes())
     for field, value in cleaned.items():
         setattr(link, field, value)
-    if link.completion_code == link.screened_out_code:
-        raise SetupError("The completed and screened-out codes must differ.")
+    crowd_link_check(link)
     try:
         link.full_clean(exclude=["stage", "key"])
     except ValidationError as exc:
@@ -127,86 +139,54 @@ def crowd_link_configure(*, stage: Stage, values: dict) -> CrowdLink:
     return link
 
 
-def _pseudonym() -> str:
-    while True:
-        name = f"crowd-{secrets.token_hex(5)}"
-        if not User.objects.filter(username=name).exists():
-            return name
-
-
-@transaction.atomic
-def crowd_enter(*, link: CrowdLink, arrival: Arrival) -> tuple[CrowdRecruit, bool]:
-    """The recruit for this participant (resumed), or a new pseudonymous annotator enrolled in the stage when the
-    link is open and not full. Every arrival is recorded with its raw ids."""
-    link = CrowdLink.objects.select_for_update().get(pk=link.pk)
-    digest = participant_hash(link=link, participant_id=arrival.participant_id)
-    recruit = CrowdRecruit.objects.select_related("user").filter(link=link, participant_hash=digest).first()
-    created = recruit is None
-    if recruit is not None:
-        if not recruit.user.is_active:
-            raise CrowdRefused("This participant's place in the study was withdrawn.")
-        recruit.last_seen_at = timezone.now()
-        recruit.save(update_fields=["last_seen_at"])
-    else:
-        if not link.is_open:
-            raise CrowdRefused("This study is closed to new participants.")
-        if link.recruits.count() >= link.max_recruits:
-            raise CrowdRefused("This study has all the participants it needs.")
-        user = User(username=_pseudonym())
-        user.set_unusable_password()
-        user.save()
-        user_set_role(user=user, role=ANNOTATOR)
-        try:
-            with transaction.atomic():
-                recruit = CrowdRecruit.objects.create(link=link, user=user, participant_hash=digest)
-        except IntegrityError as exc:  # the same participant arriving twice at once: the link's lock prevents it
-            raise CrowdRefused("Please open the link again.") from exc
-        enrollment_create(stage=link.stage, user=user)
-    CrowdVisit.objects.create(
-        recruit=recruit,
-        participant_id=arrival.participant_id,
-        study_id=arrival.study_id,
-        session_id=arrival.session_id,
-    )
-    return recruit, created
+def recruit_ids_record(*, recruit: CrowdRecruit, arrival: Arrival) -> None:
+    """Keep the arrival's platform ids on the recruit: the latest ones are those the researcher acts on."""
+    recruit.participant_id = arrival.participant_id
+    recruit.study_id = arrival.study_id
+    recruit.session_id = arrival.session_id
+    recruit.save(update_fields=["participant_id", "study_id", "session_id"])
 
 
 def crowd_outcome(recruit: CrowdRecruit) -> str:
-    """'' while the recruit has work left; screened out once the gate failed them; completed once they
-    submitted their quota of main items."""
+    """'' while the recruit has work left; else their outcome (`annotation.workflow.crowd_status`): the recorded one,
+    screened out once the gate failed them, completed once they submitted their quota of main items."""
     if recruit.outcome:
         return recruit.outcome
     link = recruit.link
     enrollment = Enrollment.objects.filter(stage_id=link.stage_id, user_id=recruit.user_id).first()
-    if enrollment is not None and enrollment.status == Enrollment.Status.FAILED:
-        return CrowdRecruit.Outcome.SCREENED_OUT
     done = Assignment.objects.filter(
         stage_id=link.stage_id, annotator_id=recruit.user_id, labels__phase=Phase.MAIN
     ).distinct()
-    if done.count() >= link.items_per_recruit:
-        return CrowdRecruit.Outcome.COMPLETED
-    return ""
+    status = crowd_status(
+        recorded="",
+        gate_failed=enrollment is not None and enrollment.status == Enrollment.Status.FAILED,
+        main_items_labelled=done.count(),
+        quota=link.items_per_recruit,
+    )
+    return "" if status == WORKING else status
 
 
 @transaction.atomic
 def crowd_finish(*, recruit: CrowdRecruit, outcome: str) -> CrowdRecruit:
-    """Record the recruit's outcome once (the code they were shown stays the same on every later visit)."""
-    recruit = CrowdRecruit.objects.select_for_update().select_related("link").get(pk=recruit.pk)
+    """Record the recruit's outcome and the code they are shown, once (the same code on every later visit, even if
+    the researcher changes the link's codes afterwards)."""
+    recruit = CrowdRecruit.objects.select_for_update().select_related("link", "user").get(pk=recruit.pk)
     if not recruit.outcome:
         recruit.outcome = outcome
         recruit.finished_at = timezone.now()
-        recruit.save(update_fields=["outcome", "finished_at"])
+        recruit.code = recruit.link.code_for(outcome)
+        recruit.save(update_fields=["outcome", "finished_at", "code"])
     return recruit
 
 
 def completion_code(recruit: CrowdRecruit) -> str:
-    link = recruit.link
-    return link.completion_code if recruit.outcome == CrowdRecruit.Outcome.COMPLETED else link.screened_out_code
+    """The code the recruit was shown (their outcome's code on the link until it is recorded)."""
+    return recruit.code or recruit.link.code_for(recruit.outcome)
 
 
 def completion_redirect(recruit: CrowdRecruit) -> str:
-    """The link's completion URL with ``cc=<code>`` added (Prolific's form), or '' when none is set."""
-    url = recruit.link.completion_url
+    """The URL of the recruit's outcome with ``cc=<code>`` added (Prolific's form), or '' when none is set."""
+    url = recruit.link.url_for(recruit.outcome)
     if not url:
         return ""
     parts = urlsplit(url)

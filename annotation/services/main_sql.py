@@ -154,24 +154,34 @@ def lock_expired_reservations(*, stage_id: int, now, limit: int) -> list[tuple[i
         return [tuple(row) for row in cursor.fetchall()]
 
 
-# Main-item rows with a free slot that this annotator never had (and not in the caller's skip list).
+# Main-item rows with a free slot that this annotator (and anyone flagged as the same person) never had, and not
+# in the caller's skip list.
 _OPEN_FOR_ANNOTATOR = (
     " WHERE m.stage_id = %s AND m.has_free_slot AND m.slots_taken < %s"
     " AND m.item_id NOT IN (SELECT a.item_id FROM annotation_assignment a"
-    " WHERE a.stage_id = %s AND a.annotator_id = %s)"
+    " WHERE a.stage_id = %s AND a.annotator_id IN ({annotators}))"
 )
 
 
-def _open_for_annotator(*, stage_id: int, annotator_id: int, overlap: int, skip: set[int]) -> tuple[str, list]:
+def _open_for_annotator(
+    *, stage_id: int, annotator_id: int, overlap: int, skip: set[int], same_person: tuple[int, ...] = ()
+) -> tuple[str, list]:
+    annotators = [annotator_id, *same_person]
     skipped = f" AND m.id NOT IN ({', '.join(['%s'] * len(skip))})" if skip else ""
-    return _OPEN_FOR_ANNOTATOR + skipped, [stage_id, overlap, stage_id, annotator_id, *sorted(skip)]
+    where = _OPEN_FOR_ANNOTATOR.format(annotators=", ".join(["%s"] * len(annotators)))
+    return where + skipped, [stage_id, overlap, stage_id, *annotators, *sorted(skip)]
 
 
-def lock_first_open_item(*, stage_id: int, annotator_id: int, overlap: int, skip: set[int]) -> Item | None:
-    """The item of the first open main-item row (position order) that this annotator never had and no
-    other transaction holds, its row locked; ``item.main_item_pk`` is that row's id. The partial index on
-    open rows (``has_free_slot``) makes this a short index walk however many items are full."""
-    where, params = _open_for_annotator(stage_id=stage_id, annotator_id=annotator_id, overlap=overlap, skip=skip)
+def lock_first_open_item(
+    *, stage_id: int, annotator_id: int, overlap: int, skip: set[int], same_person: tuple[int, ...] = ()
+) -> Item | None:
+    """The item of the first open main-item row (position order) that this annotator (and anyone in
+    ``same_person``) never had and no other transaction holds, its row locked; ``item.main_item_pk`` is that
+    row's id. The partial index on open rows (``has_free_slot``) makes this a short index walk however many
+    items are full."""
+    where, params = _open_for_annotator(
+        stage_id=stage_id, annotator_id=annotator_id, overlap=overlap, skip=skip, same_person=same_person
+    )
     # Constant text and placeholders; every value is a parameter.
     sql = (
         "SELECT i.*, m.id AS main_item_pk FROM annotation_mainitem m JOIN annotation_item i ON i.id = m.item_id"  # noqa: S608
@@ -182,9 +192,13 @@ def lock_first_open_item(*, stage_id: int, annotator_id: int, overlap: int, skip
     return next(iter(Item.objects.raw(sql, params)), None)
 
 
-def open_item_exists(*, stage_id: int, annotator_id: int, overlap: int, skip: set[int]) -> bool:
+def open_item_exists(
+    *, stage_id: int, annotator_id: int, overlap: int, skip: set[int], same_person: tuple[int, ...] = ()
+) -> bool:
     """Whether any row `lock_first_open_item` could give exists, locked by others or not."""
-    where, params = _open_for_annotator(stage_id=stage_id, annotator_id=annotator_id, overlap=overlap, skip=skip)
+    where, params = _open_for_annotator(
+        stage_id=stage_id, annotator_id=annotator_id, overlap=overlap, skip=skip, same_person=same_person
+    )
     with connection.cursor() as cursor:
         cursor.execute("SELECT 1 FROM annotation_mainitem m" + where + " LIMIT 1", params)  # noqa: S608
         return cursor.fetchone() is not None

@@ -118,6 +118,7 @@ route(
 )
 route("api/annotation/main/disputed/", ANNOTATOR, "/api/annotation/main/disputed/")
 route("api/annotation/main/<id:stage_pk>/dashboard/", STAFF, "/api/annotation/main/{stage}/dashboard/")
+route("api/annotation/main/<id:stage_pk>/aggregation/", STAFF, "/api/annotation/main/{stage}/aggregation/")
 route("api/annotation/adjudication/threads/", STAFF, "/api/annotation/adjudication/threads/")
 route("api/^annotation/enrollments/$", ANNOTATOR, "/api/annotation/enrollments/")
 route("api/^annotation/enrollments/(?P<pk>[^/.]+)/$", ANNOTATOR, "/api/annotation/enrollments/{enrollment}/")
@@ -182,6 +183,8 @@ route("annotation/people/enrollments/<id:pk>/replace/", STAFF, "/annotation/peop
 route("annotation/people/welcome/<str:uidb64>/<str:token>/", ANNOTATOR, "/annotation/people/welcome/MQ/not-a-token/")
 route("annotation/crowd/<slug:key>/", ANNOTATOR, "/annotation/crowd/no-such-link/")
 route("annotation/crowd/<slug:key>/done/", ANNOTATOR, "/annotation/crowd/no-such-link/done/")
+route("annotation/crowd/return/", ANNOTATOR, "/annotation/crowd/return/")
+route("annotation/crowd/<slug:key>/leave/", ANNOTATOR, "/annotation/crowd/no-such-link/leave/")
 route("api/annotation/people/", STAFF, "/api/annotation/people/")
 route("api/annotation/people/<id:user_pk>/invite/", STAFF, "/api/annotation/people/1/invite/")
 route("api/annotation/people/<id:user_pk>/deactivate/", STAFF, "/api/annotation/people/1/deactivate/")
@@ -206,6 +209,11 @@ route(
     "api/annotation/people/stages/<id:stage_pk>/crowd/export/",
     STAFF,
     "/api/annotation/people/stages/{stage}/crowd/export/",
+)
+route(
+    "api/annotation/people/stages/<id:stage_pk>/crowd/outcomes/",
+    STAFF,
+    "/api/annotation/people/stages/{stage}/crowd/outcomes/",
 )
 
 # The home page lists what to do next, discussions included.

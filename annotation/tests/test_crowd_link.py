@@ -30,14 +30,20 @@ def crowd():
             "items_per_recruit": 2,
             "completion_url": "https://app.prolific.com/submissions/complete?x=1",
             "completion_code": "C0MPLETE",
+            "screened_out_url": "https://app.prolific.com/submissions/complete?x=2",
             "screened_out_code": "SCREENED",
+            "not_consented_url": "https://app.prolific.com/submissions/complete?x=3",
+            "not_consented_code": "NOCONSENT",
         },
     )
     return s
 
 
 def enter(client: Client, link, pid: str = PID, study: str = "study-1", session: str = "sess-1"):
-    return client.get(f"/annotation/crowd/{link.key}/", {"PROLIFIC_PID": pid, "STUDY_ID": study, "SESSION_ID": session})
+    """Press "Start the study" (the entry's POST: its GET signs nobody in)."""
+    return client.post(
+        f"/annotation/crowd/{link.key}/", {"PROLIFIC_PID": pid, "STUDY_ID": study, "SESSION_ID": session}
+    )
 
 
 def test_the_same_participant_resumes_the_same_pseudonymous_annotator(crowd):
@@ -61,7 +67,7 @@ def test_the_parameter_names_are_the_stages(crowd):
         stage=crowd.stage, values={"participant_param": "workerId", "study_param": "hitId", "session_param": "aid"}
     )
     assert enter(Client(), crowd.link).status_code == 403  # PROLIFIC_PID is no longer read
-    response = Client().get(f"/annotation/crowd/{crowd.link.key}/", {"workerId": "W1", "hitId": "H1", "aid": "A1"})
+    response = Client().post(f"/annotation/crowd/{crowd.link.key}/", {"workerId": "W1", "hitId": "H1", "aid": "A1"})
     assert response.status_code == 302
     assert CrowdVisit.objects.get().participant_id == "W1"
 
@@ -235,6 +241,7 @@ def test_the_page_opens_the_link(researcher):
         "completion_url": "https://app.prolific.com/submissions/complete",
         "completion_code": "DONE1",
         "screened_out_code": "OUT1",
+        "not_consented_code": "NOPE1",
     }
     assert client.post(f"/annotation/people/stages/{s.stage.pk}/crowd/", form).status_code == 302
     page = client.get(f"/annotation/people/stages/{s.stage.pk}/").content.decode()

@@ -104,7 +104,10 @@ def test_provenance_round_trips_and_refuses_unknown_keys():
     text = provenance_text(fields)
     assert text == "kind=label; stage=2; phase=main; round=post; labelled_at=2026-01-02T03:04:05+00:00"
     assert provenance_parse(text) == {key: str(value) for key, value in fields.items()}
-    for bad in ("annotator=A01", "kind=guess", "stage=two", "no pairs here"):
+    anonymous = provenance_text({**fields, "annotator": "anon-0123456789ab"})
+    assert "annotator=anon-0123456789ab; labelled_at=" in anonymous
+    assert provenance_parse(anonymous)["annotator"] == "anon-0123456789ab"
+    for bad in ("reviewer=A01", "kind=guess", "stage=two", "no pairs here"):
         with pytest.raises(ProvenanceInvalid):
             provenance_parse(bad)
 

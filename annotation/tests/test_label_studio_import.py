@@ -1,8 +1,8 @@
 """The Label Studio import: an export's tasks and annotations become items, labels (by question key,
 phase and round kept), pseudonymous annotators, gold and adjudicated finals, atomically and once; what
 cannot be mapped — a flattened file, a file without annotations, an unknown question or value, another
-kind of region, an unknown annotator, a label that differs from one stored — is refused with a message
-and nothing is written. Page and API are for researchers."""
+kind of region, an unknown annotator — is refused with a message and nothing is written; a label that
+differs from one stored refuses its task alone. Page and API are for researchers."""
 
 import copy
 import json
@@ -115,8 +115,15 @@ def test_a_projects_own_labels_coming_back_change_nothing(labelled):
         users_before,
     )
     region = next(r for t in tasks for a in t["annotations"] for r in a["result"] if r["from_name"] == "q1")
-    region["value"]["choices"] = ["no" if region["value"]["choices"] == ["yes"] else "yes"]
-    _refused(labelled.project, tasks, "differs from the label already stored for it")
+    was = region["value"]["choices"][0]
+    region["value"]["choices"] = ["no" if was == "yes" else "yes"]
+    refused = label_studio_import(project=labelled.project, content=json.dumps(tasks))
+    assert (refused.tasks_refused, refused.items_matched, refused.labels_revised) == (1, 2, 0)
+    assert f"'q1' was {was!r} in EduFair and is {region['value']['choices'][0]!r} here" in refused.refused[0]
+    assert "accept_revisions" in refused.refused[0] and (Label.objects.count(), User.objects.count()) == (
+        labels_before,
+        users_before,
+    )
 
 
 def _refused(project, data, match):
@@ -150,15 +157,17 @@ def test_what_cannot_be_mapped_is_refused_and_nothing_is_written(labelled, targe
     _refused(target, [{"id": 9, "data": {"image": "x.png"}, "annotations": []}], "no text, dialogue or payload")
     provenance = {"from_name": "provenance", "to_name": "item", "type": "textarea", "value": {"text": ["stage=7"]}}
     _refused(target, [_task([_choice("q1", "yes"), provenance])], "no stage 7")
-    # A label that differs from the one already stored: the whole file is refused, the first import stands.
+    # A label that differs from the one already stored refuses its own task only: the rest comes in.
     tasks = label_studio_tasks(labelled.project)
     label_studio_import(project=target, content=json.dumps(tasks))
     changed = copy.deepcopy(tasks)
     region = next(r for t in changed for a in t["annotations"] for r in a["result"] if r["from_name"] == "q1")
     region["value"]["choices"] = ["no" if region["value"]["choices"] == ["yes"] else "yes"]
     changed.append({"id": 99, "data": {"text": "A new item", "external_id": "new"}, "annotations": []})
-    _refused(target, changed, "differs from the label already stored")
-    assert not Item.objects.filter(project=target, external_id="new").exists()
+    labels = _labels(target)
+    report = label_studio_import(project=target, content=json.dumps(changed))
+    assert report.tasks_refused == 1 and "changed in Label Studio" in report.refused[0]
+    assert Item.objects.filter(project=target, external_id="new").exists() and _labels(target) == labels
 
 
 def test_text_no_database_stores_oversized_fields_and_odd_tag_names_are_refused_by_name(target):

@@ -15,11 +15,13 @@ pytestmark = pytest.mark.django_db
 
 # The same bounds for a stage of 5 items / 3 labels and of 60 items / 45 labels: the count does not grow with
 # them. Counted inside the test's transaction, so each request's own transaction shows as 2 SAVEPOINT lines.
-NEXT_QUERIES = 10  # API next: 8 statements (auth, check, held, expired, lock, slot, insert, questions)
+# API next: 9 statements (auth, check, held, expired, same person? — a crowd recruit's possible duplicates —,
+# lock, slot, insert, questions)
+NEXT_QUERIES = 11
 SUBMIT_QUERIES = 17  # API submit: 8, and 5 more when this submit completes the item and resolves it
-# API next that finds nothing left: held, expired, lock, open?, "any item the rule took since?", then the
-# rows looked at once more (lock, open?), since another request may have listed items meanwhile.
-NOTHING_LEFT_QUERIES = 11
+# API next that finds nothing left: held, expired, same person?, lock, open?, "any item the rule took since?",
+# then the rows looked at once more (lock, open?), since another request may have listed items meanwhile.
+NOTHING_LEFT_QUERIES = 12
 PAGE_QUERIES = 24  # the HTML page (session auth, messages, stage-wide progress, 4 for the recent items)
 
 

@@ -39,6 +39,7 @@ def test_invite_train_label_then_a_crowd_recruit_enters_resumes_and_finishes(pag
     page.fill("#id_completion_url", PLATFORM)
     page.fill("#id_completion_code", "C0MPLETE")
     page.fill("#id_screened_out_code", "SCREENED")
+    page.fill("#id_not_consented_code", "NOCONSENT")
     with page.expect_navigation():
         page.click("[data-crowd-form] button[type=submit]")
     entry = page.locator("[data-crowd-url]").inner_text().split("?")[0]
@@ -80,10 +81,12 @@ def test_invite_train_label_then_a_crowd_recruit_enters_resumes_and_finishes(pag
     # A crowd participant: enters, comes back in a fresh session as the same pseudonym, finishes the quota.
     arrive = f"{entry}?PROLIFIC_PID=5f3c0a9b8d7e6f5a4b3c2d1e&STUDY_ID=st1&SESSION_ID="
     page.goto(arrive + "se1")
+    page.click("[data-crowd-start-button]")  # the link's GET signs nobody in
     page.wait_for_url(f"**/annotation/training/{s.stage.pk}/")
     recruit = CrowdRecruit.objects.get()
     page.context.clear_cookies()
     page.goto(arrive + "se2")
+    page.click("[data-crowd-start-button]")
     page.wait_for_url(f"**/annotation/training/{s.stage.pk}/")
     assert page.request.get("/api/me/?format=json").json()["username"] == recruit.user.username
     assert CrowdRecruit.objects.count() == 1

@@ -100,6 +100,41 @@ REPORT = {
             },
         }
     ],
+    "aggregation": {
+        "uses": "The final labels are the adjudicated ones.",
+        "methods": [
+            {"key": "majority_vote", "title": "Majority vote", "competence": "share agreeing with the majority"},
+            {"key": "mace", "title": "MACE", "competence": "probability of not spamming"},
+        ],
+        "stages": [
+            {
+                "name": "Stage 1",
+                "questions": [
+                    {
+                        "question": "q1",
+                        "items": 6,
+                        "methods": [
+                            {
+                                "method": "majority_vote",
+                                "annotators": [{"annotator": "A01", "competence": 5 / 6, "labels": 6}],
+                                "versus_final": {"n_items": 6, "accuracy": 5 / 6, "cohen_kappa": 2 / 3},
+                                "versus_gold": {"n_items": 0, "accuracy": None, "cohen_kappa": None},
+                            },
+                            {
+                                "method": "mace",
+                                "annotators": [
+                                    {"annotator": "A02", "competence": 0.25, "labels": 6},
+                                    {"annotator": "A01", "competence": 0.9876, "labels": 6},
+                                ],
+                                "versus_final": {"n_items": 6, "accuracy": 1.0, "cohen_kappa": 1.0},
+                                "versus_gold": {"n_items": 2, "accuracy": 0.5, "cohen_kappa": None},
+                            },
+                        ],
+                    }
+                ],
+            }
+        ],
+    },
     "gate": [
         {
             "stage": "Stage 1",
@@ -157,6 +192,8 @@ def test_sections_in_reading_order():
         (2, "Adjudication"),
         (2, "Agreement"),
         (3, "Each annotator against the final labels"),
+        (2, "Aggregation by annotator quality"),
+        (3, "Each annotator's estimated competence"),
         (2, "Cross-stage conflicts"),
         (2, "Label distribution after adjudication"),
         (2, "Volume"),
@@ -235,6 +272,25 @@ def test_adjudication_gate_volume_and_crowd():
     assert crowd.rows == () and crowd.empty == "No recruit yet." and crowd.marker == "crowd-recruits"
     summary = sections["Cross-stage conflicts"].blocks[0]
     assert isinstance(summary, Paragraph) and summary.marker == "conflicts"
+
+
+def test_aggregation_states_the_final_labels_and_shows_the_quality_aggregates_beside():
+    sections = {s.title: s for s in report_sections(REPORT)}
+    uses, table = sections["Aggregation by annotator quality"].blocks
+    assert isinstance(uses, Paragraph) and uses.marker == "aggregation-uses"
+    assert uses.text == "The final labels are the adjudicated ones."
+    assert table.marker == "aggregation"
+    assert [row.marker_value for row in table.rows] == ["majority_vote", "mace"]
+    assert _texts(table) == [
+        ["Stage 1", "q1", "Majority vote", "6", "0.833 (n = 6)", "0.667 (n = 6)", "—", "—"],
+        ["Stage 1", "q1", "MACE", "6", "1.000 (n = 6)", "1.000 (n = 6)", "0.500 (n = 2)", "undefined (n = 2)"],
+    ]
+    competence = sections["Each annotator's estimated competence"]
+    what = next(b for b in competence.blocks if isinstance(b, BulletList))
+    assert [[s.text for s in item] for item in what.items][1] == ["MACE", ": probability of not spamming."]
+    table = _table(competence)
+    assert table.columns == ("Stage", "Question", "Annotator", "Majority vote", "MACE")
+    assert _texts(table) == [["Stage 1", "q1", "A01", "0.833", "0.988"], ["Stage 1", "q1", "A02", "—", "0.250"]]
 
 
 def test_markdown_of_the_sections():

@@ -20,6 +20,19 @@ class LabelStudioImportForm(forms.Form):
     stage = forms.IntegerField(
         required=False, min_value=1, help_text="Stage for annotations that do not name one (default: the first)."
     )
+    accept_revisions = forms.BooleanField(
+        required=False,
+        label="Accept revisions",
+        help_text="Keep a label changed in Label Studio as a revision beside the original (otherwise its task is "
+        "refused and the rest imported).",
+    )
+    instance = forms.CharField(
+        required=False,
+        max_length=100,
+        label="Label Studio instance",
+        help_text="A name for the Label Studio the file comes from (e.g. its address), when the project takes exports "
+        "of more than one: annotators named by user number only are then told apart by instance.",
+    )
 
 
 class LabelStudioImportView(ResearcherRequiredMixin, View):
@@ -39,12 +52,16 @@ class LabelStudioImportView(ResearcherRequiredMixin, View):
             return self._page(request, project, form, status=400)
         try:
             report = label_studio_import(
-                project=project, content=form.cleaned_data["file"].read(), stage_order=form.cleaned_data["stage"]
+                project=project,
+                content=form.cleaned_data["file"].read(),
+                stage_order=form.cleaned_data["stage"],
+                accept_revisions=form.cleaned_data["accept_revisions"],
+                instance=form.cleaned_data["instance"],
             )
         except LabelStudioImportFailed as exc:
             more = [f"… and {exc.more} more error(s)."] if exc.more else []
             return self._page(request, project, form, status=400, errors=[*exc.errors, *more])
         messages.success(request, report.describe())
-        for warning in report.warnings:
+        for warning in [*report.warnings, *report.refused]:
             messages.warning(request, warning)
         return redirect("annotation:project", pk)

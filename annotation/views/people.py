@@ -19,8 +19,11 @@ from django.views import View
 
 from annotation.forms_people import BulkEnrolForm, CrowdLinkForm, PersonCreateForm, ReplaceByUsernameForm
 from annotation.models import Enrollment, Stage
-from annotation.selectors.crowd import EXPORT_COLUMNS, crowd_export_rows, crowd_link_of, crowd_recruits
-from annotation.services.crowd import crowd_link_configure
+from annotation.selectors.crowd import crowd_link_of
+from annotation.selectors.crowd_duplicates import recruits_with_duplicates
+from annotation.selectors.crowd_outcomes import OUTCOME_COLUMNS, crowd_outcome_rows
+from annotation.services.crowd import crowd_new_codes
+from annotation.services.crowd_entry_settings import approved_count, crowd_link_save, link_signing_recipe, link_trust
 from annotation.services.enrollment import (
     annotator_by_username,
     enrollment_bulk_create,
@@ -28,6 +31,7 @@ from annotation.services.enrollment import (
     usernames_parse,
 )
 from annotation.services.training import SetupError
+from edufair_web.accounts.link_only import LINK_ONLY, signs_in_by_link_only
 from edufair_web.accounts.people import (
     PeopleError,
     manageable_roles,
@@ -114,9 +118,25 @@ class InviteAcceptView(auth_views.PasswordResetConfirmView):
     post_reset_login_backend = "django.contrib.auth.backends.ModelBackend"
     success_url = reverse_lazy("home")
 
+    link_only = False
+
     def get_user(self, uidb64):
         user = super().get_user(uidb64)
+        if user is not None and signs_in_by_link_only(user):  # a link made before they were refused invitations
+            self.link_only = True
+            return None
         return user if user is not None and user.is_active else None
+
+    def get_context_data(self, **kwargs):
+        return {**super().get_context_data(**kwargs), "link_only": LINK_ONLY if self.link_only else ""}
+
+
+def _drawn(link) -> dict | None:
+    return crowd_new_codes() if link is None else None
+
+
+def _csv_text(value):
+    return value.isoformat() if hasattr(value, "isoformat") else value
 
 
 def _stage_people_context(stage: Stage, *, request, **forms) -> dict:
@@ -129,6 +149,8 @@ def _stage_people_context(stage: Stage, *, request, **forms) -> dict:
             f"{entry}?{link.participant_param}={{{{%PROLIFIC_PID%}}}}"
             f"&{link.study_param}={{{{%STUDY_ID%}}}}&{link.session_param}={{{{%SESSION_ID%}}}}"
         )
+        if link.signature_required:  # the researcher's recruiting page adds the signature, never the platform
+            crowd_url += f"&{link.signature_param}=<signature>"
     enrollments = Enrollment.objects.filter(stage=stage).select_related("user", "replaced_by__user")
     return {
         "stage": stage,
@@ -137,9 +159,14 @@ def _stage_people_context(stage: Stage, *, request, **forms) -> dict:
         "enrol_form": forms.get("enrol_form") or BulkEnrolForm(),
         "replace_form": ReplaceByUsernameForm(),
         "crowd_link": link,
-        "crowd_form": forms.get("crowd_form") or CrowdLinkForm(instance=link),
-        "recruits": crowd_recruits(stage),
+        # A new link's form comes with three different codes drawn, to keep or replace.
+        "crowd_form": forms.get("crowd_form") or CrowdLinkForm(instance=link, initial=_drawn(link)),
+        "outcomes": crowd_outcome_rows(stage),
+        "recruits": recruits_with_duplicates(stage),
         "crowd_url": crowd_url,
+        "crowd_trust": link_trust(link) if link else "",
+        "crowd_recipe": link_signing_recipe(link) if link else "",
+        "crowd_approved": approved_count(link) if link else 0,
     }
 
 
@@ -193,11 +220,10 @@ class CrowdLinkConfigureView(ResearcherRequiredMixin, View):
 
     def post(self, request, stage_pk):
         stage = get_object_or_404(Stage.objects.select_related("project"), pk=stage_pk)
-        form = CrowdLinkForm(request.POST, instance=crowd_link_of(stage))
+        form = CrowdLinkForm(request.POST, request.FILES, instance=crowd_link_of(stage))
         if form.is_valid():
-            values = dict(form.cleaned_data)
             try:
-                crowd_link_configure(stage=stage, values=values)
+                crowd_link_save(stage=stage, values=form.settings())
                 messages.success(request, "Crowd entry link saved.")
                 return redirect("annotation:stage-people", stage.pk)
             except SetupError as exc:
@@ -207,15 +233,16 @@ class CrowdLinkConfigureView(ResearcherRequiredMixin, View):
 
 
 class CrowdExportView(ResearcherRequiredMixin, View):
-    """The recruits' raw platform ids (researchers only), one row per visit, as CSV."""
+    """The outcome list with the participants' raw platform ids (researchers only), one row per participant, as CSV:
+    what the researcher needs to approve, reject or pay each one on the platform."""
 
     def get(self, request, stage_pk):
         stage = get_object_or_404(Stage, pk=stage_pk)
         out = io.StringIO()
-        writer = csv.DictWriter(out, fieldnames=EXPORT_COLUMNS)
+        writer = csv.DictWriter(out, fieldnames=OUTCOME_COLUMNS)
         writer.writeheader()
-        for row in crowd_export_rows(stage):
-            writer.writerow({key: neutralise_cell(value) for key, value in row.items()})
+        for row in crowd_outcome_rows(stage):
+            writer.writerow({key: neutralise_cell(_csv_text(value)) for key, value in row.items()})
         response = HttpResponse(out.getvalue(), content_type="text/csv; charset=utf-8")
         response["Content-Disposition"] = f'attachment; filename="stage-{stage.pk}-crowd.csv"'
         return response

@@ -54,11 +54,14 @@ class AddressRefused(PermanentError):
 
 
 def api_key_for(endpoint: EndpointConfig) -> str:
-    """The key to send: the value of the endpoint's key variable, which must be one the policy allows
-    (checked on the name before the environment is looked at, so a refusal says nothing of what is set)."""
+    """The key to send: the value of the endpoint's key variable, which must be one the policy allows and bound to
+    the endpoint's host (checked before the environment is looked at, so a refusal says nothing of what is set)."""
     if not endpoint.api_key_env:
         return NO_KEY_PLACEHOLDER
-    refusal = current_policy().key_env_refusal(endpoint.api_key_env)
+    policy = current_policy()
+    refusal = policy.key_env_refusal(endpoint.api_key_env) or policy.key_host_refusal(
+        endpoint.api_key_env, endpoint.base_url
+    )
     if refusal:
         raise KeyVariableRefused(refusal)
     value = os.environ.get(endpoint.api_key_env, "")

@@ -5,13 +5,15 @@ and again when its HTTP client is built and connects.
 
 Without it, a researcher could name `SECRET_KEY` (or `DATABASE_URL`) as an endpoint's key variable and a
 listener of theirs as its URL, and the connection test would send the value as a bearer token; or point
-the URL at the database, the cache or the cloud's metadata service. So a key variable must start with an
-allowed prefix or be a known provider's name, and a host must resolve to public addresses only, unless
-the operator allows more (settings of the same names as the environment variables below).
+the URL at the database, the cache or the cloud's metadata service; or name `OPENAI_API_KEY` with a host of
+theirs. So a key variable must start with an allowed prefix or be a known provider's name, its value goes only
+to the hosts the variable is bound to (the provider's own by default), and a host must resolve to public
+addresses only, unless the operator allows more (settings of the same names as the environment variables below).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import ipaddress
 import os
 import re
@@ -23,28 +25,34 @@ from urllib.parse import urlsplit
 
 KEY_PREFIX_SETTING = "EDUFAIR_LLM_KEY_ENV_PREFIX"
 KEY_NAMES_SETTING = "EDUFAIR_LLM_KEY_ENV_NAMES"
+KEY_HOSTS_SETTING = "EDUFAIR_LLM_KEY_HOSTS"
 ALLOWED_HOSTS_SETTING = "EDUFAIR_ENDPOINT_ALLOWED_HOSTS"
 ALLOW_PRIVATE_SETTING = "EDUFAIR_ENDPOINT_ALLOW_PRIVATE"
-SETTINGS = (KEY_PREFIX_SETTING, KEY_NAMES_SETTING, ALLOWED_HOSTS_SETTING, ALLOW_PRIVATE_SETTING)
+SETTINGS = (KEY_PREFIX_SETTING, KEY_NAMES_SETTING, KEY_HOSTS_SETTING, ALLOWED_HOSTS_SETTING, ALLOW_PRIVATE_SETTING)
 
 DEFAULT_KEY_PREFIX = "EDUFAIR_KEY_"
-# The variables the providers' own tools read, so a key already set for them is usable as it is.
-PROVIDER_KEY_NAMES = (
-    "OPENAI_API_KEY",
-    "OPENROUTER_API_KEY",
-    "AZURE_OPENAI_API_KEY",
-    "ANTHROPIC_API_KEY",
-    "GEMINI_API_KEY",
-    "MISTRAL_API_KEY",
-    "GROQ_API_KEY",
-    "TOGETHER_API_KEY",
-    "FIREWORKS_API_KEY",
-    "DEEPINFRA_API_KEY",
-    "DEEPSEEK_API_KEY",
-    "XAI_API_KEY",
-    "CEREBRAS_API_KEY",
-    "VLLM_API_KEY",
-)
+ANY_HOST = "*"  # a binding to any host: the operator's explicit choice
+DEFAULT_BASE_HOST = "api.openai.com"  # where the SDK sends an endpoint with no base URL
+# The variables the providers' own tools read, so a key already set for them is usable as it is, each bound to the
+# hosts its provider documents ("." before a name: the domain and its subdomains). A self-hosted server's key
+# (VLLM_API_KEY) has no default host: the operator binds it to theirs.
+PROVIDER_KEY_HOSTS: dict[str, tuple[str, ...]] = {
+    "OPENAI_API_KEY": ("api.openai.com",),
+    "OPENROUTER_API_KEY": ("openrouter.ai",),
+    "AZURE_OPENAI_API_KEY": (".openai.azure.com", ".cognitiveservices.azure.com", ".services.ai.azure.com"),
+    "ANTHROPIC_API_KEY": ("api.anthropic.com",),
+    "GEMINI_API_KEY": ("generativelanguage.googleapis.com",),
+    "MISTRAL_API_KEY": ("api.mistral.ai",),
+    "GROQ_API_KEY": ("api.groq.com",),
+    "TOGETHER_API_KEY": ("api.together.xyz", "api.together.ai"),
+    "FIREWORKS_API_KEY": ("api.fireworks.ai",),
+    "DEEPINFRA_API_KEY": ("api.deepinfra.com",),
+    "DEEPSEEK_API_KEY": ("api.deepseek.com",),
+    "XAI_API_KEY": ("api.x.ai",),
+    "CEREBRAS_API_KEY": ("api.cerebras.ai",),
+    "VLLM_API_KEY": (),
+}
+PROVIDER_KEY_NAMES = tuple(PROVIDER_KEY_HOSTS)
 
 # Cloud instance-metadata services (AWS, Azure, GCP; AWS IPv6, ECS and EKS; Alibaba; Oracle): refused even
 # when private addresses are allowed, unless named one by one in the allowed hosts.
@@ -71,6 +79,14 @@ IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 Resolver = Callable[[str, int], list[str]]
 
 
+def host_in(host: str, entries) -> bool:
+    """Whether a host is one of the entries (lower-case names or addresses; ".example.org": with its subdomains)."""
+    host = host.lower().rstrip(".")
+    return host in entries or any(
+        entry.startswith(".") and (host.endswith(entry) or host == entry[1:]) for entry in entries
+    )
+
+
 class OutboundRefused(Exception):
     """An endpoint's host resolves to an address the operator does not allow (nothing was sent)."""
 
@@ -79,6 +95,10 @@ class OutboundRefused(Exception):
 class OutboundPolicy:
     key_prefixes: tuple[str, ...] = (DEFAULT_KEY_PREFIX,)
     key_names: frozenset[str] = frozenset(PROVIDER_KEY_NAMES)
+    # Key variable -> the hosts its value may be sent to (`host_in` entries, or ANY_HOST).
+    key_hosts: Mapping[str, frozenset[str]] = dataclasses.field(
+        default_factory=lambda: {name: frozenset(hosts) for name, hosts in PROVIDER_KEY_HOSTS.items()}
+    )
     allowed_hosts: frozenset[str] = frozenset()  # lower-case names; ".example.org" also allows its subdomains
     allowed_networks: tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...] = ()
     allow_private: bool = False
@@ -107,13 +127,28 @@ class OutboundPolicy:
             return None
         return f"{name} is not a variable an endpoint may send as its API key. {self.key_env_rule()}"
 
+    def key_host_refusal(self, name: str, base_url: str) -> str | None:
+        """Why this key variable may not be sent to this base URL's host, or None: a key goes only to the hosts the
+        operator bound it to (the providers' own by default), so naming a known variable does not send its value
+        anywhere else."""
+        if not name:
+            return None
+        bound = self.key_hosts.get(name, frozenset())
+        host = url_host(base_url) or DEFAULT_BASE_HOST
+        if ANY_HOST in bound or host_in(host, bound):
+            return None
+        rule = (
+            f"The operator binds a key variable to the hosts it may be sent to with {KEY_HOSTS_SETTING} "
+            f"(NAME=host|host, comma-separated; {ANY_HOST} for any host)."
+        )
+        if not bound:
+            return f"{name} is bound to no host, so no endpoint may send it. {rule}"
+        return f"{name} may be sent only to {', '.join(sorted(bound))}, not to {host}. {rule}"
+
     # --- addresses ----------------------------------------------------------------------------
 
     def host_allowed(self, host: str) -> bool:
-        host = host.lower().rstrip(".")
-        return host in self.allowed_hosts or any(
-            entry.startswith(".") and (host.endswith(entry) or host == entry[1:]) for entry in self.allowed_hosts
-        )
+        return host_in(host, self.allowed_hosts)
 
     def address_refusal(self, host: str, address: str) -> str | None:
         """Why `host`, resolved to `address`, may not be called, or None."""
@@ -198,6 +233,14 @@ def _embedded_ipv4(ip: ipaddress.IPv6Address) -> list[ipaddress.IPv4Address]:
     return [address for address in embedded if address is not None]
 
 
+def url_host(base_url: str) -> str:
+    """The lower-case host of a base URL ('' when it has none or does not parse)."""
+    try:
+        return (urlsplit(base_url).hostname or "").lower().rstrip(".")
+    except ValueError:
+        return ""
+
+
 def parse_ip(text: str) -> IPAddress | None:
     try:
         return ipaddress.ip_address(text.strip("[]"))
@@ -229,8 +272,9 @@ def _flag(value: object) -> bool:
 
 
 def policy_from(values: Mapping[str, object]) -> OutboundPolicy:
-    """The policy the four settings describe (each a comma-separated string or a list; missing: default).
-    An allowed-hosts entry that is neither an address, a network nor a host name is a ValueError."""
+    """The policy the settings describe (each a comma-separated string or a list; missing: default). An
+    allowed-hosts entry that is neither an address, a network nor a host name, or a key binding that is not
+    NAME=host|host, is a ValueError."""
     prefix = values.get(KEY_PREFIX_SETTING)
     hosts, networks = set(), []
     for entry in _items(values.get(ALLOWED_HOSTS_SETTING)):
@@ -239,16 +283,34 @@ def policy_from(values: Mapping[str, object]) -> OutboundPolicy:
             continue
         except ValueError:
             pass
-        if not HOST_NAME.match(entry.lower()):
-            raise ValueError(f"{ALLOWED_HOSTS_SETTING}: {entry!r} is not a host name, an IP address or a network")
-        hosts.add(entry.lower().rstrip("."))
+        hosts.add(_host_entry(entry, ALLOWED_HOSTS_SETTING))
     return OutboundPolicy(
         key_prefixes=(DEFAULT_KEY_PREFIX,) if prefix is None else _items(prefix),
         key_names=frozenset(PROVIDER_KEY_NAMES) | frozenset(_items(values.get(KEY_NAMES_SETTING))),
+        key_hosts=_key_hosts(values.get(KEY_HOSTS_SETTING)),
         allowed_hosts=frozenset(hosts),
         allowed_networks=tuple(networks),
         allow_private=_flag(values.get(ALLOW_PRIVATE_SETTING)),
     )
+
+
+def _host_entry(entry: str, setting: str) -> str:
+    host = entry.strip().strip("[]").lower().rstrip(".")
+    if parse_ip(host) is None and not HOST_NAME.match(host):
+        raise ValueError(f"{setting}: {entry!r} is not a host name or an IP address")
+    return host
+
+
+def _key_hosts(value: object) -> dict[str, frozenset[str]]:
+    """The providers' bindings, each variable the setting names bound to its hosts instead."""
+    bound = {name: frozenset(hosts) for name, hosts in PROVIDER_KEY_HOSTS.items()}
+    for entry in _items(value):
+        name, sep, hosts = entry.partition("=")
+        name, targets = name.strip(), [h.strip() for h in hosts.split("|") if h.strip()]
+        if not sep or not name or not targets:
+            raise ValueError(f"{KEY_HOSTS_SETTING}: {entry!r} is not NAME=host (or NAME=host|host, or NAME=*)")
+        bound[name] = frozenset(h if h == ANY_HOST else _host_entry(h, KEY_HOSTS_SETTING) for h in targets)
+    return bound
 
 
 @lru_cache(maxsize=16)

@@ -202,13 +202,17 @@ class ModelEndpoint(models.Model):
 
     def clean_outbound(self) -> None:
         """The operator's rule for what an endpoint may send and where (`audits.llm.outbound_policy`): the
-        key variable by its name, the base URL by the addresses its host resolves to (a simulation calls
-        nothing). The HTTP client checks both again when it is built and when it connects."""
+        key variable by its name and the hosts it is bound to, the base URL by the addresses its host resolves to
+        (a simulation calls nothing). The HTTP client checks both again when it is built and when it connects."""
         policy = current_policy()
         if self.api_key_env and ENV_VAR_NAME.match(self.api_key_env):
             refusal = policy.key_env_refusal(self.api_key_env)
             if refusal:
                 raise ValidationError({"api_key_env": refusal})
+            if not self.is_simulation:
+                refusal = policy.key_host_refusal(self.api_key_env, self.base_url or "")
+                if refusal:
+                    raise ValidationError({"base_url": refusal})
         if not self.is_simulation:
             refusal = policy.base_url_refusal(self.base_url or "")
             if refusal:

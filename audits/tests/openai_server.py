@@ -277,10 +277,11 @@ def build_app(state: ServerState) -> web.Application:
 
 
 class OpenAITestServer:
-    """The server on a thread of its own, on a free port of 127.0.0.1."""
+    """The server on a thread of its own, on a free port of 127.0.0.1 (or another loopback address, `host`)."""
 
-    def __init__(self, delay: float = 0.0, behaviour: object | None = None) -> None:
+    def __init__(self, delay: float = 0.0, behaviour: object | None = None, host: str = "127.0.0.1") -> None:
         self.state = ServerState(delay=delay, behaviour=behaviour)
+        self.host = host
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._runner: web.AppRunner | None = None
@@ -291,7 +292,7 @@ class OpenAITestServer:
 
     @property
     def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/v1"
+        return f"http://{self.host}:{self.port}/v1"
 
     def plan(self, purpose: str, *faults: Fault | str) -> None:
         """Misbehave on the next requests of `purpose` ("*" = any), in order."""
@@ -315,7 +316,7 @@ class OpenAITestServer:
             asyncio.set_event_loop(self._loop)
             self._runner = web.AppRunner(self.build_app(), access_log=None)
             self._loop.run_until_complete(self._runner.setup())
-            site = web.TCPSite(self._runner, "127.0.0.1", 0)
+            site = web.TCPSite(self._runner, self.host, 0)
             self._loop.run_until_complete(site.start())
             self.port = site._server.sockets[0].getsockname()[1]
             ready.set()

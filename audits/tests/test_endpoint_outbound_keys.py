@@ -87,9 +87,9 @@ def test_the_form_refuses_a_secret_variable(researcher_client, listener, secrets
     assert "is not a variable an endpoint may send" in response.content.decode()
     assert not ModelEndpoint.objects.exists()
 
-    form["api_key_env"] = "OPENAI_API_KEY"
+    form["api_key_env"] = "EDUFAIR_KEY_LAB"  # bound to loopback in the tests' settings (conftest.py)
     assert researcher_client.post(reverse("audits:endpoint-new"), form).status_code == 302
-    assert ModelEndpoint.objects.get().api_key_env == "OPENAI_API_KEY"
+    assert ModelEndpoint.objects.get().api_key_env == "EDUFAIR_KEY_LAB"
 
 
 @pytest.mark.django_db
@@ -128,6 +128,7 @@ def test_a_secret_variable_that_got_in_is_never_read_nor_sent(researcher_client,
 @pytest.mark.django_db
 def test_the_operator_extends_the_allowed_names(researcher_client, listener, settings):
     settings.EDUFAIR_LLM_KEY_ENV_NAMES = ["LAB_VLLM_TOKEN"]
+    settings.EDUFAIR_LLM_KEY_HOSTS = ["LAB_VLLM_TOKEN=127.0.0.1"]
     made = researcher_client.post(
         "/api/model-endpoints/", hostile(listener, "LAB_VLLM_TOKEN"), content_type="application/json"
     )

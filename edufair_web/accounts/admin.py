@@ -1,11 +1,16 @@
 """Admin registrations of the operators' models.
 
-Operators get users, groups, API tokens (never readable), lockouts and worker heartbeats."""
+Operators get users, groups, API tokens (never readable), lockouts and worker heartbeats. A crowd participant's
+password page refuses (`link_only`)."""
 
-from django.contrib import admin
+from django.contrib import admin, messages
+from django.contrib.admin.utils import unquote
+from django.contrib.auth.models import User
+from django.shortcuts import redirect
 from knox.models import AuthToken
 
 from .admin_site import OperatorModelAdmin, ResearcherModelAdmin
+from .link_only import LINK_ONLY, signs_in_by_link_only
 from .models import WorkerHeartbeat
 
 
@@ -31,6 +36,17 @@ class ApiTokenAdmin(OperatorModelAdmin):
         return False
 
 
+class LinkOnlyPasswordRefusal:
+    """The user admin's password page refuses a crowd participant (who signs in through the study link only)."""
+
+    def user_change_password(self, request, id, form_url=""):
+        user = self.get_object(request, unquote(id))
+        if user is not None and self.has_change_permission(request, user) and signs_in_by_link_only(user):
+            messages.error(request, f"{user.username}: {LINK_ONLY}.")
+            return redirect("admin:auth_user_change", user.pk)
+        return super().user_change_password(request, id, form_url)
+
+
 def operator_admin_for_registered_models() -> None:
     """Give operators the admins that apps listed before this one registered (auth, axes); knox's token admin
     (which lists digests and makes tokens) is replaced by ApiTokenAdmin.
@@ -44,7 +60,10 @@ def operator_admin_for_registered_models() -> None:
     for model, model_admin in list(admin.site._registry.items()):
         if isinstance(model_admin, OperatorModelAdmin | ResearcherModelAdmin):
             continue
-        combined = type(f"Operator{type(model_admin).__name__}", (type(model_admin), OperatorModelAdmin), {})
+        bases = (type(model_admin), OperatorModelAdmin)
+        if model is User:
+            bases = (LinkOnlyPasswordRefusal, *bases)
+        combined = type(f"Operator{type(model_admin).__name__}", bases, {})
         admin.site.unregister(model)
         admin.site.register(model, combined)
 

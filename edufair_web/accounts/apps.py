@@ -11,7 +11,8 @@ class AccountsConfig(AppConfig):
     verbose_name = "Accounts and workers"
 
     def ready(self) -> None:
-        from . import signals, token_revocation  # noqa: F401  (the Celery worker heartbeat; tokens die with a password)
+        # The Celery worker heartbeat; tokens die with a password; no password for a crowd participant.
+        from . import link_only, signals, token_revocation  # noqa: F401
 
 
 class EduFairAdminConfig(admin_apps.AdminConfig):

@@ -1,7 +1,7 @@
 """The demo's users, one per role, with known passwords printed by `make demo`."""
 
 from .roles import ADJUDICATOR, ANNOTATOR, OPERATOR, RESEARCHER
-from .services import user_create_with_role
+from .services import demo_user_ensure
 
 DEMO_USERS = (
     ("researcher", RESEARCHER, "demo-researcher"),
@@ -12,6 +12,9 @@ DEMO_USERS = (
 
 
 def demo_users_seed() -> list[tuple[str, str, str]]:
+    """(username, role, password) of each demo user; the password is "" where the user existed with another one."""
+    seeded = []
     for username, role, password in DEMO_USERS:
-        user_create_with_role(username=username, role=role, password=password)
-    return list(DEMO_USERS)
+        user = demo_user_ensure(username=username, role=role, password=password)
+        seeded.append((username, role, password if user.check_password(password) else ""))
+    return seeded

@@ -18,6 +18,7 @@ from django.urls import reverse
 from django.utils.encoding import force_bytes, force_str
 from django.utils.http import urlsafe_base64_decode, urlsafe_base64_encode
 
+from .link_only import LINK_ONLY, signs_in_by_link_only
 from .roles import ADJUDICATOR, ANNOTATOR, OPERATOR, RESEARCHER, ROLES, has_role, user_roles, user_set_role
 
 # Which roles each managing role may create, invite and deactivate.
@@ -80,6 +81,8 @@ def person_invite_path(*, by: User, user: User) -> str:
 
 
 def _invite_check(*, by: User, user: User) -> None:
+    if signs_in_by_link_only(user):  # a password would let whoever set it label as the participant
+        raise PeopleError(f"{user.username}: {LINK_ONLY}.")
     if not may_manage(by=by, user=user):
         raise PeopleError(f"Your role may not invite {user.username}.")
     if not user.is_active:
@@ -103,6 +106,8 @@ def invitation_user(*, uidb64: str, token: str, lock: bool = False) -> User:
         raise PeopleError(INVALID_INVITATION) from None
     if not user.is_active or not default_token_generator.check_token(user, token):
         raise PeopleError(INVALID_INVITATION)
+    if signs_in_by_link_only(user):  # a link made before crowd participants were refused invitations
+        raise PeopleError(f"This invitation is for a crowd participant: {LINK_ONLY}.")
     return user
 
 

@@ -1,5 +1,6 @@
 """Reads for accounts: the state of the database, the broker and the workers, for /healthz."""
 
+import threading
 import time
 from dataclasses import asdict, dataclass
 from datetime import timedelta
@@ -76,3 +77,24 @@ def system_health() -> dict:
             "workers": workers,
         },
     }
+
+
+# The status anonymous callers get: probed at most once per HEALTHZ_STATUS_SECONDS in a process, so an unthrottled
+# public URL cannot make every request cost a database and a broker round trip.
+_status_lock = threading.Lock()
+_status: dict = {"value": None, "at": 0.0}
+
+
+def health_status() -> str:
+    """ "ok" or "error", from a probe at most HEALTHZ_STATUS_SECONDS old (this process's)."""
+    with _status_lock:
+        now = time.monotonic()
+        if _status["value"] is None or now - _status["at"] >= settings.HEALTHZ_STATUS_SECONDS:
+            _status["value"], _status["at"] = system_health()["status"], now
+        return _status["value"]
+
+
+def health_status_forget() -> None:
+    """Probe afresh on the next call (tests that change a service)."""
+    with _status_lock:
+        _status["value"] = None

@@ -22,6 +22,17 @@ def user_create_with_role(*, username: str, role: str, password: str, email: str
     return user
 
 
+def demo_user_ensure(*, username: str, role: str, password: str) -> User:
+    """A demo user: created with its printed password and role when missing; an existing user (a real account of the
+    same name, or the demo's from an earlier run) is left exactly as it is, its password never reset."""
+    user, created = User.objects.get_or_create(username=username)
+    if created:
+        user.set_password(password)
+        user.save()
+        user_set_role(user=user, role=role)
+    return user
+
+
 def worker_heartbeat_record(*, hostname: str, from_task: bool = False) -> None:
     """Note that the worker is alive (and, from the heartbeat task, that it ran a task from the broker).
 

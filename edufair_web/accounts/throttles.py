@@ -14,13 +14,15 @@ from rest_framework.throttling import SimpleRateThrottle
 
 from .client_address import client_address
 
-# Reads that compute or serialise a whole audit or project (analysis results, exports, reports) or the schema.
+# Reads that compute or serialise a whole audit or project (analysis results, exports, reports, model fits) or the
+# schema.
 EXPENSIVE_READS = frozenset(
     {
         "schema",
         "audit-results",
         "audit-export",
         "annotation-report",
+        "annotation-main-aggregation",
         "annotation-labels-export",
         "annotation-jv-report",
     }
@@ -71,12 +73,3 @@ class ExpensiveReadRateThrottle(_ConfiguredRateThrottle):
         if request.method not in SAFE_METHODS or match is None or match.url_name not in EXPENSIVE_READS:
             return None
         return self._user_key(request)
-
-
-class CrowdEntryRateThrottle(_ConfiguredRateThrottle):
-    """Arrivals through a crowd entry link, per client address: each may create a user."""
-
-    scope = "crowd_entry"
-
-    def get_cache_key(self, request, view) -> str:
-        return self._key(self.get_ident(request))

@@ -11,6 +11,16 @@ from edufair_web.accounts.models import WorkerHeartbeat
 pytestmark = pytest.mark.django_db
 
 
+@pytest.fixture(autouse=True)
+def fresh_status():
+    """Each test probes afresh: the anonymous status is kept a few seconds per process."""
+    from edufair_web.accounts.selectors import health_status_forget
+
+    health_status_forget()
+    yield
+    health_status_forget()
+
+
 def test_healthz_reports_database_and_broker(researcher_client):
     response = researcher_client.get("/healthz")
     assert response.status_code == 200
@@ -68,3 +78,25 @@ def test_anonymous_healthz_still_answers_503_when_a_service_is_down(client, monk
 def test_other_signed_in_roles_get_the_status_only(client, make_user, role):
     client.force_login(make_user(role))
     assert client.get("/healthz").json() == {"status": "ok"}
+
+
+def test_anonymous_healthz_probes_at_most_once_per_period(researcher_client, settings, monkeypatch):
+    from django.test import Client
+
+    from edufair_web.accounts import selectors
+
+    client = Client()  # anonymous, beside the researcher's
+
+    probes = []
+    probe = selectors._database_probe
+    monkeypatch.setattr(selectors, "_database_probe", lambda: probes.append(1) or probe())
+    settings.HEALTHZ_STATUS_SECONDS = 60
+    for _ in range(20):
+        assert client.get("/healthz").json() == {"status": "ok"}
+    assert len(probes) == 1
+    researcher_client.get("/healthz")  # staff get a live probe
+    assert len(probes) == 2
+
+    settings.HEALTHZ_STATUS_SECONDS = 0  # the period is over: the next anonymous call probes again
+    client.get("/healthz")
+    assert len(probes) == 3

@@ -237,6 +237,10 @@ expect(
 # completion page belongs to a session opened through a link (403 for everyone else).
 expect("annotation/crowd/<slug:key>/", "/annotation/crowd/no-such-link/", (404, 404, 404, 404, 404, 404))
 expect("annotation/crowd/<slug:key>/done/", "/annotation/crowd/no-such-link/done/", (403, 403, 403, 403, 403, 403))
+# Returning the study belongs to a session opened through a link too: nothing to return for everyone else.
+expect("annotation/crowd/return/", "/annotation/crowd/return/", (404, 404, 404, 404, 404, 404))
+# "I do not consent / leave": POST only, by the recruit of that link's session (405 to a GET from anyone).
+expect("annotation/crowd/<slug:key>/leave/", "/annotation/crowd/no-such-link/leave/", (405, 405, 405, 405, 405, 405))
 expect("api/annotation/people/", "/api/annotation/people/", PEOPLE_API)
 expect("api/annotation/people/<id:user_pk>/invite/", "/api/annotation/people/{person}/invite/", PEOPLE_API_POST)
 expect("api/annotation/people/<id:user_pk>/deactivate/", "/api/annotation/people/{person}/deactivate/", PEOPLE_API_POST)
@@ -270,6 +274,11 @@ expect(
 expect(
     "api/annotation/people/stages/<id:stage_pk>/crowd/export/",
     "/api/annotation/people/stages/{stage}/crowd/export/",
+    API_RESEARCHER,
+)
+expect(
+    "api/annotation/people/stages/<id:stage_pk>/crowd/outcomes/",
+    "/api/annotation/people/stages/{stage}/crowd/outcomes/",
     API_RESEARCHER,
 )
 
@@ -410,6 +419,7 @@ expect(
 )
 expect("api/annotation/main/disputed/", "/api/annotation/main/disputed/", API_READ_ANY)
 expect("api/annotation/main/<id:stage_pk>/dashboard/", "/api/annotation/main/{jv_stage}/dashboard/", API_RESEARCHER)
+expect("api/annotation/main/<id:stage_pk>/aggregation/", "/api/annotation/main/{jv_stage}/aggregation/", API_RESEARCHER)
 expect("api/annotation/adjudication/", "/api/annotation/adjudication/", API_ADJUDICATOR)
 expect("api/annotation/adjudication/threads/", "/api/annotation/adjudication/threads/", API_ADJUDICATOR)
 expect(
@@ -502,7 +512,8 @@ def world(django_user_model):
     from edufair_web.accounts.models import WorkerHeartbeat
     from edufair_web.accounts.services import user_create_with_role
 
-    call_command("seed_demo", small=True, stdout=StringIO())  # the small demo audit: same pages, fewer dialogues
+    # The small demo audit (same pages, fewer dialogues); tests run with DEBUG off, as production does.
+    call_command("seed_demo", small=True, production=True, stdout=StringIO())
     user_create_with_role(username="outsider", role="annotator", password="pw-outsider-1")
     from django.utils import timezone
 

@@ -127,7 +127,8 @@ def test_rates_and_the_token_lifetime_come_from_the_environment(tmp_path):
     result = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == (
-        "{'login': '7/hour', 'write': None, 'expensive_read': '120/minute', 'crowd_entry': '5/hour'} 10:00:00"
+        "{'login': '7/hour', 'write': None, 'expensive_read': '120/minute', 'crowd_entry': '5/hour', "
+        "'crowd_link': '120/minute'} 10:00:00"
     )
     env["API_TOKEN_TTL_HOURS"] = "0"
     refused = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)

@@ -1,9 +1,12 @@
-"""`manage.py create_user NAME --role researcher|adjudicator|annotator|operator [--password P] [--email E]`."""
+"""`manage.py create_user NAME --role researcher|adjudicator|annotator|operator [--password P] [--email E]`.
+
+A crowd participant's password is never reset here (`edufair_web.accounts.link_only`)."""
 
 import secrets
 
 from django.core.management.base import BaseCommand, CommandError
 
+from edufair_web.accounts.link_only import LINK_ONLY, LinkOnlyRefused
 from edufair_web.accounts.roles import ROLES
 from edufair_web.accounts.services import user_create_with_role
 
@@ -21,5 +24,8 @@ class Command(BaseCommand):
         if not username.strip():
             raise CommandError("username must not be empty")
         password = password or secrets.token_urlsafe(12)
-        user_create_with_role(username=username, role=role, password=password, email=email)
+        try:
+            user_create_with_role(username=username, role=role, password=password, email=email)
+        except LinkOnlyRefused:
+            raise CommandError(f"{username}: {LINK_ONLY}.") from None
         self.stdout.write(f"{username} ({role}) password: {password}")

@@ -3,7 +3,8 @@
 from importlib import import_module
 from importlib.util import find_spec
 
-from django.core.management.base import BaseCommand
+from django.conf import settings
+from django.core.management.base import BaseCommand, CommandError
 
 from edufair_web.accounts.demo import demo_users_seed
 
@@ -27,7 +28,20 @@ class Command(BaseCommand):
             "everything else as in the full demo.",
         )
 
+        parser.add_argument(
+            "--i-know-this-is-production",
+            action="store_true",
+            dest="production",
+            help="Seed although DEBUG is off. Existing users are never changed; the new demo users' passwords are the "
+            "ones the README prints.",
+        )
+
     def handle(self, *args, **options):
+        if not settings.DEBUG and not options["production"]:
+            raise CommandError(
+                "seed_demo refuses with DEBUG off: it creates users (an operator among them) whose passwords the "
+                "README prints. Seed a development install, or add --i-know-this-is-production."
+            )
         users = demo_users_seed()
         for app in APPS_WITH_DEMO_CONTENT:
             if find_spec(f"{app}.demo") is not None:
@@ -38,5 +52,9 @@ class Command(BaseCommand):
 
 def demo_logins_text(users) -> str:
     lines = ["Demo log-ins (log in at /accounts/login/):"]
-    lines += [f"  {role:<12} user: {username:<12} password: {password}" for username, role, password in users]
+    lines += [
+        f"  {role:<12} user: {username:<12} password: "
+        + (password or "unchanged (the user existed before with another password)")
+        for username, role, password in users
+    ]
     return "\n".join(lines)

@@ -6,7 +6,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("annotation", "0010_text_limits"),
+        ("annotation", "0012_crowd_outcomes"),
     ]
 
     operations = [

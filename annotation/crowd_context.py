@@ -1,0 +1,15 @@
+"""Template context of a crowd recruit's pages: where their "I do not consent / leave" button posts."""
+
+from django.urls import reverse
+
+from annotation.views.crowd import CROWD_SESSION_KEY, session_recruit
+
+
+def crowd_leave(request) -> dict:
+    """`crowd_leave_url` while the signed-in crowd recruit has not finished; nothing for anyone else."""
+    if CROWD_SESSION_KEY not in request.session:
+        return {}
+    recruit = session_recruit(request)
+    if recruit is None or recruit.outcome:
+        return {}
+    return {"crowd_leave_url": reverse("annotation:crowd-leave", args=[recruit.link.key])}
