@@ -147,12 +147,20 @@ class CrossStageConflictAdmin(ResearcherModelAdmin):
 
 
 # Main labelling.
-from .models import MainItem, StageLabelling  # noqa: E402
+from .models import HeldRevision, MainItem, StageLabelling  # noqa: E402
 
 
 @admin.register(StageLabelling)
 class StageLabellingAdmin(ResearcherModelAdmin):
-    list_display = ("stage", "strategy", "seed", "reservation_minutes")
+    list_display = ("stage", "strategy", "seed", "reservation_minutes", "pilot_feedback", "pilot_closed")
+
+
+@admin.register(HeldRevision)
+class HeldRevisionAdmin(ResearcherModelAdmin):
+    """Revisions given after an item's resolution had started: kept for the record, not counted."""
+
+    list_display = ("label", "value", "unsure", "given_at")
+    raw_id_fields = ("label",)
 
 
 @admin.register(MainItem)

@@ -44,7 +44,7 @@ from edufair_web.accounts.services import demo_user_ensure
 DEMO_PROJECT_NAME = "SafeTutors-style validation (demo)"
 DEMO_ANNOTATOR_PASSWORD = "demo-annotator"
 EXTRA_ANNOTATORS = ("annotator2", "annotator3", "annotator4", "annotator5")
-GOLD_PER_CELL = 4  # per category × subject: enough for three stages' pilots and tests, none shared
+GOLD_PER_CELL = 4  # per category × subject: a stage's pilot and test; stages asking other questions share them
 MAIN_ITEMS = 12
 MAIN_LABELLED = 4  # stage 1 items annotator2 and annotator5 label; the rest are left for visitors
 DISAGREEMENT_AT = 2  # the one of them the two disagree on: its discussion stays open

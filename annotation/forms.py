@@ -66,22 +66,38 @@ class EnrollForm(forms.Form):
 
 class StageLabellingForm(forms.ModelForm):
     """How the stage hands out its main items: the strategy, the random strategy's seed, the reservation,
-    and how long and on how many recent items an annotator may revise a submitted label (left empty: kept)."""
+    and how long and on how many recent items an annotator may revise a submitted label (left empty: kept);
+    and who sees the pilot's gold, and whether the pilot is closed."""
 
     class Meta:
         model = StageLabelling
-        fields = ["strategy", "seed", "reservation_minutes", "revision_minutes", "revision_items"]
-        widgets = {"strategy": forms.RadioSelect}
+        fields = [
+            "strategy",
+            "seed",
+            "reservation_minutes",
+            "revision_minutes",
+            "revision_items",
+            "pilot_feedback",
+            "pilot_closed",
+        ]
+        widgets = {"strategy": forms.RadioSelect, "pilot_feedback": forms.RadioSelect}
 
     reservation_minutes = forms.IntegerField(
         min_value=1,
         help_text="An item handed out and not submitted within this time can go to someone else.",
     )
+    pilot_feedback = forms.ChoiceField(
+        choices=StageLabelling.PilotFeedback.choices,
+        required=False,
+        widget=forms.RadioSelect,
+        help_text="Who sees the pilot's gold answers, rationales and their own pilot score (left empty: kept). "
+        "Those who fail never see more than pass or fail.",
+    )
     revision_minutes = forms.IntegerField(
         min_value=0,
         required=False,
-        help_text="An annotator may revise a label this long after submitting it, while the item is not settled "
-        "and its discussion has not opened (0: never).",
+        help_text="An annotator may revise a label this long after submitting it (0: never). Once the item's "
+        "resolution has started, a revision is kept but no longer counts.",
     )
     revision_items = forms.IntegerField(
         min_value=0,
@@ -122,7 +138,12 @@ class StageItemRuleForm(forms.Form):
 
 class TrainingSetForm(forms.Form):
     phase = forms.ChoiceField(choices=TrainingItem.Phase.choices)
-    size = forms.IntegerField(min_value=1, required=False, help_text="Empty: the stage's pilot or test size.")
+    size = forms.IntegerField(
+        min_value=1,
+        required=False,
+        help_text="Empty: the stage's pilot or test size. A pilot larger than the stage's pilot size is a pool: "
+        "each annotator labels their own even draw of pilot-size items from it.",
+    )
     seed = forms.IntegerField(initial=0)
     accept_uneven = forms.BooleanField(required=False, help_text="Keep a pilot even when the spread cannot be even.")
 

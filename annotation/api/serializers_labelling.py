@@ -33,7 +33,15 @@ class ReviewerDecisionSerializer(serializers.Serializer):
 class StageLabellingSerializer(serializers.ModelSerializer):
     class Meta:
         model = StageLabelling
-        fields = ["strategy", "seed", "reservation_minutes", "revision_minutes", "revision_items"]
+        fields = [
+            "strategy",
+            "seed",
+            "reservation_minutes",
+            "revision_minutes",
+            "revision_items",
+            "pilot_feedback",
+            "pilot_closed",
+        ]
 
 
 class ConflictDispositionSerializer(serializers.Serializer):
@@ -81,7 +89,8 @@ class RecentItemSerializer(serializers.Serializer):
     submitted_at = serializers.DateTimeField()
     revisable = serializers.BooleanField()
     refusal = serializers.CharField(allow_blank=True, help_text="Why it cannot be revised, when it cannot.")
-    answers = RecentAnswerSerializer(many=True)
+    window = serializers.CharField(help_text="The revision window in time and position (or why it is over).")
+    answers = RecentAnswerSerializer(many=True, help_text="Your latest answers.")
 
 
 class AnswerSideSerializer(serializers.Serializer):

@@ -20,8 +20,10 @@ from annotation.models import (
     WorkedExample,
 )
 from annotation.selectors.labelling_settings import labelling_settings, main_labelling_started
+from annotation.selectors.training import own_gate_fields
 from annotation.services.labelling import ItemRuleInvalid, stage_item_rule_describe, stage_item_rule_set
 from annotation.workflow.choice_keys import choices_with_keys
+from edufair_web.accounts.roles import RESEARCHER, has_role
 from edufair_web.text_limits import LINE_MAX, NOTE_MAX
 from edufair_web.upload_limits import MaxUploadSize, upload_limit, upload_size_error
 
@@ -276,6 +278,14 @@ class EnrollmentSerializer(serializers.ModelSerializer):
             "replacement_note",
         ]
         read_only_fields = [f for f in fields if f not in ("stage", "user", "subject")]
+
+    def to_representation(self, instance):
+        """Researchers read every field; an annotator reads their own gate as `own_gate_fields` allows."""
+        data = super().to_representation(instance)
+        request = self.context.get("request")
+        if request is None or not has_role(request.user, RESEARCHER):
+            data.update(own_gate_fields(instance))
+        return data
 
 
 class ReplacementSerializer(serializers.Serializer):

@@ -96,7 +96,14 @@ class CountSerializer(serializers.Serializer):
     total = serializers.IntegerField()
 
 
+class PilotFeedbackStateSerializer(serializers.Serializer):
+    shown = serializers.BooleanField(help_text="Whether your pilot's gold is open to you.")
+    refusal = serializers.CharField(allow_null=True, help_text="Why it is not, once your pilot is in.")
+
+
 class GateStateSerializer(serializers.Serializer):
+    """Pass or fail; scores only for a pilot whose gold is open to you and a gate you passed."""
+
     rules = serializers.DictField(child=serializers.CharField())
     passed = serializers.BooleanField(allow_null=True)
     pilot_score = serializers.FloatField(allow_null=True)
@@ -118,6 +125,7 @@ class TrainingStateSerializer(serializers.Serializer):
     pilot = CountSerializer()
     norming_done = serializers.BooleanField()
     qualification = CountSerializer()
+    pilot_feedback = PilotFeedbackStateSerializer()
     gate = GateStateSerializer()
 
 

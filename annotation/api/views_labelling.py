@@ -127,8 +127,9 @@ class MainSubmitAPIView(APIView):
 
 class RecentItemsAPIView(APIView):
     """Your last submitted items in the stage (as many as its revision window allows, newest first), your
-    current answers and whether each item can still be revised (and why not). How an item was resolved is
-    not shown: it would tell whether the others agreed."""
+    latest answers, whether each item can still be revised (and why not) and the window in time and position.
+    Nothing here depends on the other annotators: how an item was resolved, or whether they have submitted,
+    would tell what they answered and when."""
 
     permission_classes = [IsAnnotator]
 
@@ -140,7 +141,7 @@ class RecentItemsAPIView(APIView):
             [
                 {
                     "item": AnnotatorItemSerializer(row["item"]).data,
-                    **{key: row[key] for key in ("submitted_at", "revisable", "refusal", "answers")},
+                    **{key: row[key] for key in ("submitted_at", "revisable", "refusal", "window", "answers")},
                 }
                 for row in rows
             ]
@@ -148,10 +149,10 @@ class RecentItemsAPIView(APIView):
 
 
 class ReviseAPIView(APIView):
-    """Revise your answers to an item you submitted (send every question, as for a submit) while it still
-    waits for its labels and within the stage's revision window: 200 with the questions given a new version
-    (the earlier one is kept); 409 with the reason once the item has all its labels or the window passed;
-    400 with per-question errors; 404 when you have not submitted the item."""
+    """Revise your answers to an item you submitted (send every question, as for a submit) within the
+    stage's revision window, whatever the other annotators have done: 200 with the questions given a new
+    version (the earlier one is kept; `workflow.revision_rules` says when it counts); 409 with the reason
+    once the window has passed; 400 with per-question errors; 404 when you have not submitted the item."""
 
     permission_classes = [IsAnnotator]
 

@@ -274,7 +274,9 @@ class StageEnrolAPIView(APIView):
             enrolled = enrollment_bulk_create(stage=stage, usernames=usernames, subject=given.validated_data["subject"])
         except SetupError as exc:
             raise ValidationError({"usernames": str(exc)}) from exc
-        return Response(EnrollmentSerializer(enrolled, many=True).data, status=status.HTTP_201_CREATED)
+        return Response(
+            EnrollmentSerializer(enrolled, many=True, context={"request": request}).data, status=status.HTTP_201_CREATED
+        )
 
 
 class EnrollmentReplaceAPIView(APIView):
@@ -293,7 +295,7 @@ class EnrollmentReplaceAPIView(APIView):
             )
         except SetupError as exc:
             raise ValidationError({"detail": str(exc)}) from exc
-        return Response(EnrollmentSerializer(replaced).data)
+        return Response(EnrollmentSerializer(replaced, context={"request": request}).data)
 
 
 class CrowdLinkAPIView(APIView):

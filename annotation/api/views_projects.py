@@ -310,4 +310,4 @@ class EnrollmentViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
             )
         except SetupError as exc:
             raise _setup_error(exc) from exc
-        return Response(EnrollmentSerializer(enrollment).data)
+        return Response(EnrollmentSerializer(enrollment, context={"request": request}).data)

@@ -1,7 +1,8 @@
 """API views for annotators' training and labelling steps, driven by the same step machine as the pages.
 
 The same steps as the pages, so a step out of order is 403 here too. Responses carry only the caller's own data: items
-without gold until the pilot is submitted, never another annotator's labels."""
+without gold until the pilot is submitted (and then only as the stage's feedback rule allows), never another
+annotator's labels, and no score or count to one who failed (`workflow.pilot_feedback`)."""
 
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import extend_schema
@@ -17,6 +18,7 @@ from annotation.selectors.training import (
     examples_seen_ids,
     guideline_current,
     norming_threads,
+    own_gate_fields,
     pilot_feedback,
     stage_gate_rules,
     training_counts,
@@ -71,10 +73,27 @@ def _check(enrollment: Enrollment, action: Action):
         raise PermissionDenied(str(exc)) from exc
 
 
+def _gate_state(enrollment: Enrollment, progress) -> dict:
+    """The gate as the annotator may see it (`selectors.training.own_gate_fields`): pass or fail, and scores
+    only where allowed; never a count, a score or a reason to one who failed (each would teach the gold)."""
+    own = own_gate_fields(enrollment, progress)
+    return {
+        "rules": stage_gate_rules(enrollment.stage),
+        "passed": own["gate_passed"],
+        "pilot_score": own["pilot_score"],
+        "qualification_correct": own["qualification_correct"],
+        "qualification_total": own["qualification_total"],
+        "qualification_score": own["qualification_score"],
+        "pilot_coverage": own["pilot_coverage"],
+        "rule": enrollment.gate_rule or None,
+        "reasons": [],
+    }
+
+
 def _state(enrollment: Enrollment) -> dict:
+    enrollment.refresh_from_db()
     progress = training_progress(enrollment)
     step = next_step(progress)
-    enrollment.refresh_from_db()
     return {
         "stage": enrollment.stage_id,
         "step": step.value,
@@ -85,17 +104,11 @@ def _state(enrollment: Enrollment) -> dict:
         "pilot": {"labelled": progress.pilot_labelled, "total": progress.pilot_total},
         "norming_done": progress.norming_done,
         "qualification": {"labelled": progress.qualification_labelled, "total": progress.qualification_total},
-        "gate": {
-            "rules": stage_gate_rules(enrollment.stage),
-            "passed": enrollment.gate_passed,
-            "pilot_score": enrollment.pilot_score,
-            "qualification_correct": enrollment.qualification_correct,
-            "qualification_total": enrollment.qualification_total,
-            "qualification_score": enrollment.qualification_score,
-            "pilot_coverage": enrollment.pilot_coverage,
-            "rule": enrollment.gate_rule or None,
-            "reasons": enrollment.gate_detail.get("reasons", []) if enrollment.gate_passed is not None else [],
+        "pilot_feedback": {
+            "shown": progress.pilot_done and progress.feedback_refusal is None,
+            "refusal": progress.feedback_refusal if progress.pilot_done else None,
         },
+        "gate": _gate_state(enrollment, progress),
     }
 
 
@@ -248,7 +261,8 @@ class PilotFeedbackAPIView(APIView):
 
     @extend_schema(responses=PilotFeedbackSerializer)
     def get(self, request, stage_pk):
-        """After the whole pilot: agreement with gold and, per item, gold and rationale beside your answer."""
+        """After the whole pilot, as the stage's feedback rule allows (403 with the reason otherwise): agreement
+        with gold and, per item, gold and rationale beside your answer."""
         enrollment = _enrollment(request, stage_pk)
         _check(enrollment, Action.VIEW_PILOT_FEEDBACK)
         enrollment.refresh_from_db()
@@ -281,8 +295,8 @@ class NormingAPIView(APIView):
     @extend_schema(responses=ThreadSerializer(many=True))
     def get(self, request, stage_pk):
         enrollment = _enrollment(request, stage_pk)
-        _check(enrollment, Action.NORMING)
-        return Response(ThreadSerializer(norming_threads(enrollment.stage), many=True).data)
+        _check(enrollment, Action.READ_NORMING)
+        return Response(ThreadSerializer(norming_threads(enrollment.stage, enrollment), many=True).data)
 
     @extend_schema(request=None, responses=TrainingStateSerializer)
     def post(self, request, stage_pk):

@@ -36,5 +36,5 @@ __all__ = [
 ]
 from .main import MainItem as MainItem, StageLabelling as StageLabelling  # noqa: E402, I001
 from .validation import JudgeScore, JudgeValidation, RubricVersion, RubricWorkshop  # noqa: E402, F401
-from .revisions import LabelRevision  # noqa: E402, F401
+from .revisions import HeldRevision, LabelRevision  # noqa: E402, F401
 from .crowd import CrowdApprovedParticipant, CrowdLink, CrowdRecruit, CrowdVisit  # noqa: E402, F401

@@ -1,4 +1,4 @@
-"""Models of main labelling: a stage's assignment settings and a slot-counting row per (stage, main item).
+"""Models of main labelling: a stage's assignment (and pilot) settings and a slot-counting row per (stage, main item).
 
 The assignment settings say how items are handed out and which items are the stage's main work; the row per (stage, main
 item) counts the item's taken slots (live reservations + submitted labels) and says where its resolution stands.
@@ -10,8 +10,11 @@ statement keeps `MainItem.has_free_slot`, whose partial index lets "the first op
 off an index however many items are already full.
 """
 
+from django.core.exceptions import ValidationError
 from django.db import models
 from django.db.models import Q
+
+from annotation.workflow.pilot_feedback import settings_problems
 
 from .projects import Item, LabelQuestion, Stage
 
@@ -23,12 +26,20 @@ class StageLabelling(models.Model):
     given values of one of its questions (SafeTutors: stage 2 takes what stage 1 found valid); or an
     explicit list. Whatever the rule, training items and items removed for a cross-stage conflict at an
     earlier stage are left out.
+
+    It also holds the stage's pilot settings an annotator's training reads: who sees the pilot's gold, and
+    whether the pilot is closed.
     """
 
     class ItemRule(models.TextChoices):
         ALL = "all", "All the project's items"
         SETTLED = "settled", "The items an earlier stage settled with given values"
         LIST = "list", "An explicit list of items"
+
+    class PilotFeedback(models.TextChoices):
+        PASSED = "passed", "Only to annotators who passed the pilot"
+        AFTER_CLOSE = "after_close", "To everyone once the pilot is closed"
+        NEVER = "never", "Never"
 
     class Strategy(models.TextChoices):
         ORDER = "order", "In order (items fill up one after another)"
@@ -62,9 +73,31 @@ class StageLabelling(models.Model):
     )
     source_values = models.JSONField(default=list, blank=True, help_text="Settled rule: the values that qualify.")
     item_ids = models.JSONField(default=list, blank=True, help_text="List rule: the item ids, in order.")
+    # Who sees the pilot's gold (`workflow.pilot_feedback`), and whether the pilot is closed.
+    pilot_feedback = models.CharField(
+        max_length=16,
+        choices=PilotFeedback.choices,
+        default=PilotFeedback.PASSED,
+        help_text="Who sees the pilot's gold answers, rationales and their own pilot score.",
+    )
+    pilot_closed = models.BooleanField(
+        default=False, help_text="The pilot is closed: no one labels it any more (its gold may then be shown)."
+    )
 
     def __str__(self) -> str:
         return f"{self.stage} · {self.strategy}"
+
+    def clean(self) -> None:
+        """The pilot settings' rule (`workflow.pilot_feedback.settings_problems`), for the admin and the page."""
+        stored = StageLabelling.objects.filter(pk=self.pk).first() if self.pk else None
+        problems = settings_problems(
+            policy=self.pilot_feedback,
+            closed=self.pilot_closed,
+            was_policy=stored.pilot_feedback if stored else self.PilotFeedback.PASSED,
+            was_closed=stored.pilot_closed if stored else False,
+        )
+        if problems:
+            raise ValidationError(problems)
 
 
 class MainItem(models.Model):

@@ -27,3 +27,23 @@ class LabelRevision(models.Model):
 
     def __str__(self) -> str:
         return f"{self.label_id} v{self.version}={'unsure' if self.unsure else self.value}"
+
+
+class HeldRevision(models.Model):
+    """A revision given within the window after the item's resolution had started: kept, not counted.
+
+    The blind labels the resolution read stay as they were (`workflow.revision_rules`); the annotator is
+    answered as for any revision and sees this answer as their latest, so nothing tells them the others
+    have submitted. Researchers see it in the label's history."""
+
+    label = models.ForeignKey(Label, on_delete=models.CASCADE, related_name="held_revisions")
+    value = models.CharField(max_length=100, blank=True)
+    unsure = models.BooleanField(default=False)
+    justification = models.TextField(blank=True, max_length=NOTE_MAX)
+    given_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["label", "given_at", "id"]
+
+    def __str__(self) -> str:
+        return f"{self.label_id} held={'unsure' if self.unsure else self.value}"

@@ -2,7 +2,7 @@
 
 Which items its rule makes main work (`workflow.item_rules` decides from what is read here), which items are closed to
 it because they train or test annotators, and which items its pilot and qualification test may not draw because another
-stage already uses them."""
+stage asking the same question already uses them."""
 
 from __future__ import annotations
 
@@ -75,15 +75,28 @@ def main_items_wanted(stage: Stage, settings: StageLabelling) -> list[int]:
     )
 
 
-def closed_to_training(stage: Stage) -> set[int]:
-    """Items the stage's pilot and qualification test may not draw: any other stage's training items and
-    worked examples (their gold would reach annotators twice, once as another stage's feedback), and items
-    already handed out as main work in this stage or a stage sharing a question with it."""
-    others = Stage.objects.filter(project_id=stage.project_id).exclude(pk=stage.pk).values_list("id", flat=True)
-    closed = training_item_ids(list(others))
-    closed |= set(
-        Assignment.objects.filter(stage_id__in=stages_sharing_a_question(stage), phase=Phase.MAIN).values_list(
-            "item_id", flat=True
+def training_closures(stage: Stage) -> list[tuple[str, set[int]]]:
+    """Why items are closed to the stage's pilot and qualification test, reason by reason (an item may
+    appear under more than one): the training items and worked examples of each other stage that asks one
+    of its questions (their gold would reach annotators twice, once as that stage's feedback), and items
+    already handed out as main work in this stage or a stage sharing a question with it. A stage asking
+    other questions shares its training items freely: its gold answers none of this stage's questions."""
+    sharing = stages_sharing_a_question(stage)
+    closures = []
+    for other in Stage.objects.filter(pk__in=sharing).exclude(pk=stage.pk).order_by("order"):
+        reason = (
+            f"pilot or test items or worked examples of stage {other.order} ({other.name}), "
+            "which asks the same question"
         )
-    )
+        closures.append((reason, training_item_ids([other.pk])))
+    main = set(Assignment.objects.filter(stage_id__in=sharing, phase=Phase.MAIN).values_list("item_id", flat=True))
+    closures.append(("already handed out as main work in this stage or one asking the same question", main))
+    return closures
+
+
+def closed_to_training(stage: Stage) -> set[int]:
+    """Items the stage's pilot and qualification test may not draw (`training_closures`)."""
+    closed: set[int] = set()
+    for _, item_ids in training_closures(stage):
+        closed |= item_ids
     return closed

@@ -15,7 +15,7 @@ from annotation.selectors.adjudication import (
     is_moderator,
     moderator_ids,
 )
-from annotation.selectors.training import training_progress
+from annotation.selectors.training import pilot_item_ids, training_progress
 from annotation.workflow import blindness
 from annotation.workflow.blindness import DiscussionVisibility
 from annotation.workflow.training import Action, check_action
@@ -50,7 +50,9 @@ def thread_access(*, user, thread: Thread) -> ThreadAccess:
     enrollment = Enrollment.objects.filter(stage_id=thread.stage_id, user=user).select_related("stage").first()
     if enrollment is None:
         raise ThreadHidden("No such thread.")
-    check_action(training_progress(enrollment), Action.NORMING)
+    check_action(training_progress(enrollment), Action.READ_NORMING)  # its pilot gold must be open to them
+    if thread.item_id not in pilot_item_ids(enrollment):
+        raise ThreadHidden("No such thread.")  # an item of another annotator's pilot draw
     return ThreadAccess(thread=thread, moderator=False, enrollment=enrollment, discussion=None)
 
 

@@ -1,8 +1,9 @@
-"""Reads for training: progress, the next training item, pilot feedback and the gate's gold comparisons.
+"""Reads for training: progress, each annotator's pilot, pilot feedback and the gate's gold comparisons.
 
-The progress is an enrolment's, fed to the pure step machine; the next item is the next pilot or qualification item; the
-pilot feedback comes only after submission, only for the items the annotator submitted. They also say what identifies
-training items (for gold isolation)."""
+The progress is an enrolment's, fed to the pure step machine; an annotator's pilot is their own draw from the stage's
+pilot pool (`workflow.pilot_draw`) when the pool is larger than the pilot size; the pilot feedback comes only after
+submission, only for the items the annotator submitted, and only as the stage's feedback rule allows
+(`workflow.pilot_feedback`). They also say what identifies training items (for gold isolation)."""
 
 from __future__ import annotations
 
@@ -23,8 +24,12 @@ from annotation.models import (
     TrainingItem,
     WorkedExample,
 )
-from annotation.workflow.gate import GateParams, GoldComparison, gate_rules
+from annotation.selectors.labelling_settings import labelling_settings
+from annotation.workflow.gate import GateParams, GoldComparison, gate_rules, gold_score, pilot_passes
 from annotation.workflow.gold_isolation import TrainingSecrets, secrets_from
+from annotation.workflow.pilot import PoolItem
+from annotation.workflow.pilot_draw import recruit_pilot
+from annotation.workflow.pilot_feedback import PASSED, VisibleScores, feedback_refusal, visible_scores
 from annotation.workflow.training import TrainingProgress
 
 
@@ -47,28 +52,96 @@ def training_progress(enrollment: Enrollment) -> TrainingProgress:
         guideline is not None
         and GuidelineConfirmation.objects.filter(enrollment=enrollment, guideline=guideline).exists()
     )
-    training_counts = TrainingItem.objects.filter(stage=stage).aggregate(
-        pilot=Count("id", filter=Q(phase=TrainingItem.Phase.PILOT)),
-        qualification=Count("id", filter=Q(phase=TrainingItem.Phase.QUALIFICATION)),
-    )
+    pilot_ids = pilot_item_ids(enrollment)
+    qualification_total = TrainingItem.objects.filter(stage=stage, phase=TrainingItem.Phase.QUALIFICATION).count()
     done_counts = Assignment.objects.filter(
         stage=stage, annotator=enrollment.user, submitted_at__isnull=False
     ).aggregate(
-        pilot=Count("id", filter=Q(phase=Phase.PILOT)),
+        pilot=Count("id", filter=Q(phase=Phase.PILOT, item_id__in=pilot_ids)),
         qualification=Count("id", filter=Q(phase=Phase.QUALIFICATION)),
     )
+    settings = labelling_settings(stage)
+    pilot_done = bool(pilot_ids) and done_counts["pilot"] >= len(pilot_ids)
     return TrainingProgress(
         current_guideline_version=guideline.version if guideline else None,
         confirmed_current_guideline=confirmed,
         examples_total=WorkedExample.objects.filter(stage=stage).count(),
         examples_seen=ExampleView.objects.filter(enrollment=enrollment).count(),
-        pilot_total=training_counts["pilot"],
+        pilot_total=len(pilot_ids),
         pilot_labelled=done_counts["pilot"],
         norming_done=enrollment.norming_acknowledged_at is not None,
-        qualification_total=training_counts["qualification"],
+        qualification_total=qualification_total,
         qualification_labelled=done_counts["qualification"],
         gate_passed=enrollment.gate_passed,
         replaced=enrollment.status == Enrollment.Status.REPLACED,
+        pilot_closed=settings.pilot_closed,
+        feedback_refusal=pilot_feedback_refusal(enrollment, pilot_done=pilot_done),
+    )
+
+
+def own_gate_fields(enrollment: Enrollment, progress: TrainingProgress | None = None) -> dict:
+    """The enrolment's stored gate fields as the annotator themself may read them (`scores_visible`): pass or
+    fail always; their pilot score and coverage once its gold is open to them; the qualification's score and
+    counts only after passing; the gate's detail (scores, reasons) never. Every door that shows an annotator
+    their own enrolment (the training state, the enrolment API) reads it through here."""
+    visible = scores_visible(enrollment, progress or training_progress(enrollment))
+    return {
+        "pilot_score": enrollment.pilot_score if visible.pilot else None,
+        "pilot_coverage": enrollment.pilot_coverage if visible.pilot else None,
+        "qualification_score": enrollment.qualification_score if visible.qualification else None,
+        "qualification_correct": enrollment.qualification_correct if visible.qualification else None,
+        "qualification_total": enrollment.qualification_total if visible.qualification else None,
+        "qualification_coverage": enrollment.qualification_coverage if visible.qualification else None,
+        "gate_passed": enrollment.gate_passed,
+        "gate_detail": {"passed": enrollment.gate_passed} if enrollment.gate_passed is not None else {},
+    }
+
+
+def pilot_item_ids(enrollment: Enrollment) -> list[int]:
+    """The annotator's pilot, in set order: the stage's whole pilot set when it is no larger than the
+    stage's pilot size, else their own seeded draw of pilot-size items from it (`workflow.pilot_draw`)."""
+    stage = enrollment.stage
+    uses = list(
+        TrainingItem.objects.filter(stage=stage, phase=TrainingItem.Phase.PILOT)
+        .order_by("position", "id")
+        .values_list("item_id", "item__category", "item__subject")
+    )
+    project = stage.project
+    drawn = set(
+        recruit_pilot(
+            [PoolItem(id=i, category=c, subject=s) for i, c, s in uses],
+            stage.pilot_size,
+            stage_id=stage.pk,
+            annotator_id=enrollment.user_id,
+            categories=project.categories or None,
+            subjects=project.subjects or None,
+        )
+    )
+    return [item_id for item_id, _, _ in uses if item_id in drawn]
+
+
+def pilot_feedback_refusal(enrollment: Enrollment, *, pilot_done: bool = True) -> str | None:
+    """Why this annotator may not see their pilot's gold (`workflow.pilot_feedback`), or None. Only asked
+    once their pilot is in; before that the step machine refuses anyway."""
+    if not pilot_done:
+        return None
+    settings = labelling_settings(enrollment.stage)
+    passed = None
+    if settings.pilot_feedback == PASSED:
+        params = gate_params(enrollment.stage)
+        try:
+            comparisons = gold_comparisons(enrollment, Phase.PILOT)
+        except ValueError:  # a question added after their pilot has gold but no answer: not scored, not passed
+            comparisons = []
+        passed = bool(comparisons) and pilot_passes(gold_score(comparisons, params.unsure_rule), params)
+    return feedback_refusal(settings.pilot_feedback, pilot_passed=passed, pilot_closed=settings.pilot_closed)
+
+
+def scores_visible(enrollment: Enrollment, progress: TrainingProgress) -> VisibleScores:
+    """Which of their own scores the annotator may see (none of them after failing, unless the pilot's gold
+    is open to them)."""
+    return visible_scores(
+        feedback_shown=progress.pilot_done and progress.feedback_refusal is None, gate_passed=enrollment.gate_passed
     )
 
 
@@ -101,29 +174,39 @@ def training_item_next(enrollment: Enrollment, phase: str) -> Item | None:
     done = Assignment.objects.filter(
         stage=enrollment.stage, annotator=enrollment.user, phase=phase, submitted_at__isnull=False
     ).values("item_id")
-    use = (
-        TrainingItem.objects.filter(stage=enrollment.stage, phase=phase)
-        .exclude(item_id__in=done)
-        .select_related("item")
-        .order_by("position", "id")
-        .first()
-    )
+    uses = TrainingItem.objects.filter(stage=enrollment.stage, phase=phase)
+    if phase == Phase.PILOT:
+        uses = uses.filter(item_id__in=pilot_item_ids(enrollment))
+    use = uses.exclude(item_id__in=done).select_related("item").order_by("position", "id").first()
     return use.item if use else None
 
 
 def training_counts(enrollment: Enrollment, phase: str) -> tuple[int, int]:
-    """(labelled, total) for the pilot or the qualification test."""
-    total = TrainingItem.objects.filter(stage=enrollment.stage, phase=phase).count()
+    """(labelled, total) for the annotator's pilot or the qualification test."""
     done = Assignment.objects.filter(
         stage=enrollment.stage, annotator=enrollment.user, phase=phase, submitted_at__isnull=False
-    ).count()
-    return done, total
+    )
+    if phase == Phase.PILOT:
+        item_ids = training_item_ids_of(enrollment, phase)
+        return done.filter(item_id__in=item_ids).count(), len(item_ids)
+    return done.count(), TrainingItem.objects.filter(stage=enrollment.stage, phase=phase).count()
+
+
+def training_item_ids_of(enrollment: Enrollment, phase: str) -> list[int]:
+    """The annotator's items of ``phase``: their pilot (`pilot_item_ids`) or the stage's qualification test."""
+    if phase == Phase.PILOT:
+        return pilot_item_ids(enrollment)
+    return list(
+        TrainingItem.objects.filter(stage=enrollment.stage, phase=phase)
+        .order_by("position", "id")
+        .values_list("item_id", flat=True)
+    )
 
 
 def gold_comparisons(enrollment: Enrollment, phase: str) -> list[GoldComparison]:
-    """One comparison per (training item of ``phase``, stage question): the annotator's answer and gold."""
+    """One comparison per (the annotator's training item of ``phase``, stage question): their answer and gold."""
     stage = enrollment.stage
-    item_ids = list(TrainingItem.objects.filter(stage=stage, phase=phase).values_list("item_id", flat=True))
+    item_ids = training_item_ids_of(enrollment, phase)
     question_ids = list(stage.questions.values_list("id", flat=True))
     gold = {
         (g.item_id, g.question_id): g.value
@@ -152,8 +235,8 @@ def pilot_feedback(enrollment: Enrollment) -> list[dict]:
     submission (the caller checks Action.VIEW_PILOT_FEEDBACK); it never includes anyone else's labels."""
     stage = enrollment.stage
     questions = list(stage.questions.all())
-    uses = TrainingItem.objects.filter(stage=stage, phase=TrainingItem.Phase.PILOT).select_related("item")
-    items = [use.item for use in uses]
+    mine_ids = pilot_item_ids(enrollment)
+    items = sorted(Item.objects.filter(pk__in=mine_ids), key=lambda item: mine_ids.index(item.pk))
     gold = {(g.item_id, g.question_id): g for g in GoldLabel.objects.filter(item__in=items, question__in=questions)}
     mine = {
         (lab.assignment.item_id, lab.question_id): lab
@@ -196,13 +279,12 @@ def pilot_feedback(enrollment: Enrollment) -> list[dict]:
     return rows
 
 
-def norming_threads(stage: Stage):
-    return (
-        Thread.objects.filter(stage=stage, kind=Thread.Kind.NORMING)
-        .select_related("item")
-        .annotate(comment_count=Count("comments"))
-        .order_by("item_id")
-    )
+def norming_threads(stage: Stage, enrollment: Enrollment | None = None):
+    """The stage's norming threads; for an annotator (``enrollment``) only those on items of their own pilot."""
+    threads = Thread.objects.filter(stage=stage, kind=Thread.Kind.NORMING)
+    if enrollment is not None:
+        threads = threads.filter(item_id__in=pilot_item_ids(enrollment))
+    return threads.select_related("item").annotate(comment_count=Count("comments")).order_by("item_id")
 
 
 def _item_texts(payload: dict) -> list[str]:

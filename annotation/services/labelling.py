@@ -18,6 +18,7 @@ from django.utils import timezone
 
 from annotation.models import (
     Assignment,
+    HeldRevision,
     Item,
     Label,
     LabelQuestion,
@@ -28,7 +29,7 @@ from annotation.models import (
     StageLabelling,
 )
 from annotation.selectors.conflicts import stage_polarity_question
-from annotation.selectors.revisions import revision_state, revision_window
+from annotation.selectors.revisions import latest_answers, resolution_started, revision_state, revision_window
 from annotation.selectors.stage_items import stage_item_rule
 from annotation.services import main_sql
 from annotation.services.assignment import MainItemsSync, main_items_sync, next_assignment
@@ -36,7 +37,8 @@ from annotation.services.main_sql import LabellingAccess
 from annotation.services.resolution import item_resolve_if_complete
 from annotation.workflow import item_rules
 from annotation.workflow.answers import MAX_SECONDS_PER_ITEM, Answer, active_seconds, answers_validate
-from annotation.workflow.revision_rules import revision_refusal
+from annotation.workflow.pilot_feedback import settings_problems
+from annotation.workflow.revision_rules import revision_counts, revision_refusal
 from annotation.workflow.training import Action, StepRefused, TrainingProgress, check_action
 
 
@@ -173,9 +175,8 @@ class RevisionResult:
     revised: tuple[str, ...]  # question keys whose label got a new version (empty: nothing changed)
 
 
-def _changed(label: Label, answer: Answer) -> bool:
-    stored = (answer.stored_value, answer.unsure, answer.stored_justification)
-    return (label.value, label.unsure, label.justification) != stored
+def _changed(latest: tuple[str, bool, str], answer: Answer) -> bool:
+    return latest != (answer.stored_value, answer.unsure, answer.stored_justification)
 
 
 def label_revise(
@@ -187,15 +188,17 @@ def label_revise(
     seconds: float = 0.0,
     checked: LabellingAccess | None = None,
 ) -> RevisionResult:
-    """Change the annotator's answers to a main item they submitted, while `workflow.revision_rules` allows
-    it (the item still waiting for its N labels, within the stage's revision window). Each changed label
-    keeps its earlier version as a `LabelRevision` (the audit trail) and the `Label` row takes the new
-    answer, so agreement and the item's resolution (when its last label comes in) read the final
-    pre-discussion labels. ``seconds`` (the active time of the revisit) is added to the item's time.
-    Answers are validated as for a submit (every question answered).
+    """Change the annotator's answers to a main item they submitted, within the stage's revision window
+    (`workflow.revision_rules`), whatever the other annotators have done. While the item waits for its labels,
+    each changed label keeps its earlier version as a `LabelRevision` (the audit trail) and the `Label` row
+    takes the new answer, so agreement and the item's resolution (when its last label comes in) read the final
+    pre-discussion labels. Once the item's resolution has started, the revision is stored as a `HeldRevision`
+    and the labels already read stay as they are; the answer is the same either way. ``seconds`` (the active
+    time of the revisit) is added to the item's time. Answers are validated as for a submit (every question
+    answered).
 
     Raises StepRefused (not passed), LabelInvalid, NoAssignment (the annotator has not submitted this item)
-    and RevisionRefused (the message says why).
+    and RevisionRefused (the message says why: the window only).
     """
     if checked is None:
         checked = main_labelling_check(annotator=annotator, stage_id=stage.pk)
@@ -215,15 +218,33 @@ def label_revise(
                 "question"
             )
         }
-        changed = tuple(key for key, answer in answers.items() if key in labels and _changed(labels[key], answer))
-        state = revision_state(stage=stage, assignment=assignment, main_item=main_item)
+        latest = latest_answers(labels.values())
+        changed = tuple(
+            key for key, answer in answers.items() if key in labels and _changed(latest[labels[key].pk], answer)
+        )
         now = timezone.now()
-        refusal = revision_refusal(state, window, now=now)
+        refusal = revision_refusal(revision_state(stage=stage, assignment=assignment), window, now=now)
         if refusal is not None:
             raise RevisionRefused(refusal)
         if not changed:
             return RevisionResult(assignment=assignment, revised=())
-        latest = {
+        _add_seconds(assignment, labels.values(), seconds)
+        started = resolution_started(stage=stage, item_id=item_id, main_item=main_item)
+        if not revision_counts(resolution_started=started):
+            HeldRevision.objects.bulk_create(
+                [
+                    HeldRevision(
+                        label=labels[key],
+                        value=answers[key].stored_value,
+                        unsure=answers[key].unsure,
+                        justification=answers[key].stored_justification,
+                        given_at=now,
+                    )
+                    for key in changed
+                ]
+            )
+            return RevisionResult(assignment=assignment, revised=changed)
+        versions = {
             row["label_id"]: row
             for row in LabelRevision.objects.filter(label__in=[labels[key] for key in changed])
             .order_by("label_id", "version")  # the highest version of each label is read last
@@ -232,7 +253,7 @@ def label_revise(
         revisions = []
         for key in changed:
             label, answer = labels[key], answers[key]
-            previous = latest.get(label.pk)
+            previous = versions.get(label.pk)
             revisions.append(
                 LabelRevision(
                     label=label,
@@ -249,12 +270,16 @@ def label_revise(
             label.justification = answer.stored_justification
         LabelRevision.objects.bulk_create(revisions)
         Label.objects.bulk_update([labels[key] for key in changed], ["value", "unsure", "justification"])
-        if seconds:
-            item_seconds = max(label.seconds for label in labels.values())
-            Label.objects.filter(assignment_id=assignment.pk, round=Label.Round.PRE).update(
-                seconds=min(item_seconds + seconds, MAX_SECONDS_PER_ITEM)
-            )
         return RevisionResult(assignment=assignment, revised=changed)
+
+
+def _add_seconds(assignment: Assignment, labels, seconds: float) -> None:
+    """Add a revisit's active time to the item's time (every label of the item carries it)."""
+    if seconds:
+        item_seconds = max(label.seconds for label in labels)
+        Label.objects.filter(assignment_id=assignment.pk, round=Label.Round.PRE).update(
+            seconds=min(item_seconds + seconds, MAX_SECONDS_PER_ITEM)
+        )
 
 
 def labelling_progress(*, annotator, stage: Stage) -> LabellingProgress:
@@ -277,8 +302,22 @@ def stage_labelling_configure(
     reservation_minutes: int | None = None,
     revision_minutes: int | None = None,
     revision_items: int | None = None,
+    pilot_feedback: str | None = None,
+    pilot_closed: bool | None = None,
 ) -> StageLabelling:
+    """Set the stage's labelling settings; what is None is kept. The pilot's settings follow
+    `workflow.pilot_feedback.settings_problems` (the model's ``clean`` applies it in the admin)."""
     settings, _ = StageLabelling.objects.get_or_create(stage=stage)
+    pilot_feedback = pilot_feedback or None  # a form left empty: kept
+    if pilot_feedback is not None or pilot_closed is not None:
+        policy = settings.pilot_feedback if pilot_feedback is None else pilot_feedback
+        closed = settings.pilot_closed if pilot_closed is None else bool(pilot_closed)
+        problems = settings_problems(
+            policy=policy, closed=closed, was_policy=settings.pilot_feedback, was_closed=settings.pilot_closed
+        )
+        if problems:
+            raise ValueError(" ".join(problems))
+        settings.pilot_feedback, settings.pilot_closed = policy, closed
     if strategy is not None:
         if strategy not in StageLabelling.Strategy.values:
             raise ValueError(f"Unknown strategy {strategy!r}.")

@@ -14,7 +14,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from annotation.models import Assignment, Enrollment, Item, Label, Phase, Stage, TrainingItem
-from annotation.selectors.training import training_progress
+from annotation.selectors.training import pilot_item_ids, training_progress
 from annotation.services.labelling import NoAssignment, SubmitResult, main_label_submit
 from annotation.services.training import pilot_complete_if_done, qualification_complete_if_done
 from annotation.workflow.answers import Answer, active_seconds, answers_validate
@@ -27,9 +27,12 @@ PHASE_ACTIONS = {
 }
 
 
-def _assignment_for(*, stage: Stage, item: Item, annotator, phase: str) -> Assignment:
+def _assignment_for(*, enrollment: Enrollment, item: Item, phase: str) -> Assignment:
+    stage, annotator = enrollment.stage, enrollment.user
     if not TrainingItem.objects.filter(stage=stage, item=item, phase=phase).exists():
         raise NoAssignment(f"This item is not part of the stage's {phase}.")
+    if phase == Phase.PILOT and item.pk not in pilot_item_ids(enrollment):
+        raise NoAssignment("This item is not part of your pilot.")
     assignment, _ = Assignment.objects.get_or_create(
         stage=stage, item=item, annotator=annotator, defaults={"phase": phase}
     )
@@ -48,7 +51,7 @@ def any_phase_label_submit(
     """
     if phase == Phase.MAIN:
         return main_label_submit(annotator=annotator, stage=stage, item=item, answers=answers, seconds=seconds)
-    enrollment = Enrollment.objects.filter(stage=stage, user=annotator).first()
+    enrollment = Enrollment.objects.filter(stage=stage, user=annotator).select_related("stage", "user").first()
     if enrollment is None:
         raise StepRefused("You are not enrolled in this stage.")
     check_action(training_progress(enrollment), PHASE_ACTIONS[Phase(phase)])
@@ -57,7 +60,7 @@ def any_phase_label_submit(
     questions = {q.key: q for q in stage.questions.all()}
     try:
         with transaction.atomic():
-            assignment = _assignment_for(stage=stage, item=item, annotator=annotator, phase=phase)
+            assignment = _assignment_for(enrollment=enrollment, item=item, phase=phase)
             if assignment.submitted_at is not None:
                 return SubmitResult(assignment=assignment, created=False)
             Label.objects.bulk_create(

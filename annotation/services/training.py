@@ -30,7 +30,7 @@ from annotation.models import (
     TrainingItem,
     WorkedExample,
 )
-from annotation.selectors.stage_items import closed_to_training
+from annotation.selectors.stage_items import training_closures
 from annotation.selectors.training import (
     gate_params,
     gold_comparisons,
@@ -152,18 +152,50 @@ def example_mark_seen(*, enrollment: Enrollment, example: WorkedExample) -> None
 # --- Pilot and qualification sets -------------------------------------------------------------------
 
 
-def gold_pool(stage: Stage, *, exclude_phase: str | None = None) -> list[PoolItem]:
-    """Items with gold for every stage question, not worked examples, not already in a training set — of
-    this stage or any other (`selectors.stage_items.closed_to_training`), nor handed out as main work."""
+def _gold_items(stage: Stage):
+    """The project's items with gold for every question of the stage (none when it asks nothing)."""
     question_ids = list(stage.questions.values_list("id", flat=True))
     if not question_ids:
-        return []
+        return Item.objects.none()
     items = Item.objects.filter(project=stage.project)
     for question_id in question_ids:
         items = items.filter(gold_labels__question_id=question_id)
-    items = items.exclude(worked_examples__stage=stage).exclude(training_uses__stage=stage).distinct()
-    items = items.exclude(pk__in=closed_to_training(stage))
-    return [PoolItem(id=i.id, category=i.category, subject=i.subject) for i in items]
+    return items.distinct()
+
+
+def _eligibility(stage: Stage) -> tuple[list[PoolItem], str]:
+    """The stage's gold pool and, in words, how many gold items are eligible and why the others are not."""
+    gold = {i.id: i for i in _gold_items(stage)}
+    closures = [
+        (
+            "worked examples of this stage",
+            set(WorkedExample.objects.filter(stage=stage).values_list("item_id", flat=True)),
+        ),
+        (
+            "already in this stage's pilot or test",
+            set(TrainingItem.objects.filter(stage=stage).values_list("item_id", flat=True)),
+        ),
+        *training_closures(stage),
+    ]
+    closed: set[int] = set()
+    parts = []
+    for reason, item_ids in closures:
+        counted = (item_ids & gold.keys()) - closed
+        closed |= counted
+        if counted:
+            parts.append(f"{len(counted)} {'is' if len(counted) == 1 else 'are'} {reason}")
+    pool = [
+        PoolItem(id=i.id, category=i.category, subject=i.subject) for pk, i in sorted(gold.items()) if pk not in closed
+    ]
+    note = f"{len(pool)} of {len(gold)} gold items are eligible"
+    return pool, note + (": " + "; ".join(parts) if parts else "")
+
+
+def gold_pool(stage: Stage) -> list[PoolItem]:
+    """Items with gold for every stage question, not worked examples, not already in a training set of this
+    stage or of a stage asking one of its questions (`selectors.stage_items.training_closures`), nor handed
+    out as main work."""
+    return _eligibility(stage)[0]
 
 
 @transaction.atomic
@@ -172,25 +204,31 @@ def training_set_choose(
 ) -> PilotSample:
     """Choose the stage's pilot (or qualification) items from its gold pool, spread evenly over the
     project's categories × subjects. Refuses an uneven pilot unless ``accept_uneven`` (the qualification
-    test only needs distinct gold items, so an uneven spread is accepted there)."""
+    test only needs distinct gold items, so an uneven spread is accepted there); a refusal says how many
+    gold items are eligible and why the others are not.
+
+    A pilot set larger than the stage's pilot size is a pilot pool: each annotator labels their own draw
+    of pilot-size items from it (`workflow.pilot_draw`)."""
     if phase not in TrainingItem.Phase.values:
         raise SetupError(f"Unknown phase {phase!r}.")
     if Label.objects.filter(assignment__stage=stage, phase=phase).exists():
         raise SetupError(f"Annotators have already labelled this stage's {phase}; it cannot be redrawn.")
     TrainingItem.objects.filter(stage=stage, phase=phase).delete()
     size = size or (stage.pilot_size if phase == TrainingItem.Phase.PILOT else stage.qualification_size)
-    pool = gold_pool(stage)
+    pool, eligibility = _eligibility(stage)
     if not pool:
-        raise SetupError("No item has gold labels for every question of this stage.")
+        if not _gold_items(stage).exists():
+            raise SetupError("No item has gold labels for every question of this stage.")
+        raise SetupError(f"No gold item is left for the {phase}: {eligibility}.")
     project = stage.project
     sample = sample_pilot(
         pool, size, categories=project.categories or None, subjects=project.subjects or None, seed=seed
     )
     if phase == TrainingItem.Phase.QUALIFICATION:
         if len(sample.item_ids) < size:
-            raise SetupError(f"Only {len(sample.item_ids)} gold items are left for a test of {size}.")
+            raise SetupError(f"Only {len(sample.item_ids)} gold items are left for a test of {size} ({eligibility}).")
     elif not sample.even and not accept_uneven:
-        raise SetupError("An even spread is impossible: " + "; ".join(sample.problems))
+        raise SetupError("An even spread is impossible: " + "; ".join(sample.problems) + f" ({eligibility}).")
     TrainingItem.objects.bulk_create(
         [
             TrainingItem(stage=stage, item_id=item_id, phase=phase, position=i)
@@ -266,7 +304,7 @@ def comment_post(*, thread: Thread, author, body: str, moderator: bool) -> Comme
         enrollment = Enrollment.objects.filter(stage=thread.stage, user=author).first()
         if enrollment is None:
             raise StepRefused("You are not enrolled in this stage.")
-        check_action(training_progress(enrollment), Action.NORMING)
+        check_action(training_progress(enrollment), Action.READ_NORMING)
     return Comment.objects.create(thread=thread, author=author, body=body.strip())
 
 

@@ -20,6 +20,7 @@ from django.urls import reverse
 
 from annotation.models import Comment, Enrollment, GoldLabel, Item, MainItem, Thread, TrainingItem
 from annotation.services.enrollment import enrollment_create
+from annotation.services.labelling import stage_labelling_configure
 from annotation.services.labels import any_phase_label_submit
 from annotation.services.projects import gold_label_set
 from annotation.services.training import guideline_confirm, norming_acknowledge
@@ -117,6 +118,7 @@ route(
 )
 route("api/annotation/main/disputed/", ANNOTATOR, "/api/annotation/main/disputed/")
 route("api/annotation/main/<id:stage_pk>/dashboard/", STAFF, "/api/annotation/main/{stage}/dashboard/")
+route("api/annotation/main/<id:stage_pk>/aggregation/", STAFF, "/api/annotation/main/{stage}/aggregation/")
 route("api/annotation/adjudication/threads/", STAFF, "/api/annotation/adjudication/threads/")
 route("api/^annotation/enrollments/$", ANNOTATOR, "/api/annotation/enrollments/")
 route("api/^annotation/enrollments/(?P<pk>[^/.]+)/$", ANNOTATOR, "/api/annotation/enrollments/{enrollment}/")
@@ -286,6 +288,8 @@ def build(make_user, *, policy: str, overlap: int) -> SimpleNamespace:
     Enrollment.objects.filter(stage=s.stage, user=s.failed).update(gate_passed=False, status=Enrollment.Status.FAILED)
     norming_acknowledge(enrollment=Enrollment.objects.get(stage=s.stage, user=s.failed))
     Thread.objects.get_or_create(stage=s.stage, item=pilot, kind=Thread.Kind.NORMING, defaults={"reason": "gold"})
+    # Both trainees missed the pilot's gold: its norming threads open to them once the pilot is closed.
+    stage_labelling_configure(stage=s.stage, pilot_feedback="after_close", pilot_closed=True)
     s.clients = {}
     for who, user in [*s.users.items(), ("fiona", s.failed), ("paul", s.pending), ("maria", s.moderator)]:
         client = Client()

@@ -1,9 +1,10 @@
 """Revising a submitted label: while the item still waits for its labels the change is a new version kept
 with the old one, the item's resolution is decided on the final pre-discussion labels, and the report
-counts the revised labels; once the item has all its labels (settled, in discussion or waiting for a
-reviewer — each would tell whether the others agreed) a revision is refused with the same message, as it
-is after the revision window (409 in the API). The rule itself (`workflow.revision_rules`) is tested
-without a database at the end."""
+counts the revised labels. Within the window a revision is accepted whatever the others did: once the item
+has all its labels (settled, in discussion or waiting for a reviewer) it is held beside the blind labels,
+not counted, with the same answer — so nothing an annotator sees of their own items changes when a
+co-annotator submits. After the window it is refused (409 in the API). The rule itself
+(`workflow.revision_rules`) is tested without a database at the end."""
 
 import re
 from datetime import UTC, datetime, timedelta
@@ -14,7 +15,7 @@ from django.utils import timezone
 
 from annotation import reports
 from annotation.exports import export_records
-from annotation.models import Adjudication, Assignment, Label, LabelRevision, MainItem
+from annotation.models import Adjudication, Assignment, HeldRevision, Label, LabelRevision, MainItem
 from annotation.selectors.adjudication import discussion_visibility_for, item_side_by_side
 from annotation.selectors.revisions import label_history, recent_items
 from annotation.services.labelling import (
@@ -24,7 +25,13 @@ from annotation.services.labelling import (
     main_label_submit,
     stage_labelling_configure,
 )
-from annotation.workflow.revision_rules import COMPLETE, RevisionState, RevisionWindow, revision_refusal
+from annotation.workflow.revision_rules import (
+    RevisionState,
+    RevisionWindow,
+    revision_counts,
+    revision_refusal,
+    window_statement,
+)
 
 from .main_setup import answers, build_main_stage, pass_gate
 
@@ -90,12 +97,15 @@ def test_revise_before_settling_keeps_history_the_resolution_reads_it_and_the_re
     exported = [row for row in export_records(s.project) if row["record"] == "label" and row["item_id"] == item.pk]
     assert sorted(row["revisions"] for row in exported) == [0, 3]
 
-    # Settled now: a change is refused, and nothing is stored.
-    with pytest.raises(RevisionRefused) as refused:
-        label_revise(annotator=s.users[1], stage=s.stage, item=item, answers=answers(s, "no"))
-    assert str(refused.value) == COMPLETE
+    # Settled now: a change within the window is accepted in the same words, held beside the blind label.
+    held = label_revise(annotator=s.users[1], stage=s.stage, item=item, answers=answers(s, "no"))
+    assert held.revised == ("q1",)
     assert LabelRevision.objects.count() == 3
-    assert Label.objects.get(assignment__annotator=s.users[1], round="pre").value == "yes"
+    assert Label.objects.get(assignment__annotator=s.users[1], round="pre").value == "yes"  # what was resolved
+    assert HeldRevision.objects.get().value == "no"
+    assert Adjudication.objects.get(stage=s.stage, item=item).final_value == "yes"
+    mine = recent_items(annotator=s.users[1], stage=s.stage)[0]["answers"][0]
+    assert (mine["value"], mine["revisions"]) == ("no", 1)  # they see their latest answer, as for any revision
 
 
 @pytest.mark.django_db
@@ -107,20 +117,19 @@ def test_revise_before_settling_keeps_history_the_resolution_reads_it_and_the_re
         ("discussion_senior", "no", MainItem.Status.DISCUSSION),
     ],
 )
-def test_an_item_with_all_its_labels_is_refused_with_one_message_whatever_its_outcome(
-    make_user, policy, second, status
-):
+def test_an_item_with_all_its_labels_takes_a_held_revision_whatever_its_outcome(make_user, policy, second, status):
     s = _setup(make_user, policy=policy)
     item = _label(s, s.users[0], "yes")
     _label(s, s.users[1], second, item=item)
     assert MainItem.objects.get(stage=s.stage, item=item).status == status
-    for user in s.users:
-        with pytest.raises(RevisionRefused) as refused:
-            label_revise(
-                annotator=user, stage=s.stage, item=item, answers=answers(s, "no" if second == "yes" else "yes")
-            )
-        assert str(refused.value) == COMPLETE  # the message does not tell how the others answered
+    before = list(Label.objects.filter(round="pre").order_by("pk").values_list("value", flat=True))
+    for user, own in zip(s.users, ("yes", second), strict=True):
+        changed_to = "no" if own == "yes" else "yes"
+        result = label_revise(annotator=user, stage=s.stage, item=item, answers=answers(s, changed_to))
+        assert result.revised == ("q1",)  # the same answer as a counted revision: it tells nothing
     assert not LabelRevision.objects.exists()
+    assert HeldRevision.objects.count() == 2
+    assert list(Label.objects.filter(round="pre").order_by("pk").values_list("value", flat=True)) == before
     assert MainItem.objects.get(stage=s.stage, item=item).status == status
 
 
@@ -153,13 +162,13 @@ def test_recent_items_page_and_api(make_user, client):
     second = _label(s, user, "no")
     rows = recent_items(annotator=user, stage=s.stage)
     assert [row["item"].pk for row in rows] == [second.pk, first.pk]
-    assert [row["revisable"] for row in rows] == [True, False]
-    assert rows[1]["refusal"] == COMPLETE
+    assert [row["revisable"] for row in rows] == [True, True]  # settled or not: the window alone decides
+    assert rows[1]["window"].startswith("Revisable for ") and "among your last 5 submitted items" in rows[1]["window"]
 
     client.force_login(user)
     api = client.get(reverse("annotation-main-recent", args=[s.stage.pk])).json()
-    assert [(row["item"]["id"], row["revisable"]) for row in api] == [(second.pk, True), (first.pk, False)]
-    assert set(api[0]) == {"item", "submitted_at", "revisable", "refusal", "answers"}  # no resolution status
+    assert [(row["item"]["id"], row["revisable"]) for row in api] == [(second.pk, True), (first.pk, True)]
+    assert set(api[0]) == {"item", "submitted_at", "revisable", "refusal", "window", "answers"}  # no resolution
     assert api[0]["answers"][0] == {
         "question": "q1",
         "value": "no",
@@ -172,12 +181,13 @@ def test_recent_items_page_and_api(make_user, client):
     response = client.post(url, body, content_type="application/json")
     assert response.status_code == 200, response.content
     assert response.json() == {"assignment": response.json()["assignment"], "revised": ["q1"]}
+    Assignment.objects.filter(annotator=user, item=first).update(submitted_at=timezone.now() - timedelta(minutes=61))
     refused = client.post(
         reverse("annotation-main-revise", args=[s.stage.pk, first.pk]),
         {"answers": {"q1": {"value": "no", "justification": "because"}}},
         content_type="application/json",
     )
-    assert refused.status_code == 409 and refused.json()["detail"] == COMPLETE
+    assert refused.status_code == 409 and "60 minutes" in refused.json()["detail"]
     invalid = client.post(url, {"answers": {"q1": {"value": "maybe"}}}, content_type="application/json")
     assert invalid.status_code == 400 and "q1" in invalid.json()["answers"]
     not_mine = client.post(
@@ -201,7 +211,7 @@ def test_recent_items_page_and_api(make_user, client):
         reverse("annotation:revise", args=[s.stage.pk, first.pk]),
         {"item": first.pk, "answer-q1": "no", "justification-q1": "x", "seconds": "2"},
     )
-    assert settled_form.status_code == 409 and COMPLETE in settled_form.content.decode().replace("&#x27;", "'")
+    assert settled_form.status_code == 409 and "60 minutes" in settled_form.content.decode()
 
 
 NOW = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
@@ -209,7 +219,7 @@ WINDOW = RevisionWindow(minutes=30, items=2)
 
 
 def state(**changes) -> RevisionState:
-    base = {"complete": False, "submitted_at": NOW - timedelta(minutes=5), "recent_rank": 0}
+    base = {"submitted_at": NOW - timedelta(minutes=5), "recent_rank": 0}
     return RevisionState(**(base | changes))
 
 
@@ -217,7 +227,6 @@ def state(**changes) -> RevisionState:
     ("changes", "reason"),
     [
         ({}, None),
-        ({"complete": True}, "has all its labels"),
         ({"submitted_at": NOW - timedelta(minutes=31)}, "30 minutes"),
         ({"submitted_at": NOW - timedelta(minutes=30)}, None),
         ({"recent_rank": 2}, "last 2"),
@@ -230,6 +239,14 @@ def test_revision_rule(changes, reason):
         assert refusal is None
     else:
         assert reason in refusal
+
+
+def test_the_window_is_stated_in_time_and_position_and_a_revision_counts_until_resolution_starts():
+    assert window_statement(state(), WINDOW, now=NOW) == (
+        "Revisable for 25 more minutes, while it is among your last 2 submitted items."
+    )
+    assert "30 minutes" in window_statement(state(submitted_at=NOW - timedelta(minutes=31)), WINDOW, now=NOW)
+    assert revision_counts(resolution_started=False) and not revision_counts(resolution_started=True)
 
 
 def test_a_closed_window_refuses_everything():
@@ -258,8 +275,46 @@ def test_the_revision_window_is_a_stage_setting_on_the_page_and_the_api(research
         "reservation_minutes": 30,
         "revision_minutes": 15,
         "revision_items": 3,
+        "pilot_feedback": "passed",
+        "pilot_closed": False,
     }
     changed = researcher_client.put(api_url, {"revision_items": 0}, content_type="application/json")
     assert changed.status_code == 200 and changed.json()["revision_items"] == 0
     refused = researcher_client.put(api_url, {"revision_items": 101}, content_type="application/json")
     assert refused.status_code == 400 and "100" in str(refused.json())
+
+
+@pytest.mark.django_db
+def test_what_an_annotator_sees_of_their_item_does_not_change_when_a_co_annotator_submits(make_user, client):
+    s = _setup(make_user, policy="discussion_senior", items=2)
+    me, other = s.users
+    item = _label(s, me, "yes")
+    client.force_login(me)
+    recent_url = reverse("annotation-main-recent", args=[s.stage.pk])
+    revise_url = reverse("annotation-main-revise", args=[s.stage.pk, item.pk])
+
+    def seen():
+        rows = client.get(recent_url).json()
+        page = client.get(reverse("annotation:label", args=[s.stage.pk])).content.decode()
+        window = re.search(r"data-revision-window>([^<]*)<", page).group(1)
+        return [{k: v for k, v in row.items() if k != "submitted_at"} for row in rows], window
+
+    def revise(value):
+        body = {"answers": {"q1": {"value": value, "justification": "because" if value == "no" else ""}}}
+        response = client.post(revise_url, body, content_type="application/json")
+        return response.status_code, {k: v for k, v in response.json().items() if k != "assignment"}
+
+    alone = seen()
+    first_revision = revise("no")
+    _label(s, other, "yes", item=item)  # the co-annotator completes the item: it disagrees, a discussion opens
+    assert MainItem.objects.get(stage=s.stage, item=item).status == MainItem.Status.DISCUSSION
+    after = seen()
+    # The same list and window text, save the answer I revised myself (no → shown as my latest answer).
+    assert [r["revisable"] for r in after[0]] == [r["revisable"] for r in alone[0]] == [True]
+    assert after[0][0]["refusal"] == alone[0][0]["refusal"] == ""
+    assert after[0][0]["window"] == alone[0][0]["window"] and after[1] == alone[1]
+    assert after[0][0]["answers"][0]["value"] == "no"
+    second_revision = revise("yes")
+    assert first_revision == second_revision == (200, {"revised": ["q1"]})
+    assert client.get(recent_url).json()[0]["answers"][0]["value"] == "yes"  # my latest, as ever
+    assert Label.objects.get(assignment__annotator=me, round="pre").value == "no"  # the blind label, read once

@@ -75,7 +75,13 @@ def _content_holds_up(project) -> None:
     assert all(careful_reading(by_id[item_id])[key] == value for (item_id, key), value in gold.items())
 
     uses = TrainingItem.objects.filter(stage__project=project)
-    assert uses.count() == len(set(uses.values_list("item_id", flat=True)))  # no item trains two stages
+    # No item trains two stages asking the same question (the three stages ask three different questions, so
+    # they may share gold items: the gold of one question answers none of the others).
+    questions = {stage.pk: set(stage.questions.values_list("pk", flat=True)) for stage in project.stages.all()}
+    trained: dict[int, set[int]] = {}
+    for item_id, stage_id in uses.values_list("item_id", "stage_id"):
+        assert not trained.setdefault(item_id, set()) & questions[stage_id]
+        trained[item_id] |= questions[stage_id]
     for stage in project.stages.order_by("order"):
         key = stage.questions.get().key
         pilot = [by_id[i] for i in uses.filter(stage=stage, phase="pilot").values_list("item_id", flat=True)]
@@ -87,8 +93,6 @@ def _content_holds_up(project) -> None:
         answer_sets = {"careful": careful}
         commonest = Counter(gold[(item.pk, key)] for item in pilot).most_common(1)[0][0]
         answer_sets["always the commonest"] = [commonest] * len(pilot)
-        coin = random.Random(stage.order)
-        answer_sets["coin"] = [coin.choice(values) for _ in pilot]
         scores = {
             who: gold_score(
                 [GoldComparison(value=a, gold=gold[(i.pk, key)]) for a, i in zip(answers, pilot, strict=True)], "strict"
@@ -97,7 +101,16 @@ def _content_holds_up(project) -> None:
         }
         assert scores["careful"].agreement >= 0.9, (stage.name, scores["careful"])
         assert scores["always the commonest"].agreement < stage.pilot_threshold, stage.name
-        assert scores["coin"].agreement < stage.pilot_threshold, stage.name
+        # Coin-flippers: one in fifteen items' worth of luck can carry one through, so count how many pass.
+        coins = [random.Random(stage.order * 1000 + k) for k in range(200)]
+        passing = sum(
+            gold_score(
+                [GoldComparison(value=coin.choice(values), gold=gold[(i.pk, key)]) for i in pilot], "strict"
+            ).agreement
+            >= stage.pilot_threshold
+            for coin in coins
+        )
+        assert passing <= 10, (stage.name, passing)  # at most 5 % of 200 coins pass
 
     stage1 = project.stages.get(order=1)
     assert set(stage1.main_items.values_list("item__external_id", flat=True)) == {f"main-{m:03d}" for m in range(12)}

@@ -8,7 +8,7 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
-from annotation.models import Comment, Enrollment, Item, Thread, TrainingItem
+from annotation.models import Comment, Enrollment, Item, Stage, Thread, TrainingItem
 from annotation.selectors.training import pilot_feedback
 from annotation.services.projects import gold_label_set, stage_create
 from annotation.services.training import (
@@ -116,6 +116,7 @@ def test_pilot_feedback_and_the_gate_result_show_gold_only_for_own_submitted_pil
     added = Item.objects.create(project=s.project, external_id="pilot-late", payload={"text": "late"}, category="A")
     gold_label_set(item=added, question=s.question, value="no", rationale="GOLD-RATIONALE-late: added later")
     TrainingItem.objects.create(stage=s.stage, item=added, phase=TrainingItem.Phase.PILOT, position=9)
+    Stage.objects.filter(pk=s.stage.pk).update(pilot_size=4)  # the pilot grows (not a pool to draw from)
     client = annotator_client(user)
     stage_pk = s.stage.pk
     # The pilot is open again, so its feedback is refused; the selector behind it skips the new item anyway.

@@ -40,9 +40,9 @@ def test_pilot_and_qualification_pages_and_api_carry_no_gold(annotator_client, a
         # Before the last pilot answer, feedback (the gold) is refused on the page and in the API.
         assert annotator_client.get(reverse("annotation:training-feedback", args=[stage_pk])).status_code == 403
         assert annotator_client.get(f"/api/annotation/training/{stage_pk}/feedback/").status_code == 403
-        annotator_client.post(
+        annotator_client.post(  # the gold answer: a pilot that passes sees its feedback
             reverse("annotation:training-pilot", args=[stage_pk]),
-            {"item": item.pk, "answer-valid": "yes"},
+            {"item": item.pk, "answer-valid": s.gold[item.pk], "justification-valid": "because"},
         )
     feedback = annotator_client.get(reverse("annotation:training-feedback", args=[stage_pk])).content.decode()
     assert "GOLD-RATIONALE-pilot1" in feedback  # after submission: gold and rationale, per item
@@ -75,8 +75,11 @@ def test_other_annotators_labels_never_reach_an_annotator(client, make_user):
     client.force_login(me)
     enrollment = enrol(s, me)
     through_examples(s, enrollment)
-    for item in s.pilot_items:
-        client.post(reverse("annotation:training-pilot", args=[s.stage.pk]), {"item": item.pk, "answer-valid": "yes"})
+    for item in s.pilot_items:  # gold answers: a passed pilot, so its feedback and threads are open to me
+        client.post(
+            reverse("annotation:training-pilot", args=[s.stage.pk]),
+            {"item": item.pk, "answer-valid": s.gold[item.pk], "justification-valid": "because"},
+        )
     stage_pk = s.stage.pk
     bodies = [
         client.get(reverse("annotation:training-feedback", args=[stage_pk])).content.decode(),

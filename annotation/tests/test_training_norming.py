@@ -15,7 +15,7 @@ pytestmark = pytest.mark.django_db
 
 
 def test_threads_comments_pins_and_the_next_guideline(make_user):
-    s = build_stage(pilot=4)
+    s = build_stage(pilot=4, pilot_threshold=0.75)  # 3 of 4 passes: both see the pilot's gold and its threads
     first, second = make_user("annotator"), make_user("annotator")
     for user, values in ((first, ["yes", "no", "yes", "no"]), (second, ["yes", "yes", "yes", "no"])):
         enrollment = enrol(s, user)

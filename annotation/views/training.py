@@ -2,7 +2,8 @@
 
 The pages: what to do next, the guideline, worked examples, pilot and qualification labelling, pilot feedback and the
 norming discussion. Since every page asks the same step machine, a step out of order is refused by the server (403)
-whatever the page shows."""
+whatever the page shows; the pilot's gold and the annotator's scores are shown only as `workflow.pilot_feedback`
+allows (`selectors.training.own_gate_fields`)."""
 
 from __future__ import annotations
 
@@ -13,11 +14,13 @@ from django.views import View
 
 from annotation.markdown_text import markdown_safe
 from annotation.models import Phase, TrainingItem
+from annotation.selectors.labelling_settings import labelling_settings
 from annotation.selectors.training import (
     enrollments_of_user,
     examples_seen_ids,
     guideline_current,
     norming_threads,
+    own_gate_fields,
     pilot_feedback,
     stage_gate_rules,
     training_counts,
@@ -29,6 +32,7 @@ from annotation.services.labelling import NoAssignment
 from annotation.services.labels import any_phase_label_submit
 from annotation.services.training import example_mark_seen, guideline_confirm, norming_acknowledge
 from annotation.workflow.answers import LabelInvalid
+from annotation.workflow.pilot_feedback import GATE_FAILED, POLICY_STATEMENTS
 from annotation.workflow.training import STEP_TITLES, TRAINING_STEPS, Action, Step, StepRefused, check_action, next_step
 from annotation.workflow.training import waiting_reason as step_waiting_reason
 from edufair_web.accounts.permissions import AnnotatorRequiredMixin
@@ -96,6 +100,11 @@ class TrainingStageView(AnnotatorRequiredMixin, View):
             "steps": steps,
             "waiting_reason": step_waiting_reason(progress) if current == Step.WAITING else "",
             "pilot_done": progress.pilot_done,
+            "feedback_shown": progress.pilot_done and progress.feedback_refusal is None,
+            "feedback_refusal": progress.feedback_refusal if progress.pilot_done else "",
+            "own": own_gate_fields(enrollment, progress),
+            "gate_failed": GATE_FAILED,
+            "feedback_rule": POLICY_STATEMENTS.get(labelling_settings(enrollment.stage).pilot_feedback, ""),
             "gate_rules": stage_gate_rules(enrollment.stage),
         }
         return render(request, "annotation/training_stage.html", context)
@@ -233,8 +242,11 @@ class TrainingLabelView(AnnotatorRequiredMixin, View):
         if training_item_next(enrollment, self.phase) is not None:
             return redirect(request.path)
         if self.phase == Phase.PILOT:
-            messages.success(request, "Pilot submitted. Here is how your answers compare with gold.")
-            return redirect("annotation:training-feedback", stage_pk)
+            progress = training_progress(enrollment)
+            if progress.feedback_refusal is None:
+                messages.success(request, "Pilot submitted. Here is how your answers compare with gold.")
+                return redirect("annotation:training-feedback", stage_pk)
+            messages.success(request, "Pilot submitted. " + progress.feedback_refusal)
         return redirect("annotation:training-stage", stage_pk)
 
 
@@ -278,10 +290,14 @@ class NormingView(AnnotatorRequiredMixin, View):
             check_action(training_progress(enrollment), Action.NORMING)
         except StepRefused as exc:
             return refused_response(request, exc, enrollment.stage)
+        progress = training_progress(enrollment)
+        # The threads discuss the pilot's gold: listed only to those it is open to (`Action.READ_NORMING`).
+        closed = progress.feedback_refusal
         context = {
             "stage": enrollment.stage,
             "enrollment": enrollment,
-            "threads": norming_threads(enrollment.stage),
+            "threads": [] if closed else norming_threads(enrollment.stage, enrollment),
+            "threads_closed": closed or "",
         }
         return render(request, "annotation/norming.html", context)
 

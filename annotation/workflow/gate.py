@@ -133,6 +133,11 @@ def _pilot_reasons(score: GoldScore, params: GateParams) -> list[str]:
     return reasons
 
 
+def pilot_passes(score: GoldScore, params: GateParams) -> bool:
+    """Whether the pilot alone meets the gate's pilot rule (agreement, and coverage under "exclude")."""
+    return not _pilot_reasons(score, params)
+
+
 def _qualification_reasons(score: GoldScore, params: GateParams) -> list[str]:
     if score.total == 0:
         return ["qualification: no gold items to score"]

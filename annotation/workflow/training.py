@@ -2,7 +2,8 @@
 
 `next_step` says where an annotator is; `check_action` refuses anything out of order with a reason the
 server returns as 403. Services and views build a `TrainingProgress` from the database and ask here,
-so the page and the API enforce exactly the same order. A new guideline version puts the annotator back
+so the page and the API enforce exactly the same order. The pilot's gold (its feedback and the norming threads that
+discuss it) is shown only as `workflow.pilot_feedback` allows. A new guideline version puts the annotator back
 at the guideline step until they confirm it — for every later action, main labelling included.
 """
 
@@ -29,7 +30,8 @@ class Action(StrEnum):
     VIEW_EXAMPLES = "view_examples"
     LABEL_PILOT = "label_pilot"
     VIEW_PILOT_FEEDBACK = "view_pilot_feedback"
-    NORMING = "norming"  # read and post in norming threads, and finish the norming step
+    NORMING = "norming"  # finish the norming step
+    READ_NORMING = "read_norming"  # read and post in norming threads (they discuss the pilot's gold)
     LABEL_QUALIFICATION = "label_qualification"
     LABEL_MAIN = "label_main"
 
@@ -65,6 +67,10 @@ class TrainingProgress:
     qualification_labelled: int
     gate_passed: bool | None  # None until the gate has decided
     replaced: bool = False
+    pilot_closed: bool = False  # the researcher closed the pilot: no one starts it any more
+    feedback_refusal: str | None = (
+        None  # why the pilot's gold is not shown to this annotator (`workflow.pilot_feedback`)
+    )
 
     @property
     def examples_done(self) -> bool:
@@ -134,10 +140,16 @@ def check_action(p: TrainingProgress, action: Action) -> None:
             raise StepRefused("Your pilot is already submitted.")
         if not p.pilot_total:
             raise StepRefused("The pilot has not been set up yet.")
+        if p.pilot_closed:
+            raise StepRefused("The researcher has closed this stage's pilot; no one labels it any more.")
         return
     if not p.pilot_done:
         raise StepRefused("Label every pilot item first.")
-    if action in (Action.VIEW_PILOT_FEEDBACK, Action.NORMING):
+    if action in (Action.VIEW_PILOT_FEEDBACK, Action.READ_NORMING):
+        if p.feedback_refusal:
+            raise StepRefused(p.feedback_refusal)
+        return
+    if action == Action.NORMING:
         return
     if action == Action.LABEL_QUALIFICATION:
         if not p.norming_done:
