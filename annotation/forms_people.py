@@ -7,11 +7,10 @@ from django import forms
 
 from annotation.models import CrowdLink
 from annotation.services.crowd import CONFIG_FIELDS
-from annotation.services.crowd_entry_settings import ENTRY_FIELDS
+from annotation.services.crowd_entry_settings import ENTRY_FIELDS, MAX_APPROVED_BYTES
 from edufair_web.accounts.roles import ROLES
 
 # An approved list's text, uploaded or pasted (a Prolific export of 100000 participants is a few MB).
-MAX_APPROVED_BYTES = 10_000_000
 
 
 class PersonCreateForm(forms.Form):

@@ -26,6 +26,7 @@ from annotation.selectors.crowd_duplicates import recruits_with_duplicates
 from annotation.services.crowd import CONFIG_FIELDS
 from annotation.services.crowd_entry_settings import (
     ENTRY_FIELDS,
+    MAX_APPROVED_BYTES,
     approved_count,
     crowd_link_save,
     link_signing_recipe,
@@ -332,6 +333,7 @@ class CrowdLinkAPIView(APIView):
                 "approved_participants": serializers.CharField(
                     required=False,
                     allow_blank=True,
+                    max_length=MAX_APPROVED_BYTES,
                     help_text="The platform's export (CSV with a 'Participant id' column) or one id per line (or a "
                     "JSON list of ids): replaces the approved list.",
                 ),

@@ -21,6 +21,9 @@ ENTRY_FIELDS = ("signature_required", "signature_param", "approved_only", "reser
 # and rotate_secret.
 MAX_RESERVATION_MINUTES = 24 * 60
 
+# The largest approved list taken, as the platform's export or pasted ids (page, API, admin).
+MAX_APPROVED_BYTES = 10_000_000
+
 
 def entry_settings_clean(values: dict) -> dict:
     """The entry settings given, checked; a SetupError names the first bad one."""
