@@ -73,12 +73,15 @@ def test_twelve_identities_cannot_assemble_the_pilot_pools_gold(make_user):
         guideline_confirm(enrollment=enrollment_create(stage=stage, user=user, subject="maths"))
         client = Client()
         client.force_login(user)
-        honest = n == 11  # eleven throwaway identities answer "yes" throughout; the twelfth knows the answers
+        # Eleven throwaway identities fail on purpose (each answer the wrong one), as a crowd probing the gate would;
+        # the twelfth knows the answers.
+        honest = n == 11
         mine = []
         while (nxt := client.get(base + "pilot/next/")).status_code == 200:
             item_id = nxt.json()["item"]["id"]
             mine.append(item_id)
-            assert label(client, stage, item_id, bank.gold[item_id] if honest else "yes").status_code == 201
+            wrong = "no" if bank.gold[item_id] == "yes" else "yes"
+            assert label(client, stage, item_id, bank.gold[item_id] if honest else wrong).status_code == 201
         assert len(mine) == 15
         enrollment = Enrollment.objects.get(stage=stage, user=user)
         assert set(mine) == set(pilot_item_ids(enrollment))  # the draw the gate scores
@@ -93,6 +96,6 @@ def test_twelve_identities_cannot_assemble_the_pilot_pools_gold(make_user):
         else:
             assert feedback.status_code == 403 and state["gate"]["pilot_score"] is None
             enrollment.refresh_from_db()
-            assert enrollment.pilot_score < 0.8  # scored on their own draw (about half the gold is "yes")
+            assert enrollment.pilot_score == 0.0  # scored on their own draw
     assert len({frozenset(s) for s in shown}) == 12  # every identity had its own pilot
     assert len(gold_seen) == 15  # the gold the twelve assembled: one draw's, of the pool's 60
