@@ -46,6 +46,7 @@ def crowd_outcome_rows(stage: Stage) -> list[dict]:
         count = labelled.get(recruit.user_id, 0)
         status = crowd_status(
             recorded=recruit.outcome,
+            released=recruit.release_reason if recruit.released_at else "",
             gate_failed=recruit.user_id in failed,
             main_items_labelled=count,
             quota=recruit.link.items_per_recruit,

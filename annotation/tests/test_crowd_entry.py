@@ -12,6 +12,7 @@ from django.test import Client
 from django.utils import timezone
 
 from annotation.models import Assignment, CrowdApprovedParticipant, CrowdRecruit, CrowdVisit, Enrollment, MainItem
+from annotation.selectors.crowd_outcomes import crowd_outcome_rows
 from annotation.services.crowd_entry_settings import crowd_link_save
 from annotation.services.labelling import label_next, main_label_submit, stage_labelling_configure
 from annotation.services.training import guideline_confirm
@@ -320,6 +321,9 @@ def test_a_returned_recruits_items_come_back_and_they_may_come_back_while_a_plac
     assert MainItem.objects.get(stage=stage.stage, item=held.item).slots_taken == 0
     recruit.refresh_from_db()
     assert recruit.release_reason == "returned"
+    # The researcher's outcome list says so, to act on the platform (a returned submission).
+    [row] = crowd_outcome_rows(stage.stage)
+    assert (row["pseudonym"], row["status"]) == (recruit.user.username, "returned")
 
     # The place is free for a real arrival, who is handed the item that came back.
     newcomer = Client()
