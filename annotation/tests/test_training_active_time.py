@@ -1,7 +1,7 @@
 """The label form records active time per item: the clock stops while the tab is hidden. Playwright's
 fake clock drives the time, so the test is exact and waits for nothing."""
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -25,8 +25,10 @@ def test_hidden_tab_time_is_not_counted(page, make_user):
     through_examples(s, enrol(s, user))
     browser_login(page, user.username)
     # Installed, the fake clock still flows with real time; paused, only run_for moves it, so a slow machine
-    # (the page loading, the submit) adds nothing to what the page measures.
-    page.clock.install(time=START)
+    # (the page loading, the submit) adds nothing to what the page measures. The pause lies a minute after the
+    # install: pausing at the install's own instant fails once any real time has passed ("cannot fast-forward
+    # to the past").
+    page.clock.install(time=START - timedelta(minutes=1))
     page.clock.pause_at(START)
     page.goto(f"/annotation/training/{s.stage.pk}/pilot/")
     page.wait_for_selector("[data-label-form][data-keyboard-ready]")
