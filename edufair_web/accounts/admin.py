@@ -1,14 +1,15 @@
 """Admin registrations of the operators' models.
 
-Operators get users, groups, API tokens (never readable), lockouts and worker heartbeats. A crowd participant's
-password page refuses (`link_only`)."""
+Operators get users (those they may manage, `admin_ranks`), groups (to see), API tokens (never readable), lockouts and
+worker heartbeats. A crowd participant's password page refuses (`link_only`)."""
 
 from django.contrib import admin, messages
 from django.contrib.admin.utils import unquote
-from django.contrib.auth.models import User
+from django.contrib.auth.models import Group, User
 from django.shortcuts import redirect
 from knox.models import AuthToken
 
+from .admin_ranks import RankedGroupAdmin, RankedUserAdmin
 from .admin_site import OperatorModelAdmin, ResearcherModelAdmin
 from .link_only import LINK_ONLY, signs_in_by_link_only
 from .models import WorkerHeartbeat
@@ -52,7 +53,8 @@ def operator_admin_for_registered_models() -> None:
     (which lists digests and makes tokens) is replaced by ApiTokenAdmin.
 
     Each keeps its own admin class first, so its own restrictions stand (axes' logs stay read-only);
-    the permissions it does not define come from OperatorModelAdmin's role check.
+    the permissions it does not define come from OperatorModelAdmin's role check. Users and groups are ranked
+    before that (`admin_ranks`): an operator changes only whom they may manage, and no group.
     """
     if admin.site.is_registered(AuthToken):
         admin.site.unregister(AuthToken)
@@ -62,7 +64,9 @@ def operator_admin_for_registered_models() -> None:
             continue
         bases = (type(model_admin), OperatorModelAdmin)
         if model is User:
-            bases = (LinkOnlyPasswordRefusal, *bases)
+            bases = (LinkOnlyPasswordRefusal, RankedUserAdmin, *bases)
+        elif model is Group:
+            bases = (RankedGroupAdmin, *bases)
         combined = type(f"Operator{type(model_admin).__name__}", bases, {})
         admin.site.unregister(model)
         admin.site.register(model, combined)

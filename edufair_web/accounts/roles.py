@@ -11,6 +11,7 @@ ADJUDICATOR = "adjudicator"
 ANNOTATOR = "annotator"
 OPERATOR = "operator"
 ROLES = (RESEARCHER, ADJUDICATOR, ANNOTATOR, OPERATOR)
+STAFF_ROLES = (RESEARCHER, OPERATOR)  # staff: they enter the admin site, each to their own models
 
 
 def user_roles(user: User | AnonymousUser) -> set[str]:
@@ -44,6 +45,11 @@ def user_set_role(*, user: User, role: str) -> None:
         raise ValueError(f"unknown role {role!r}; choose one of {', '.join(ROLES)}")
     user.groups.remove(*Group.objects.filter(name__in=ROLES))
     user.groups.add(Group.objects.get_or_create(name=role)[0])  # get_or_create: survives a flushed test database
-    user.is_staff = role in (RESEARCHER, OPERATOR)
-    user.save(update_fields=["is_staff"])
+    user_staff_follow_roles(user=user)
+
+
+def user_staff_follow_roles(*, user: User) -> None:
+    """Make a user staff exactly when one of their roles is (after their role groups changed)."""
     user.__dict__.pop("_edufair_roles", None)
+    user.is_staff = user.groups.filter(name__in=STAFF_ROLES).exists()
+    user.save(update_fields=["is_staff"])
