@@ -41,12 +41,10 @@ class RankedUserAdmin:
 
     def get_fieldsets(self, request, obj=None):
         fieldsets = super().get_fieldsets(request, obj)
-        if request.user.is_superuser:
-            return fieldsets if obj is not None else _with_role(fieldsets)
         if obj is None:
             return _with_role(fieldsets)
-        if not self.has_change_permission(request, obj):
-            return fieldsets  # shown read-only, superuser status included: it says why
+        if request.user.is_superuser or not self.has_change_permission(request, obj):
+            return fieldsets  # to a superuser all, to others read-only: superuser status included, it says why
         return [
             (name, {**options, "fields": [f for f in options["fields"] if f not in SUPERUSER_FIELDS]})
             for name, options in fieldsets
