@@ -44,3 +44,9 @@ class MaxUploadSize:
 
     def __eq__(self, other) -> bool:
         return isinstance(other, MaxUploadSize) and other.kind == self.kind
+
+
+def record_limit() -> int:
+    """Bytes one record of an imported file (a line, a CSV row's line, an element of a JSON list) may hold:
+    settings.IMPORT_RECORD_MAX_BYTES, checked as the file is read (edufair_web.record_bounds)."""
+    return settings.IMPORT_RECORD_MAX_BYTES
