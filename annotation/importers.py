@@ -267,7 +267,7 @@ def items_import(*, project: AnnotationProject, content: str | bytes, fmt: str) 
     try:  # before any line is parsed: a parsed record takes several times its text
         text_lines_check(content, record_limit())
     except RecordTooLarge as exc:
-        raise ImportFailed([(exc.number, "size", f"the line is {exc.detail}")]) from None
+        raise ImportFailed([(exc.number, "line", str(exc))]) from None
     mismatch = _format_mismatch(content, fmt)
     if mismatch:
         raise ImportFailed([(1, "format", mismatch)])
