@@ -1,7 +1,7 @@
 """The largest upload accepted per kind of file, as one validator for Django forms and DRF serializers.
 
 The limits are settings.UPLOAD_MAX_BYTES, checked on the upload's size before a byte of it is read; the validator's
-error states the limit."""
+error states the limit. Beside them, the largest record of an imported file (`record_limit`)."""
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
