@@ -30,7 +30,9 @@ from django.db import transaction
 from annotation.models import AnnotationProject, GoldLabel, Item
 from annotation.services.assignment import project_main_items_sync
 from edufair_web.json_input import JSONInputError, loads
+from edufair_web.record_bounds import RecordTooLarge, text_lines_check
 from edufair_web.storable_text import unstorable_in
+from edufair_web.upload_limits import record_limit
 
 # The errors kept (and answered) for a rejected file; the rest are counted ("… and N more"). A quoted value is
 # cut to QUOTED_CHARS, so a rejection stays a few KB whatever the file holds.
@@ -262,6 +264,10 @@ def items_import(*, project: AnnotationProject, content: str | bytes, fmt: str) 
     readers = {"jsonl": _read_jsonl, "csv": _read_csv}
     if fmt not in readers:
         raise ImportFailed([(0, "format", f"{_quoted(fmt)} is not one of jsonl, csv")])
+    try:  # before any line is parsed: a parsed record takes several times its text
+        text_lines_check(content, record_limit())
+    except RecordTooLarge as exc:
+        raise ImportFailed([(exc.number, "line", str(exc))]) from None
     mismatch = _format_mismatch(content, fmt)
     if mismatch:
         raise ImportFailed([(1, "format", mismatch)])

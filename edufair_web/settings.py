@@ -402,6 +402,9 @@ UPLOAD_MAX_BYTES = {
     "items": int(os.environ.get("ITEM_IMPORT_MAX_BYTES", 10 * 1024 * 1024)),
     "questions": int(os.environ.get("QUESTION_IMPORT_MAX_BYTES", 512 * 1024 * 1024)),
 }
+# The largest record (a line, a CSV row's line, an element of a JSON list) of any imported file, refused as it is
+# read, before it is held whole (edufair_web.record_bounds); real records are a few KB.
+IMPORT_RECORD_MAX_BYTES = int(os.environ.get("IMPORT_RECORD_MAX_BYTES", 1024 * 1024))
 
 # A worker is shown as alive on /healthz when it wrote its heartbeat this recently.
 WORKER_HEARTBEAT_SECONDS = int(os.environ.get("WORKER_HEARTBEAT_SECONDS", "10"))

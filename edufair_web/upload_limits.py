@@ -1,7 +1,7 @@
 """The largest upload accepted per kind of file, as one validator for Django forms and DRF serializers.
 
 The limits are settings.UPLOAD_MAX_BYTES, checked on the upload's size before a byte of it is read; the validator's
-error states the limit."""
+error states the limit. Beside them, the largest record of an imported file (`record_limit`)."""
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
@@ -44,3 +44,9 @@ class MaxUploadSize:
 
     def __eq__(self, other) -> bool:
         return isinstance(other, MaxUploadSize) and other.kind == self.kind
+
+
+def record_limit() -> int:
+    """Bytes one record of an imported file (a line, a CSV row's line, an element of a JSON list) may hold:
+    settings.IMPORT_RECORD_MAX_BYTES, checked as the file is read (edufair_web.record_bounds)."""
+    return settings.IMPORT_RECORD_MAX_BYTES

@@ -18,6 +18,8 @@ from annotation.judge_validation.mrbench import MRBenchError, ParsedFile
 from annotation.judge_validation.services import rubric_version_for_template
 from annotation.models import AnnotationProject, GoldLabel, Item
 from annotation.services.projects import project_create, question_create
+from edufair_web.record_bounds import RecordTooLarge, json_list_check
+from edufair_web.upload_limits import record_limit
 
 __all__ = ["MRBenchError", "labelled_file_import", "judge_input"]
 
@@ -62,6 +64,10 @@ def import_summary(parsed: ParsedFile, filename: str) -> dict:
 def labelled_file_import(*, data: bytes | str, filename: str = "", name: str = "", by=None):
     """A judge-validation project whose items are the file's tutor responses and whose consensus is the
     file's labels (gold labels). Add judges to it as to any validation project. All or nothing."""
+    try:  # before the file is parsed: a parsed record takes several times its text
+        json_list_check(data, record_limit())
+    except RecordTooLarge as exc:
+        raise MRBenchError(str(exc)) from None
     parsed = mrbench.parse_labelled_file(data)
     rubric = rubric_version_for_template(template=default_judge_template(), by=by)
     label = "BEA 2025" if parsed.schema == mrbench.BEA2025 else "MRBench"

@@ -39,6 +39,8 @@ from annotation.models import (
 )
 from edufair_web.accounts.roles import ANNOTATOR, user_set_role
 from edufair_web.json_input import JSONInputError, loads_array
+from edufair_web.record_bounds import RecordTooLarge, json_list_check
+from edufair_web.upload_limits import record_limit
 
 from .changes import answer_changes, changed_refusal, edited_refusal, final_refusal, one_user_refusal
 from .export import choice_question
@@ -553,9 +555,10 @@ def label_studio_import(
     delimited = delimited_export(content)
     if delimited:
         raise LabelStudioImportFailed([delimited])
-    try:
+    try:  # a task over the limit is refused before any task is decoded
+        json_list_check(content, record_limit(), kind="task")
         data = loads_array(content)
-    except JSONInputError as exc:
+    except (JSONInputError, RecordTooLarge) as exc:
         raise LabelStudioImportFailed([f"file: {exc}"]) from None
     questions = {q.key: q for q in project.questions.all()}
     read = read_label_studio_export(data, {key: choice_question(q) for key, q in questions.items()}, instance)

@@ -157,13 +157,16 @@ def _decode_csv_cells(row: dict, location: str) -> dict:
     return decoded
 
 
-def _records(opener: Opener, file_format: str, progress: ProgressCallback, phase: str):
+def _records(opener: Opener, file_format: str, progress: ProgressCallback, phase: str, record_limit: int):
     if file_format == "csv":
-        for location, row in iter_csv(opener, required_columns=REQUIRED_FIELDS, progress=progress, phase=phase):
+        rows = iter_csv(
+            opener, required_columns=REQUIRED_FIELDS, progress=progress, phase=phase, record_limit=record_limit
+        )
+        for location, row in rows:
             yield parse_record(location, row, from_csv=True)
     else:
         reader = iter_json_list if file_format == "json" else iter_jsonl
-        for location, raw in reader(opener, progress, phase):
+        for location, raw in reader(opener, progress, phase, record_limit=record_limit):
             yield parse_record(location, raw)
 
 
@@ -174,12 +177,13 @@ def generic_scan(
     filename: str = "",
     file_format: str = "auto",
     progress: ProgressCallback = no_progress,
+    record_limit: int,
 ) -> ImportScan:
     file_format = detect_format(filename, facts, file_format)
     records_in = 0
     seen: set[str] = set()
     per_domain: dict[str, int] = {}
-    for item in _records(opener, file_format, progress, "validating"):
+    for item in _records(opener, file_format, progress, "validating", record_limit):
         records_in += 1
         if item.source_id in seen:
             continue
@@ -193,7 +197,7 @@ def generic_scan(
     def questions():
         # Second pass: the file was fully validated above, so this cannot fail half-way on bad data.
         written: set[str] = set()
-        for item in _records(opener, file_format, no_progress, "writing"):
+        for item in _records(opener, file_format, no_progress, "writing", record_limit):
             if item.source_id not in written:
                 written.add(item.source_id)
                 yield item

@@ -86,18 +86,22 @@ def scan_file(
     filename: str = "",
     parameters: dict | None = None,
     progress: ProgressCallback = no_progress,
+    record_limit: int,
 ) -> tuple[FileFacts, ImportScan]:
-    """Validate and filter a whole file without writing anything. Raises ImportFileError."""
+    """Validate and filter a whole file without writing anything; a record (line, row, element) over `record_limit`
+    bytes is refused before it is held. Raises ImportFileError."""
     parameters = parameters or {}
     importer = SOURCE_ALIASES.get(source)
     if importer is None:
         raise ImportFileError(f"unknown source {source!r}; choose one of {', '.join(SOURCE_ALIASES)}")
     facts = file_facts(opener, progress)
     if importer == "socrateach":
-        return facts, socrateach_scan(opener, facts, socrateach_filter(parameters), progress)
+        return facts, socrateach_scan(opener, facts, socrateach_filter(parameters), progress, record_limit=record_limit)
     if importer == "sciq":
-        return facts, sciq_scan(opener, facts, sciq_params(parameters), progress)
+        return facts, sciq_scan(opener, facts, sciq_params(parameters), progress, record_limit=record_limit)
     file_format = parameters.get("format") or ("csv" if source == "csv" else "auto")
     if file_format not in (*FORMATS, "auto"):
         raise ImportFileError(f"parameter format must be one of auto, {', '.join(FORMATS)}")
-    return facts, generic_scan(opener, facts, filename=filename, file_format=file_format, progress=progress)
+    return facts, generic_scan(
+        opener, facts, filename=filename, file_format=file_format, progress=progress, record_limit=record_limit
+    )

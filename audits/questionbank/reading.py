@@ -2,7 +2,8 @@
 
 Pure: no Django. A reader takes an `opener` (a function returning a fresh binary file object, so a file can
 be read twice: once to validate, once to write) and yields `(location, record)` without ever holding the
-whole file in memory. Every problem becomes an `ImportFileError` naming the record, line or row.
+whole file, or a record over `record_limit` bytes, in memory. Every problem becomes an `ImportFileError` naming the
+record, line or row.
 """
 
 import codecs
@@ -16,6 +17,7 @@ from typing import BinaryIO
 import ijson
 
 from edufair_web.json_input import MAX_DEPTH, JSONInputError, loads
+from edufair_web.record_bounds import RecordTooLarge, bounded_lines
 
 from .records import ImportFileError, ProgressCallback, no_progress
 
@@ -84,12 +86,17 @@ def _size_of(handle: BinaryIO) -> int:
 
 
 class _CountingReader:
-    """Wraps a binary file so the bytes read so far can be reported as progress; skips a UTF-8 BOM."""
+    """Wraps a binary file so the bytes read so far can be reported as progress; skips a UTF-8 BOM. Refuses to read
+    on (raises _TooLarge) once more than `record_limit` bytes were read since the parser last stood between two
+    records (`between_records`, called by `_depth_bounded`): the parser then holds at most the limit and a buffer."""
 
-    def __init__(self, handle: BinaryIO, progress: ProgressCallback, phase: str):
+    def __init__(self, handle: BinaryIO, progress: ProgressCallback, phase: str, record_limit: int):
         self.handle = handle
         self.progress = progress
         self.phase = phase
+        self.record_limit = record_limit
+        # ijson's buffer: small beside the limit, as the record's bytes are known to a buffer's precision
+        self.buffer_size = max(16, min(64 * 1024, record_limit // 8))
         self.total = _size_of(handle)
         self.done = 0
         start = handle.read(len(UTF8_BOM))
@@ -97,8 +104,14 @@ class _CountingReader:
             self.done = len(UTF8_BOM)
         else:
             handle.seek(0)
+        self.record_start = self.done
+
+    def between_records(self) -> None:
+        self.record_start = self.done
 
     def read(self, size: int = -1) -> bytes:
+        if self.done - self.record_start > self.record_limit:  # every byte so far is the one record's
+            raise _TooLarge
         data = self.handle.read(size)
         self.done += len(data)
         self.progress(self.phase, self.done, self.total)
@@ -109,8 +122,13 @@ class _TooDeep(Exception):
     pass
 
 
-def _depth_bounded(events: Iterator[tuple]) -> Iterator[tuple]:
-    """ijson.basic_parse events, refused as soon as the nesting passes MAX_DEPTH."""
+class _TooLarge(Exception):
+    pass
+
+
+def _depth_bounded(events: Iterator[tuple], reader: _CountingReader) -> Iterator[tuple]:
+    """ijson.basic_parse events, refused as soon as the nesting passes MAX_DEPTH; an event that leaves the parser at
+    the top level (between two elements of the list, or at a member's key) tells the reader a record ended."""
     depth = 0
     for event in events:
         kind = event[0]
@@ -120,52 +138,69 @@ def _depth_bounded(events: Iterator[tuple]) -> Iterator[tuple]:
                 raise _TooDeep
         elif kind == "end_map" or kind == "end_array":
             depth -= 1
+        if depth <= 1:
+            reader.between_records()
         yield event
 
 
-def _bounded_parse(reader: BinaryIO) -> Iterator[tuple]:
-    """ijson.parse events of the file, depth-bounded (see MAX_DEPTH)."""
-    return ijson.parse(_depth_bounded(ijson.basic_parse(reader, use_float=True)))
+def _bounded_parse(reader: _CountingReader) -> Iterator[tuple]:
+    """ijson.parse events of the file, depth-bounded (see MAX_DEPTH) and record-bounded (see _CountingReader)."""
+    events = ijson.basic_parse(reader, use_float=True, buf_size=reader.buffer_size)
+    return ijson.parse(_depth_bounded(events, reader))
 
 
 def _too_deep(location: str) -> ImportFileError:
     return ImportFileError(f"the JSON is nested too deeply (more than {MAX_DEPTH} levels)", location=location)
 
 
-def iter_json_list(opener: Opener, progress: ProgressCallback = no_progress, phase: str = "reading") -> Iterator:
+def _too_large(number: int, limit: int) -> ImportFileError:
+    return ImportFileError(str(RecordTooLarge("record", number, None, limit)))
+
+
+def iter_json_list(
+    opener: Opener, progress: ProgressCallback = no_progress, phase: str = "reading", *, record_limit: int
+) -> Iterator:
     """Items of a top-level JSON list, one at a time: yields ("record k", item)."""
     index = 0
     with opener() as handle:
-        reader = _CountingReader(handle, progress, phase)
+        reader = _CountingReader(handle, progress, phase, record_limit)
         try:
             for index, item in enumerate(ijson.items(_bounded_parse(reader), "item"), start=1):  # noqa: B007
                 yield f"record {index}", item
         except _TooDeep:
             raise _too_deep(f"record {index + 1}") from None
+        except _TooLarge:
+            raise _too_large(index + 1, record_limit) from None
         except ijson.JSONError as error:
             raise ImportFileError(f"not valid JSON ({_ijson_message(error)})", location=f"record {index + 1}") from None
 
 
-def iter_json_object(opener: Opener, progress: ProgressCallback = no_progress, phase: str = "reading") -> Iterator:
+def iter_json_object(
+    opener: Opener, progress: ProgressCallback = no_progress, phase: str = "reading", *, record_limit: int
+) -> Iterator:
     """Members of a top-level JSON object, one at a time: yields ("record k (id 'key')", key, value)."""
     index = 0
     with opener() as handle:
-        reader = _CountingReader(handle, progress, phase)
+        reader = _CountingReader(handle, progress, phase, record_limit)
         try:
             for index, (key, value) in enumerate(ijson.kvitems(_bounded_parse(reader), ""), start=1):  # noqa: B007
                 yield f"record {index} (id '{key}')", key, value
         except _TooDeep:
             raise _too_deep(f"record {index + 1}") from None
+        except _TooLarge:
+            raise _too_large(index + 1, record_limit) from None
         except ijson.JSONError as error:
             raise ImportFileError(f"not valid JSON ({_ijson_message(error)})", location=f"record {index + 1}") from None
 
 
-def iter_jsonl(opener: Opener, progress: ProgressCallback = no_progress, phase: str = "reading") -> Iterator:
+def iter_jsonl(
+    opener: Opener, progress: ProgressCallback = no_progress, phase: str = "reading", *, record_limit: int
+) -> Iterator:
     """One JSON value per line; blank lines are skipped: yields ("line n", value)."""
     with opener() as handle:
         total = _size_of(handle)
         done = 0
-        for number, raw in enumerate(handle, start=1):
+        for number, raw in enumerate(_lines(handle, record_limit), start=1):
             done += len(raw)
             if number == 1 and raw.startswith(UTF8_BOM):
                 raw = raw[len(UTF8_BOM) :]
@@ -182,11 +217,16 @@ def iter_jsonl(opener: Opener, progress: ProgressCallback = no_progress, phase: 
 
 
 def iter_csv(
-    opener: Opener, *, required_columns: tuple[str, ...], progress: ProgressCallback = no_progress, phase="reading"
+    opener: Opener,
+    *,
+    required_columns: tuple[str, ...],
+    progress: ProgressCallback = no_progress,
+    phase="reading",
+    record_limit: int,
 ) -> Iterator:
     """Rows of a CSV file with a header line, as dicts: yields ("row n", row); n is the line number."""
     with opener() as handle:
-        reader = csv.DictReader(_decoded_lines(handle, progress, phase), restkey="__extra__")
+        reader = csv.DictReader(_decoded_lines(handle, progress, phase, record_limit), restkey="__extra__")
         try:
             header = reader.fieldnames or []
         except csv.Error as error:
@@ -207,11 +247,19 @@ def iter_csv(
             raise ImportFileError(f"unreadable CSV ({error})", location=f"row {reader.line_num}") from None
 
 
-def _decoded_lines(handle: BinaryIO, progress: ProgressCallback, phase: str) -> Iterator[str]:
+def _lines(handle: BinaryIO, record_limit: int) -> Iterator[bytes]:
+    """The file's lines, a line over `record_limit` bytes refused (by its number and size) without being held."""
+    try:
+        yield from bounded_lines(handle, record_limit)
+    except RecordTooLarge as error:
+        raise ImportFileError(str(error)) from None
+
+
+def _decoded_lines(handle: BinaryIO, progress: ProgressCallback, phase: str, record_limit: int) -> Iterator[str]:
     """Text lines of a UTF-8 file (already checked by `file_facts`), for the csv module."""
     total = _size_of(handle)
     done = 0
-    for number, raw in enumerate(handle, start=1):
+    for number, raw in enumerate(_lines(handle, record_limit), start=1):
         done += len(raw)
         if number == 1 and raw.startswith(UTF8_BOM):
             raw = raw[len(UTF8_BOM) :]

@@ -67,13 +67,18 @@ def classifier_text(item: QuestionData) -> str:
 
 
 def sciq_scan(
-    opener: Opener, facts: FileFacts, params: SciQParams | None = None, progress: ProgressCallback = no_progress
+    opener: Opener,
+    facts: FileFacts,
+    params: SciQParams | None = None,
+    progress: ProgressCallback = no_progress,
+    *,
+    record_limit: int,
 ) -> ImportScan:
     params = params or SciQParams()
     if facts.first_char == "[":
-        records = iter_json_list(opener, progress)
+        records = iter_json_list(opener, progress, record_limit=record_limit)
     elif facts.first_char == "{":
-        records = iter_jsonl(opener, progress)
+        records = iter_jsonl(opener, progress, record_limit=record_limit)
     else:
         raise ImportFileError(f"expected a JSON list or JSON lines of objects, found '{facts.first_char}' first")
 

@@ -272,7 +272,12 @@ def reference_dialogue(rounds: list[Round], rules: SocraTeachFilter) -> list[dic
 
 
 def socrateach_scan(
-    opener: Opener, facts: FileFacts, rules: SocraTeachFilter | None = None, progress: ProgressCallback = no_progress
+    opener: Opener,
+    facts: FileFacts,
+    rules: SocraTeachFilter | None = None,
+    progress: ProgressCallback = no_progress,
+    *,
+    record_limit: int,
 ) -> ImportScan:
     rules = rules or SocraTeachFilter()
     if facts.first_char != "{":
@@ -283,7 +288,7 @@ def socrateach_scan(
     dialogues_in = 0
     passed_rule = [0, 0, 0, 0]
     kept: list[QuestionData] = []
-    for location, problem_id, raw in iter_json_object(opener, progress):
+    for location, problem_id, raw in iter_json_object(opener, progress, record_limit=record_limit):
         problems_in += 1
         fields, dialogues = parse_problem(location, problem_id, raw)
         reference_id, reference_verdict, passing = None, None, 0

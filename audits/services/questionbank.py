@@ -3,7 +3,9 @@
 An import is all or nothing: `scan_file` reads and validates the whole file before anything is written,
 and the write itself runs in one transaction. Questions are unique by (source, source_id), so importing a
 file again adds no question; it records a new import whose funnel shows the items as "already in bank".
-Small files run inside the request; larger ones go to a Celery task and report progress on their page.
+Small files run inside the request; larger ones go to a Celery task and report progress on their page. The
+uploaded file is kept only while its import may still read it (queued, or running and so re-run by a worker that
+takes up a dead one's work), and deleted when the import ends, done or failed.
 """
 
 import time
@@ -21,6 +23,7 @@ from audits.models import Question, QuestionImport
 from audits.questionbank.pipeline import SOURCE_ALIASES, scan_file
 from audits.questionbank.records import FunnelStep, ImportFileError, QuestionData
 from audits.services.task_queue import QUESTION_IMPORT_RUN, audit_task_queue, task_send_on_commit
+from edufair_web.upload_limits import record_limit
 
 WRITE_BATCH = 500
 PROGRESS_EVERY_SECONDS = 0.5
@@ -113,6 +116,7 @@ def question_import_run(
             filename=question_import.original_filename,
             parameters=question_import.parameters,
             progress=report,
+            record_limit=record_limit(),
         )
         QuestionImport.objects.filter(pk=question_import.pk).update(
             phase="writing", progress_done=0, progress_total=scan.kept_count
@@ -138,9 +142,22 @@ def question_import_run(
         _mark_failed(question_import, str(error))
     except Exception as error:
         _mark_failed(question_import, f"internal error while importing: {error.__class__.__name__}: {error}")
+        _upload_delete(question_import)
         raise
+    # Not on a worker's shutdown (BaseException): the import stays running, and the task delivered again reads it.
+    _upload_delete(question_import)
     question_import.refresh_from_db()
     return question_import
+
+
+def _upload_delete(question_import: QuestionImport) -> None:
+    """The stored upload of a finished import, deleted: nothing reads it again (a re-delivered task skips a finished
+    import). A local file imported in place (`path`) is the caller's and is never stored, so never deleted."""
+    name = question_import.file.name
+    if not name:
+        return
+    default_storage.delete(name)
+    QuestionImport.objects.filter(pk=question_import.pk).update(file="")
 
 
 def _mark_failed(question_import: QuestionImport, message: str) -> None:

@@ -41,3 +41,4 @@ def test_large_upload_runs_in_a_worker(celery_worker_process, settings, monkeypa
     assert finished.progress_done == finished.progress_total == 3_000
     assert finished.progress_percent == 100
     assert Question.objects.filter(imports=finished).count() == 3_000
+    assert not finished.file and [path for path in media.rglob("*") if path.is_file()] == []  # the upload deleted

@@ -77,7 +77,7 @@ MEMORY_PROBE = textwrap.dedent(
     for source, name in (("jsonl", "nested.json"), ("sciq", "nested.json"), ("jsonl", "nested.jsonl")):
         body = content if name.endswith(".json") else content[1:-1]  # one JSON line of nested objects
         try:
-            scan_file(source, lambda: io.BytesIO(body), filename=name, parameters={})
+            scan_file(source, lambda: io.BytesIO(body), filename=name, parameters={}, record_limit=1 << 20)
         except ImportFileError as error:
             refused.append("nested too deeply" in str(error))
     try:
