@@ -77,9 +77,9 @@ def answers(port: int, path: str, data: dict | None = None, address: str = "") -
 
 @pytest.mark.slow
 def test_two_gunicorn_processes_count_log_ins_once(transactional_db, tmp_path):
-    """No CACHE_URL, no Redis: two servers on one SQLite database refuse the sixth log-in of a 5/minute budget, as one
-    process would (with per-process counts they let ten through)."""
-    env = {key: value for key, value in worker_environment().items() if key != "CACHE_URL"}
+    """No CACHE_URL, no Redis broker: two servers on one database (the test's SQLite file, or PostgreSQL) refuse the
+    sixth log-in of a 5/minute budget, as one process would (with per-process counts they let ten through)."""
+    env = {key: value for key, value in worker_environment().items() if key not in {"CACHE_URL", "CELERY_BROKER_URL"}}
     env.update(THROTTLE_LOGIN_RATE="5/minute", TRUSTED_PROXY_COUNT="1", DEBUG="1")
     ports = [free_port(), free_port()]
     servers = []
