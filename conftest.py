@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from django.conf import settings as django_settings
+from django.test.signals import setting_changed
 
 # The tests' own OpenAI-protocol servers listen on loopback, which endpoints may not call by default: allow it
 # as an operator would, in the environment (worker processes started by tests inherit it) and in this process's
@@ -21,6 +22,14 @@ TEST_KEY_VARIABLES = ("EDUFAIR_KEY_TEST", "EDUFAIR_KEY_TEST_TUTOR", "EDUFAIR_KEY
                       "EDUFAIR_KEY_VLLM", "EDUFAIR_KEY_LAB")  # fmt: skip
 os.environ.setdefault("EDUFAIR_LLM_KEY_HOSTS", ",".join(f"{name}=127.0.0.1|localhost" for name in TEST_KEY_VARIABLES))
 django_settings.EDUFAIR_LLM_KEY_HOSTS = os.environ["EDUFAIR_LLM_KEY_HOSTS"]
+
+# Tests count throttles and cache results in this process's memory, emptied before each test (fresh_throttle_counts);
+# the deployment's shared store (settings.shared_cache) is tested on its own (edufair_web/tests/test_throttle_store.py).
+django_settings.CACHES = {
+    **django_settings.CACHES,
+    "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
+}
+setting_changed.send(sender=None, setting="CACHES", value=django_settings.CACHES, enter=True)
 
 REQUIRE_SERVICES = os.environ.get("EDUFAIR_REQUIRE_SERVICES", "").strip().lower() in {"1", "true", "yes"}
 CHROMIUM = "/usr/bin/chromium"

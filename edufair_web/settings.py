@@ -10,6 +10,7 @@ import os
 import re
 from datetime import timedelta
 from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
 
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
@@ -82,6 +83,8 @@ MIDDLEWARE = [
     "annotation.crowd_presence_middleware.CrowdPresenceMiddleware",
     # A crowd recruit who has finished is sent to their completion code from any page.
     "annotation.crowd_middleware.CrowdFinishMiddleware",
+    # The pages of an expensive read count in its API's throttle (edufair_web.accounts.throttles).
+    "edufair_web.accounts.expensive_read_pages.ExpensiveReadPageThrottleMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "csp.middleware.CSPMiddleware",
     # Last, as django-axes asks: it turns a locked-out login into the lockout response.
@@ -198,15 +201,35 @@ THROTTLE_RATES = {
 
 # --- Cache --------------------------------------------------------------------------------------
 
-# Throttle counts and the API schema. Local memory is per process; `CACHE_URL` (redis://…, a database of its own:
-# clearing the cache empties it) shares the counts between web processes.
+# Throttle counts and computed results (judge-corrected tables, aggregation fits), shared by every web process:
+# `CACHE_URL` (redis://…, a database of its own: clearing the cache empties it) when set; else the broker's Redis, one
+# database number up (Celery keeps its own); else a table in the database (created by accounts' migration 0005).
 CACHE_URL = os.environ.get("CACHE_URL", "")
+CACHE_TABLE = "edufair_cache"
+
+
+def shared_cache(cache_url: str, broker_url: str) -> dict:
+    """The default cache: Redis at `cache_url`, or at the Redis broker's next database, or the database table."""
+    if not cache_url and broker_url.startswith(("redis://", "rediss://")):
+        broker = urlsplit(broker_url)
+        database = int(broker.path.strip("/") or 0)
+        cache_url = urlunsplit(broker._replace(path=f"/{(database + 1) % 16}"))
+    if cache_url:
+        return {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": cache_url,
+            "KEY_PREFIX": "edufair",
+        }
+    # Throttle counts expire within their window; past this many rows the expired go first, then a third by key.
+    return {
+        "BACKEND": "django.core.cache.backends.db.DatabaseCache",
+        "LOCATION": CACHE_TABLE,
+        "OPTIONS": {"MAX_ENTRIES": 10_000},
+    }
+
+
 CACHES = {
-    "default": (
-        {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": CACHE_URL, "KEY_PREFIX": "edufair"}
-        if CACHE_URL
-        else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "edufair"}
-    ),
+    "default": shared_cache(CACHE_URL, os.environ.get("CELERY_BROKER_URL", "")),
     # The built API schema (edufair_web.accounts.schema): per process, so always the running code's.
     "schema": {
         "BACKEND": "django.core.cache.backends.locmem.LocMemCache",

@@ -8,9 +8,9 @@ Conventions: the labels are the main phase's first answers (before any discussio
 revision), as the running agreement reads them — the models assume answers given independently; Unsure answers are
 left out (a missing rating); the finals are the stage's settled values (unanimous, majority, discussion or reviewer).
 Computed on request: a few queries per stage; each fit is kept in the default cache by what it is a function of (the
-method, the values and the labels, hashed whole), so the report, the endpoint and the exports — in any process, with
-`CACHE_URL` — fit each question once until a label changes. A first fit takes seconds per question (GLAD is the slowest:
-tens of seconds for 10,000 labels).
+method, the values and the labels, hashed whole), so the report, the endpoint and the exports — in any web process,
+the cache being shared — fit each question once until a label changes. A first fit takes seconds per question (GLAD is
+the slowest: tens of seconds for 10,000 labels).
 """
 
 from __future__ import annotations

@@ -4,8 +4,9 @@ The throttles are DRF's, counted in the `default` cache: password log-ins per cl
 reads per user. Rates are read from `settings.THROTTLE_RATES` on every request, so an operator sets them from the
 environment and a test can change them; a rate of None switches that throttle off.
 
-The counts live in the cache: with the default local-memory cache each web process counts on its own (N processes
-allow N times the rate); `CACHE_URL` names a Redis database that all processes share.
+The default cache is shared by every web process (Redis, or a table in the database: settings.CACHES), so the rates
+hold for the deployment, not per process. An expensive read's pages count in the same per-user budget as its API
+(`edufair_web.accounts.expensive_read_pages`).
 """
 
 from django.conf import settings
@@ -15,18 +16,21 @@ from rest_framework.throttling import SimpleRateThrottle
 from .client_address import client_address
 
 # Reads that compute or serialise a whole audit or project (analysis results, exports, reports, model fits) or the
-# schema.
-EXPENSIVE_READS = frozenset(
-    {
-        "schema",
-        "audit-results",
-        "audit-export",
-        "annotation-report",
-        "annotation-main-aggregation",
-        "annotation-labels-export",
-        "annotation-jv-report",
-    }
-)
+# schema, by the API route's name, each with its page twins (namespaced route names): pages that compute the same for
+# a browser. Both count in one per-user budget.
+EXPENSIVE_READ_TWINS: dict[str, tuple[str, ...]] = {
+    "schema": (),
+    "audit-results": ("audits:results", "audits:results-cell", "audits:results-pairs", "audits:results-compare"),
+    "audit-export": ("audits:results-export",),
+    "audit-judge-corrected": ("audits:results-judge-corrected", "audits:results-judge-corrected-export"),
+    "annotation-report": ("annotation:report", "annotation:report-download"),
+    "annotation-main-aggregation": (),
+    "annotation-labels-export": ("annotation:labels-export",),
+    "annotation-jv-report": ("annotation:judge-validation",),
+}
+EXPENSIVE_READS = frozenset(EXPENSIVE_READ_TWINS)
+EXPENSIVE_PAGES = frozenset(page for pages in EXPENSIVE_READ_TWINS.values() for page in pages)
+_EXPENSIVE_ROUTES = EXPENSIVE_READS | EXPENSIVE_PAGES
 
 
 class _ConfiguredRateThrottle(SimpleRateThrottle):
@@ -64,12 +68,12 @@ class UserWriteRateThrottle(_ConfiguredRateThrottle):
 
 
 class ExpensiveReadRateThrottle(_ConfiguredRateThrottle):
-    """Reads named in EXPENSIVE_READS, per user."""
+    """Reads named in EXPENSIVE_READS and their pages, per user."""
 
     scope = "expensive_read"
 
     def get_cache_key(self, request, view) -> str | None:
         match = getattr(request, "resolver_match", None)
-        if request.method not in SAFE_METHODS or match is None or match.url_name not in EXPENSIVE_READS:
+        if request.method not in SAFE_METHODS or match is None or match.view_name not in _EXPENSIVE_ROUTES:
             return None
         return self._user_key(request)
