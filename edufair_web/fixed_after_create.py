@@ -43,6 +43,17 @@ def fixed_field_changes(instance: models.Model | None, values: Mapping) -> dict[
 class FixedAfterCreateSerializer(serializers.ModelSerializer):
     """A model serializer whose update refuses a change of the model's fields fixed after creation."""
 
+    FIXED_NOTE = "Set at creation: an update that changes it is refused."
+
+    def get_fields(self) -> dict:
+        """Each fixed field says so in the schema, so a client knows before it tries."""
+        fields = super().get_fields()
+        for name in fixed_fields(self.Meta.model):
+            field = fields.get(name)
+            if field is not None and not field.read_only:
+                field.help_text = f"{field.help_text} {self.FIXED_NOTE}" if field.help_text else self.FIXED_NOTE
+        return fields
+
     def validate(self, attrs: dict) -> dict:
         refused = fixed_field_changes(self.instance, attrs)
         if refused:

@@ -20,6 +20,7 @@ from django.forms.models import model_to_dict
 from django.test import RequestFactory
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 
+from annotation.api.serializers_projects import WorkedExampleSerializer
 from annotation.models import (
     AnnotationProject,
     CrowdLink,
@@ -352,3 +353,10 @@ def test_the_stage_pages_example_form_refuses_a_pilot_item(world, client):
     response = client.post(url, form)
     assert "shown before the test" in response.content.decode()
     assert not WorkedExample.objects.filter(stage=world.stage, item=world.pilot_items[1]).exists()
+
+
+def test_the_schema_says_which_fields_are_fixed():
+    """The schema's field descriptions come from the serializers' help texts."""
+    fields = WorkedExampleSerializer().fields
+    assert "Set at creation" in fields["stage"].help_text
+    assert "Set at creation" not in (fields["item"].help_text or "")
