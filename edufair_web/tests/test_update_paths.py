@@ -310,7 +310,8 @@ def test_the_admin_refuses_what_the_create_refuses(world):
     assert not failures, failures
 
 
-def test_the_admin_keeps_fixed_fields_read_only(world):
+def test_the_admin_keeps_fixed_fields_read_only(world, client):
+    client.force_login(world.researcher)
     rows = {
         WorkedExample: world.example, GoldLabel: world.gold, LabelQuestion: world.question, Stage: world.stage,
         Item: world.item, AnnotationProject: world.project,
@@ -319,6 +320,8 @@ def test_the_admin_keeps_fixed_fields_read_only(world):
         form, readonly = _admin_form(world, model, rows[model])
         assert fixed <= set(readonly), (model.__name__, readonly)
         assert not fixed & set(form.fields), model.__name__
+        url = reverse(f"admin:annotation_{model._meta.model_name}_change", args=[rows[model].pk])
+        assert client.get(url).status_code == 200, model.__name__
 
 
 def test_the_admin_shows_service_written_rows_only(world, client):
