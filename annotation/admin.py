@@ -5,6 +5,7 @@ from django.contrib import admin
 from django.db import transaction
 
 from edufair_web.accounts.admin_site import ResearcherModelAdmin
+from edufair_web.fixed_after_create import FixedAfterCreateAdmin
 
 from .models import (
     Adjudication,
@@ -26,30 +27,70 @@ from .models import (
     WorkedExample,
 )
 from .selectors.labelling_settings import main_labelling_started
+from .services.enrollment import enrollment_check
+from .services.projects import gold_label_check, question_choices_clean
+from .services.training import SetupError, stage_questions_check, worked_example_check
+
+
+class RuledForm(forms.ModelForm):
+    """An admin form that holds the row, as it would be saved, to its service's rule (the API's and the pages')."""
+
+    def rule_values(self, *names: str) -> dict | None:
+        """The fields as the row would hold them; None when one is missing (a field already in error)."""
+        values = {name: self.cleaned_data.get(name, getattr(self.instance, name, None)) for name in names}
+        return None if any(value is None for value in values.values()) else values
+
+    def apply_rule(self, check, **values) -> None:
+        try:
+            check(**values)
+        except SetupError as exc:
+            field = exc.field if exc.field in self.fields else None
+            self.add_error(field, str(exc))
 
 
 @admin.register(AnnotationProject)
-class AnnotationProjectAdmin(ResearcherModelAdmin):
+class AnnotationProjectAdmin(FixedAfterCreateAdmin, ResearcherModelAdmin):
     list_display = ("name", "kind", "preset", "source_audit_id", "created_at")
     list_filter = ("kind",)
     search_fields = ("name",)
+    readonly_fields = ("preset",)  # stamped by applying a preset (services.projects), never typed
+
+
+class LabelQuestionAdminForm(RuledForm):
+    def clean_choices(self):
+        try:
+            return question_choices_clean(self.cleaned_data["choices"], question=self.instance)
+        except SetupError as exc:
+            raise forms.ValidationError(str(exc)) from exc
 
 
 @admin.register(LabelQuestion)
-class LabelQuestionAdmin(ResearcherModelAdmin):
+class LabelQuestionAdmin(FixedAfterCreateAdmin, ResearcherModelAdmin):
+    form = LabelQuestionAdminForm
     list_display = ("key", "project", "level", "allow_unsure", "allow_not_applicable")
     list_filter = ("project",)
 
 
 @admin.register(Item)
-class ItemAdmin(ResearcherModelAdmin):
+class ItemAdmin(FixedAfterCreateAdmin, ResearcherModelAdmin):
     list_display = ("external_id", "project", "subject", "category", "modality")
     list_filter = ("project", "subject", "modality")
     search_fields = ("external_id", "category")
 
 
+class StageAdminForm(RuledForm):
+    def clean(self):
+        cleaned = super().clean()
+        if "questions" in cleaned:
+            project = cleaned.get("project") or getattr(self.instance, "project", None)
+            stage = self.instance if self.instance.pk is not None else None
+            self.apply_rule(stage_questions_check, stage=stage, project=project, questions=list(cleaned["questions"]))
+        return cleaned
+
+
 @admin.register(Stage)
-class StageAdmin(ResearcherModelAdmin):
+class StageAdmin(FixedAfterCreateAdmin, ResearcherModelAdmin):
+    form = StageAdminForm
     list_display = ("name", "project", "order", "overlap", "resolution_policy", "pay_rate_per_hour", "pilot_size")
     list_filter = ("project",)
     filter_horizontal = ("questions",)
@@ -61,35 +102,79 @@ class StageAdmin(ResearcherModelAdmin):
         return fields
 
 
+class ViewOnlyAdmin:
+    """Rows only their service writes, with checks the admin's plain form would skip: shown, never added or edited."""
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+
 @admin.register(Guideline)
-class GuidelineAdmin(ResearcherModelAdmin):
+class GuidelineAdmin(ViewOnlyAdmin, ResearcherModelAdmin):
+    """A guideline is published as a new version (services.training.guideline_publish: its gold isolation)."""
+
     list_display = ("stage", "version", "created_at")
     list_filter = ("stage__project",)
 
 
+class WorkedExampleAdminForm(RuledForm):
+    def clean(self):
+        cleaned = super().clean()
+        values = self.rule_values("stage", "item", "question", "kind", "value")
+        if values:
+            self.apply_rule(worked_example_check, **values)
+        return cleaned
+
+
 @admin.register(WorkedExample)
-class WorkedExampleAdmin(ResearcherModelAdmin):
+class WorkedExampleAdmin(FixedAfterCreateAdmin, ResearcherModelAdmin):
+    form = WorkedExampleAdminForm
     list_display = ("stage", "item", "kind", "value")
     list_filter = ("stage", "kind")
     raw_id_fields = ("item",)
 
 
+class GoldLabelAdminForm(RuledForm):
+    def clean(self):
+        cleaned = super().clean()
+        values = self.rule_values("item", "question", "value")
+        if values:
+            self.apply_rule(gold_label_check, **values)
+        return cleaned
+
+
 @admin.register(GoldLabel)
-class GoldLabelAdmin(ResearcherModelAdmin):
+class GoldLabelAdmin(FixedAfterCreateAdmin, ResearcherModelAdmin):
+    form = GoldLabelAdminForm
     list_display = ("item", "question", "value")
     list_filter = ("question",)
     raw_id_fields = ("item",)
 
 
 @admin.register(TrainingItem)
-class TrainingItemAdmin(ResearcherModelAdmin):
+class TrainingItemAdmin(ViewOnlyAdmin, ResearcherModelAdmin):
+    """The pilot and test are drawn from the gold pool (services.training.training_set_choose), never typed in."""
+
     list_display = ("stage", "phase", "item", "position")
     list_filter = ("stage", "phase")
     raw_id_fields = ("item",)
 
 
+class EnrollmentAdminForm(RuledForm):
+    def clean(self):
+        cleaned = super().clean()
+        values = self.rule_values("user")
+        if values:
+            self.apply_rule(enrollment_check, **values)
+        return cleaned
+
+
 @admin.register(Enrollment)
-class EnrollmentAdmin(ResearcherModelAdmin):
+class EnrollmentAdmin(FixedAfterCreateAdmin, ResearcherModelAdmin):
+    form = EnrollmentAdminForm
     list_display = ("user", "stage", "status", "pilot_score", "qualification_correct", "gate_passed", "gate_rule")
     list_filter = ("stage", "status")
     raw_id_fields = ("replaced_by",)
@@ -151,7 +236,9 @@ from .models import HeldRevision, MainItem, StageLabelling  # noqa: E402
 
 
 @admin.register(StageLabelling)
-class StageLabellingAdmin(ResearcherModelAdmin):
+class StageLabellingAdmin(ViewOnlyAdmin, ResearcherModelAdmin):
+    """Set on the stage page or the API (services.labelling: the pilot's rules, the item rule and its main items)."""
+
     list_display = ("stage", "strategy", "seed", "reservation_minutes", "pilot_feedback", "pilot_closed")
 
 
@@ -180,7 +267,9 @@ class RubricVersionAdmin(ResearcherModelAdmin):
 
 
 @admin.register(JudgeValidation)
-class JudgeValidationAdmin(ResearcherModelAdmin):
+class JudgeValidationAdmin(ViewOnlyAdmin, ResearcherModelAdmin):
+    """Thresholds and recorded verdicts are set by the judge-validation services (their bounds, the report)."""
+
     list_display = ("project", "judge_name", "rubric", "status", "recorded_at")
     list_filter = ("status",)
 
@@ -200,7 +289,6 @@ class RubricWorkshopAdmin(ResearcherModelAdmin):
 from annotation.forms_people import CrowdLinkForm  # noqa: E402
 from annotation.models import CrowdLink, CrowdRecruit  # noqa: E402
 from annotation.services.crowd_entry_settings import crowd_link_save, link_trust  # noqa: E402
-from annotation.services.training import SetupError  # noqa: E402
 
 
 class CrowdLinkAdminForm(CrowdLinkForm):

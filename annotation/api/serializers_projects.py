@@ -5,6 +5,7 @@ Annotators never see these (gold is here)."""
 
 from django.db import transaction
 from rest_framework import serializers
+from rest_framework.settings import api_settings
 
 from annotation.models import (
     AnnotationProject,
@@ -22,13 +23,23 @@ from annotation.models import (
 from annotation.selectors.labelling_settings import labelling_settings, main_labelling_started
 from annotation.selectors.training import own_gate_fields
 from annotation.services.labelling import ItemRuleInvalid, stage_item_rule_describe, stage_item_rule_set
-from annotation.workflow.choice_keys import choices_with_keys
+from annotation.services.projects import gold_label_check, question_choices_clean
+from annotation.services.training import SetupError, stage_questions_check, worked_example_check
 from edufair_web.accounts.roles import RESEARCHER, has_role
+from edufair_web.fixed_after_create import FixedAfterCreateSerializer
 from edufair_web.text_limits import LINE_MAX, NOTE_MAX
 from edufair_web.upload_limits import MaxUploadSize, upload_limit, upload_size_error
 
 
-class ProjectSerializer(serializers.ModelSerializer):
+def _rule(check, **values) -> None:
+    """Run a service's rule; its refusal is a 400 naming the field at fault."""
+    try:
+        check(**values)
+    except SetupError as exc:
+        raise serializers.ValidationError({exc.field or api_settings.NON_FIELD_ERRORS_KEY: str(exc)}) from exc
+
+
+class ProjectSerializer(FixedAfterCreateSerializer):
     preset = serializers.CharField(required=False, allow_blank=True, write_only=True, max_length=LINE_MAX)
     applied_preset = serializers.CharField(source="preset", read_only=True)
 
@@ -50,7 +61,7 @@ class ProjectSerializer(serializers.ModelSerializer):
         read_only_fields = ["created_at"]
 
 
-class LabelQuestionSerializer(serializers.ModelSerializer):
+class LabelQuestionSerializer(FixedAfterCreateSerializer):
     class Meta:
         model = LabelQuestion
         fields = [
@@ -69,15 +80,14 @@ class LabelQuestionSerializer(serializers.ModelSerializer):
         ]
 
     def validate_choices(self, value):
-        """Choices are stored with the keyboard keys derived from their values (workflow.choice_keys)."""
-        if not isinstance(value, list) or not all(
-            isinstance(c, dict) and str(c.get("value", "")).strip() for c in value
-        ):
-            raise serializers.ValidationError('A list of {"value": "...", "label": "..."} with a value each.')
-        return choices_with_keys(value)
+        """The service's rule for choices (`question_choices_clean`), on create and update alike."""
+        try:
+            return question_choices_clean(value, question=self.instance)
+        except SetupError as exc:
+            raise serializers.ValidationError(str(exc)) from exc
 
 
-class ItemSerializer(serializers.ModelSerializer):
+class ItemSerializer(FixedAfterCreateSerializer):
     class Meta:
         model = Item
         fields = [
@@ -95,17 +105,15 @@ class ItemSerializer(serializers.ModelSerializer):
         read_only_fields = ["created_at"]
 
 
-class GoldLabelSerializer(serializers.ModelSerializer):
+class GoldLabelSerializer(FixedAfterCreateSerializer):
     class Meta:
         model = GoldLabel
         fields = ["id", "item", "question", "value", "rationale"]
 
     def validate(self, attrs):
-        question, item = attrs.get("question"), attrs.get("item")
-        if question and item and question.project_id != item.project_id:
-            raise serializers.ValidationError("The item and the question belong to different projects.")
-        if question and attrs.get("value") not in question.values:
-            raise serializers.ValidationError({"value": f"Not one of the choices ({', '.join(question.values)})."})
+        """The service's rule (`gold_label_check`) on the gold label as it would be stored, on create and update."""
+        attrs = super().validate(attrs)
+        _rule(gold_label_check, **self.merged(attrs, "item", "question", "value"))
         return attrs
 
 
@@ -149,7 +157,7 @@ class StageItemRuleSerializer(serializers.Serializer):
         return {"main_items": super().to_internal_value(data)}
 
 
-class StageSerializer(serializers.ModelSerializer):
+class StageSerializer(FixedAfterCreateSerializer):
     qualification_threshold = serializers.FloatField(read_only=True)
     main_items = StageItemRuleSerializer(source="*", required=False)
 
@@ -180,10 +188,10 @@ class StageSerializer(serializers.ModelSerializer):
         ]
 
     def validate(self, attrs):
+        attrs = super().validate(attrs)
         project = attrs.get("project") or getattr(self.instance, "project", None)
-        for question in attrs.get("questions", []):
-            if project and question.project_id != project.id:
-                raise serializers.ValidationError({"questions": f"{question.key} belongs to another project."})
+        if "questions" in attrs:
+            _rule(stage_questions_check, stage=self.instance, project=project, questions=attrs["questions"])
         changes_overlap = (
             self.instance is not None and attrs.get("overlap", self.instance.overlap) != self.instance.overlap
         )
@@ -224,11 +232,18 @@ class GuidelineSerializer(serializers.ModelSerializer):
         read_only_fields = ["version", "created_at"]
 
 
-class WorkedExampleSerializer(serializers.ModelSerializer):
+class WorkedExampleSerializer(FixedAfterCreateSerializer):
     class Meta:
         model = WorkedExample
         fields = ["id", "stage", "item", "question", "kind", "value", "rationale", "position"]
         read_only_fields = ["position"]
+
+    def validate(self, attrs):
+        """The service's rule (`worked_example_check`) on the example as it would be stored, on create and update:
+        a PATCH of its item, question or value is held to what the create is."""
+        attrs = super().validate(attrs)
+        _rule(worked_example_check, **self.merged(attrs, "stage", "item", "question", "kind", "value"))
+        return attrs
 
 
 class TrainingItemSerializer(serializers.ModelSerializer):
@@ -244,7 +259,7 @@ class TrainingSetChooseSerializer(serializers.Serializer):
     accept_uneven = serializers.BooleanField(default=False)
 
 
-class EnrollmentSerializer(serializers.ModelSerializer):
+class EnrollmentSerializer(FixedAfterCreateSerializer):
     username = serializers.CharField(source="user.username", read_only=True)
     # Read-only text, not an enum: "status" is a field name other apps' enums use too (OpenAPI names).
     status = serializers.CharField(read_only=True, help_text="training, passed, failed or replaced")

@@ -15,6 +15,9 @@ class AnnotationProject(models.Model):
         GENERIC = "generic", "Generic labelling project"
         JUDGE_VALIDATION = "judge_validation", "Judge validation (from an audit)"
 
+    # What the project was built as; a preset is applied by apply-preset (edufair_web.fixed_after_create).
+    FIXED_AFTER_CREATE = ("kind", "source_audit_id", "preset")
+
     name = models.CharField(max_length=200)
     description = models.TextField(blank=True, max_length=NOTE_MAX)
     kind = models.CharField(max_length=32, choices=Kind.choices, default=Kind.GENERIC)
@@ -46,6 +49,8 @@ class LabelQuestion(models.Model):
     class Level(models.TextChoices):
         NOMINAL = "nominal", "Nominal"
         ORDINAL = "ordinal", "Ordinal"
+
+    FIXED_AFTER_CREATE = ("project",)  # its stages, gold and labels are the project's
 
     project = models.ForeignKey(AnnotationProject, on_delete=models.CASCADE, related_name="questions")
     key = models.SlugField(max_length=64)
@@ -95,6 +100,8 @@ class Item(models.Model):
         SINGLE_TURN = "single", "Single turn"
         MULTI_TURN = "multi", "Multi-turn"
 
+    FIXED_AFTER_CREATE = ("project",)  # its gold, training uses and labels are the project's
+
     project = models.ForeignKey(AnnotationProject, on_delete=models.CASCADE, related_name="items")
     external_id = models.CharField(max_length=200, help_text="Id in the source; re-importing the same id updates.")
     payload = models.JSONField(
@@ -128,6 +135,8 @@ class Stage(models.Model):
     class UnsureRule(models.TextChoices):
         STRICT = "strict", "Strict: Unsure counts as a miss"
         EXCLUDE = "exclude", "Excluded: Unsure is left out, coverage reported"
+
+    FIXED_AFTER_CREATE = ("project",)  # its questions, items and recruits are the project's
 
     project = models.ForeignKey(AnnotationProject, on_delete=models.CASCADE, related_name="stages")
     order = models.PositiveIntegerField()

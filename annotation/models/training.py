@@ -39,6 +39,8 @@ class WorkedExample(models.Model):
         CLEAR_NEGATIVE = "clear_negative", "Clear negative (e.g. clearly unsafe / invalid)"
         BORDERLINE = "borderline", "Borderline"
 
+    FIXED_AFTER_CREATE = ("stage",)  # seen by the stage's recruits, in its order; another stage gets its own
+
     stage = models.ForeignKey(Stage, on_delete=models.CASCADE, related_name="worked_examples")
     item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="worked_examples")
     question = models.ForeignKey(LabelQuestion, on_delete=models.CASCADE, related_name="+")
@@ -57,6 +59,8 @@ class WorkedExample(models.Model):
 
 class GoldLabel(models.Model):
     """The agreed answer to one question for one item, with the rationale shown after submission."""
+
+    FIXED_AFTER_CREATE = ("item", "question")  # the answer to that question on that item; its value may change
 
     item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="gold_labels")
     question = models.ForeignKey(LabelQuestion, on_delete=models.CASCADE, related_name="gold_labels")
@@ -100,6 +104,8 @@ class Enrollment(models.Model):
         PASSED = "passed", "Passed the gate"
         FAILED = "failed", "Failed the gate"
         REPLACED = "replaced", "Replaced"
+
+    FIXED_AFTER_CREATE = ("stage", "user")  # a recruit's training record is theirs, in that stage
 
     stage = models.ForeignKey(Stage, on_delete=models.CASCADE, related_name="enrollments")
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="annotation_enrollments")

@@ -14,11 +14,16 @@ from annotation.services.training import SetupError
 from edufair_web.accounts.roles import ANNOTATOR, has_role
 
 
+def enrollment_check(*, user) -> None:
+    """Who may be enrolled, on every write (the API, the pages, the admin): an annotator."""
+    if not has_role(user, ANNOTATOR):
+        raise SetupError(f"{user.username} does not have the annotator role.", field="user")
+
+
 @transaction.atomic
 def enrollment_create(*, stage: Stage, user, subject: str = "") -> Enrollment:
     """Enrol a user (annotator role) in a stage; enrolling twice returns the existing enrolment."""
-    if not has_role(user, ANNOTATOR):
-        raise SetupError(f"{user.username} does not have the annotator role.")
+    enrollment_check(user=user)
     enrollment, _ = Enrollment.objects.get_or_create(stage=stage, user=user, defaults={"subject": subject})
     return enrollment
 

@@ -8,7 +8,7 @@ from django.db import transaction
 from django.db.models import Max
 
 from annotation import presets
-from annotation.models import AnnotationProject, GoldLabel, Item, LabelQuestion, Stage
+from annotation.models import AnnotationProject, GoldLabel, Item, LabelQuestion, Stage, WorkedExample
 from annotation.services.labelling import stage_item_rule_set
 from annotation.services.training import SetupError, guideline_publish
 from annotation.workflow.choice_keys import choices_with_keys
@@ -40,6 +40,36 @@ def project_create(
     return project
 
 
+def question_choices_clean(choices, *, question: LabelQuestion | None = None) -> list[dict]:
+    """A question's choices as stored, on every write (create, the API's update, the admin): at least one, each with
+    a value of its own, keys derived from the values; on a stored question, no value its gold labels or worked
+    examples hold may go."""
+    if not isinstance(choices, list) or not choices:
+        raise SetupError("A question needs at least one choice.", field="choices")
+    seen_values = set()
+    cleaned = []
+    for index, choice in enumerate(choices, start=1):
+        value = str(choice.get("value", "")).strip() if isinstance(choice, dict) else ""
+        if not value:
+            raise SetupError(f"Choice {index} has no value.", field="choices")
+        if value in seen_values:
+            raise SetupError(f"Choice {index} repeats a value.", field="choices")
+        seen_values.add(value)
+        cleaned.append({"value": value, "label": str(choice.get("label") or value)})
+    if question is not None and question.pk is not None:
+        used = set(GoldLabel.objects.filter(question=question).values_list("value", flat=True))
+        used |= set(WorkedExample.objects.filter(question=question).values_list("value", flat=True))
+        gone = sorted(used - seen_values)
+        if gone:
+            raise SetupError(
+                f"Gold labels or worked examples hold {', '.join(map(repr, gone))}; keep the choice or change them "
+                "first.",
+                field="choices",
+            )
+    # The keyboard key is derived from the values (the digit typed is the value shown); a given key is ignored.
+    return choices_with_keys(cleaned)
+
+
 def question_create(
     *,
     project: AnnotationProject,
@@ -53,20 +83,7 @@ def question_create(
     positive_values: list[str] | None = None,
     help_text: str = "",
 ) -> LabelQuestion:
-    if not choices:
-        raise SetupError("A question needs at least one choice.")
-    seen_values = set()
-    cleaned = []
-    for index, choice in enumerate(choices, start=1):
-        value = str(choice.get("value", "")).strip()
-        if not value:
-            raise SetupError(f"Choice {index} has no value.")
-        if value in seen_values:
-            raise SetupError(f"Choice {index} repeats a value.")
-        seen_values.add(value)
-        cleaned.append({"value": value, "label": str(choice.get("label") or value)})
-    # The keyboard key is derived from the values (the digit typed is the value shown); a given key is ignored.
-    cleaned = choices_with_keys(cleaned)
+    cleaned = question_choices_clean(choices)
     position = (project.questions.aggregate(p=Max("position"))["p"] or 0) + 1
     return LabelQuestion.objects.create(
         project=project,
@@ -131,12 +148,17 @@ def project_apply_preset(*, project: AnnotationProject, preset: str = presets.SA
     return stages
 
 
+def gold_label_check(*, item: Item, question: LabelQuestion, value: str) -> None:
+    """The rules of a gold label, on every write (import, the API's create and update, the admin)."""
+    if item.project_id != question.project_id:
+        raise SetupError("The item and the question belong to different projects.", field="question")
+    if value not in question.values:
+        raise SetupError(f"{value!r} is not one of the choices of {question.key}.", field="value")
+
+
 @transaction.atomic
 def gold_label_set(*, item: Item, question: LabelQuestion, value: str, rationale: str = "") -> GoldLabel:
-    if item.project_id != question.project_id:
-        raise SetupError("The item and the question belong to different projects.")
-    if value not in question.values:
-        raise SetupError(f"{value!r} is not one of the choices of {question.key}.")
+    gold_label_check(item=item, question=question, value=value)
     gold, _ = GoldLabel.objects.update_or_create(
         item=item, question=question, defaults={"value": value, "rationale": rationale}
     )

@@ -49,7 +49,12 @@ CLARIFICATIONS_HEADING = "## Clarifications from the norming discussion"
 
 
 class SetupError(ValueError):
-    """A researcher's request that the stage's data cannot support (the message says why)."""
+    """A researcher's request that the stage's data cannot support (the message says why; ``field``, when
+    known, names the field of the request at fault)."""
+
+    def __init__(self, message: str, *, field: str | None = None) -> None:
+        super().__init__(message)
+        self.field = field
 
 
 # --- Guidelines -------------------------------------------------------------------------------------
@@ -114,21 +119,59 @@ def guideline_confirm(*, enrollment: Enrollment, version: int | None = None) -> 
 # --- Worked examples --------------------------------------------------------------------------------
 
 
+def worked_example_check(*, stage: Stage, item: Item, question: LabelQuestion, kind: str, value: str) -> None:
+    """The rules of a worked example, on every write (the API's create and update, the page, the admin): one of the
+    stage's questions, an item of its project, a value among the choices, and never an item whose gold a stage asking
+    this question tests (every recruit reads the examples before the pilot and the qualification test)."""
+    if item.project_id != stage.project_id:
+        raise SetupError("The item must belong to the stage's project.", field="item")
+    if not stage.questions.filter(pk=question.pk).exists():
+        raise SetupError(f"{question.key} is not a question of this stage.", field="question")
+    if value not in question.values:
+        raise SetupError(f"{value!r} is not one of the question's choices.", field="value")
+    if TrainingItem.objects.filter(Q(stage=stage) | Q(stage__questions=question), item=item).exists():
+        raise SetupError(
+            "This item is in the pilot or qualification test of a stage that asks this question; "
+            "it cannot be an example (its answer would be shown before the test).",
+            field="item",
+        )
+    if kind not in WorkedExample.Kind.values:
+        raise SetupError(f"Unknown kind {kind!r}.", field="kind")
+
+
+def stage_questions_check(*, stage: Stage | None, project, questions) -> None:
+    """A stage's questions, on every write (the API's create and update, the admin): the project's own; and on a
+    stored stage, held to the worked examples' rule (`worked_example_check`) from the other side: its examples still
+    teach one of its questions, and no example of a question it gains shows the answer of an item in its pilot or
+    qualification test."""
+    for question in questions:
+        if project is not None and question.project_id != project.pk:
+            raise SetupError(f"{question.key} belongs to another project.", field="questions")
+    if stage is None or stage.pk is None:
+        return
+    question_ids = {question.pk for question in questions}
+    orphaned = WorkedExample.objects.filter(stage=stage).exclude(question_id__in=question_ids)
+    if orphaned.exists():
+        keys = sorted(set(orphaned.values_list("question__key", flat=True)))
+        raise SetupError(
+            f"Worked examples of this stage teach {', '.join(keys)}; delete them before the stage stops asking it.",
+            field="questions",
+        )
+    gained = question_ids - set(stage.questions.values_list("id", flat=True))
+    tested = TrainingItem.objects.filter(stage=stage).values("item_id")
+    if gained and WorkedExample.objects.filter(question_id__in=gained, item_id__in=tested).exists():
+        raise SetupError(
+            "A worked example of a question this stage would gain is an item of its pilot or qualification test "
+            "(its answer would be shown before the test).",
+            field="questions",
+        )
+
+
 @transaction.atomic
 def worked_example_add(
     *, stage: Stage, item: Item, question: LabelQuestion, kind: str, value: str, rationale: str
 ) -> WorkedExample:
-    if item.project_id != stage.project_id or question.project_id != stage.project_id:
-        raise SetupError("The item and the question must belong to the stage's project.")
-    if value not in question.values:
-        raise SetupError(f"{value!r} is not one of the question's choices.")
-    if TrainingItem.objects.filter(Q(stage=stage) | Q(stage__questions=question), item=item).exists():
-        raise SetupError(
-            "This item is in the pilot or qualification test of a stage that asks this question; "
-            "it cannot be an example (its answer would be shown before the test)."
-        )
-    if kind not in WorkedExample.Kind.values:
-        raise SetupError(f"Unknown kind {kind!r}.")
+    worked_example_check(stage=stage, item=item, question=question, kind=kind, value=value)
     position = (WorkedExample.objects.filter(stage=stage).aggregate(p=Max("position"))["p"] or 0) + 1
     example, _ = WorkedExample.objects.update_or_create(
         stage=stage,
