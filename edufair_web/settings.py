@@ -82,6 +82,8 @@ MIDDLEWARE = [
     "annotation.crowd_presence_middleware.CrowdPresenceMiddleware",
     # A crowd recruit who has finished is sent to their completion code from any page.
     "annotation.crowd_middleware.CrowdFinishMiddleware",
+    # Each page view may spend so much CPU time on Markdown (comments, guidelines); later texts are plain paragraphs.
+    "annotation.markdown_page_budget.MarkdownPageBudgetMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "csp.middleware.CSPMiddleware",
     # Last, as django-axes asks: it turns a locked-out login into the lockout response.
