@@ -14,9 +14,9 @@ from django.utils.safestring import SafeString, mark_safe
 from annotation.markdown_cost import DOCUMENT_BUDGET_US, render_cost
 from annotation.markdown_page_budget import page_budget_charge, page_budget_spent
 
-# Rendered HTML is kept by the text's hash, so a page viewed again costs a cache lookup a text. Change the version
-# when the rendering changes (extensions, ALLOWED_TAGS).
-_CACHE_KEY = "markdown-html:v1:{keep}:{digest}"
+# Rendered HTML is kept by the text's hash (and its budget), so a page viewed again costs a cache lookup a text.
+# Change the version when the rendering changes (extensions, ALLOWED_TAGS, the cost model).
+_CACHE_KEY = "markdown-html:v1:{keep}:{budget}:{digest}"
 CACHE_SECONDS = 24 * 3600
 
 ALLOWED_TAGS = {
@@ -59,17 +59,17 @@ def markdown_safe(text: str, *, keep_text: bool = False, budget_us: float = DOCU
 
 
 def _markdown_html(text: str, *, keep_text: bool, budget_us: float) -> str | None:
-    """The text's cleaned HTML from the cache or rendered now, or None if it or the page is over its budget."""
-    if render_cost(text) > budget_us:
-        return None
-    key = _CACHE_KEY.format(keep=int(keep_text), digest=hashlib.sha256(text.encode()).hexdigest())
+    """The text's cleaned HTML from the cache or rendered now, or None if it or the page is over its budget. The
+    page is charged the CPU time of the estimate and the rendering."""
+    digest = hashlib.sha256(text.encode()).hexdigest()
+    key = _CACHE_KEY.format(keep=int(keep_text), budget=int(budget_us), digest=digest)
     html = cache.get(key)
-    if html is not None:
+    if html is not None or page_budget_spent():
         return html
-    if page_budget_spent():
-        return None
     started = time.thread_time()
     try:
+        if render_cost(text) > budget_us:
+            return None
         html = _cleaned(markdown.markdown(text, extensions=["tables", "sane_lists"]), keep_text=keep_text)
     except RecursionError:
         return None

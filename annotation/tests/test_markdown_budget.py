@@ -8,8 +8,13 @@ from django.core.cache import cache
 from django.test import Client
 from django.urls import reverse
 
-from annotation.markdown_cost import NOTE_BUDGET_US, render_cost
-from annotation.markdown_page_budget import markdown_page_budget, page_budget_spent
+from annotation.markdown_cost import NOTE_BUDGET_US, PAGE_BUDGET_US, render_cost
+from annotation.markdown_page_budget import (
+    MarkdownPageBudgetMiddleware,
+    markdown_page_budget,
+    page_budget_charge,
+    page_budget_spent,
+)
 from annotation.markdown_text import markdown_safe
 from annotation.models import Thread
 from annotation.services.adjudication import discussion_comment
@@ -100,6 +105,20 @@ def test_a_page_that_spent_its_budget_shows_plain_paragraphs_but_keeps_what_it_r
     assert "<em>partly</em>" in first and again == first  # the second view of a text is a cache lookup
     assert other.startswith("<p>I think this turn is *partly* right") and "**more**" in other
     assert not page_budget_spent()  # outside a request there is no page budget
+
+
+def test_each_request_gets_a_fresh_page_budget():
+    seen = []
+
+    def view(request):
+        seen.append(page_budget_spent())
+        page_budget_charge(PAGE_BUDGET_US)
+        seen.append(page_budget_spent())
+        return "response"
+
+    middleware = MarkdownPageBudgetMiddleware(view)
+    assert [middleware(None), middleware(None)] == ["response", "response"]
+    assert seen == [False, True, False, True]
 
 
 def page_cpu_seconds(client: Client, url: str) -> float:
