@@ -8,14 +8,17 @@ import re
 # twice that: from each "[" (or "<") it scans to the closing bracket or the end of the paragraph (200 "[" before
 # plain text took 0.4 s); each inline match — a code span, an escape, emphasis, an entity, a tag — rebuilds the
 # paragraph's string, and an unmatched backtick run rescans it ("``a`" repeated took 0.26 s); each heading, rule,
-# list item or setext underline re-splits its paragraph ("a\n=\n" repeated took 0.2 s); every level of list or
-# quote nesting reparses its block. `render_cost` bounds each from above with weights measured on the
-# adversarial cases (annotation/tests/test_markdown_budget.py keeps them), so any text it prices under a budget
-# renders in about that much CPU time or less. Ordinary prose costs 1 to 3 µs a character.
+# list item or setext underline re-splits its paragraph ("a\n=\n" repeated took 0.2 s); the raw-HTML reader scans
+# from each "<" across paragraphs; every level of list or quote nesting reparses its block. `render_cost` bounds
+# each from above with weights measured on the adversarial cases (annotation/tests/test_markdown_budget.py keeps
+# them), so a text it prices under a budget renders in about that much CPU time or less: on 600 random mixtures of
+# Markdown's special characters it never estimated under the time measured. Ordinary prose costs 1 to 3 µs a
+# character and is estimated 2 to 10 times over. A pattern still unknown is caught by the page's measured budget.
 PER_CHAR_US = 3
 PER_SCAN_US = 1.1  # each character scanned from an unclosed or distant bracket (escapes, expanded first, slow it)
 PER_BLOCK_LEVEL_US = 40  # each paragraph, times one plus its nesting
 PER_REBUILD_US = 0.025  # each line or inline marker of a paragraph, times the paragraph's length
+PER_TAG_SCAN_US = 0.1  # each character the raw-HTML reader scans from a "<" to the next ">", across paragraphs
 PER_CELL_US = 20  # each "|": a table cell costs some 17 µs (a row of 800 took 37 ms)
 _INLINE_MARKERS = "`*_\\&<"
 
@@ -35,6 +38,7 @@ _ESCAPE = re.compile(r"\\.", re.DOTALL)
 _ESCAPE_PLACEHOLDER = "\x02000\x03"
 _BRACKET = re.compile(r"[\[\]()<>]")
 _OPENS = {"]": "[", ")": "("}
+_ANGLE = re.compile(r"[<>]")
 _LINE_NESTING = re.compile(r"^([ \t]*)((?:>[ \t]*|(?:[-*+]|\d{1,9}[.)])[ \t]+)*)", re.MULTILINE)
 _MARKER = re.compile(r">|[-*+](?=[ \t])|\d{1,9}[.)](?=[ \t])")
 
@@ -48,6 +52,7 @@ def render_cost(text: str) -> float:
         PER_CHAR_US * len(text)
         + PER_CELL_US * text.count("|")
         + PER_SCAN_US * scan_cost(_ESCAPE.sub(_ESCAPE_PLACEHOLDER, text))
+        + PER_TAG_SCAN_US * tag_scan_cost(text)
     )
     for block in _BLOCK_BREAK.split(text):
         depth = nesting(block)
@@ -80,6 +85,19 @@ def scan_cost(text: str) -> int:
         end = len(block)
         total += sum(end - at for opens in open_at.values() for at in opens) + angles * end - angle_sum
     return total
+
+
+def tag_scan_cost(text: str) -> int:
+    """Characters Python-Markdown's raw-HTML reader scans, at most: from each "<" to the next ">" or the end of the
+    text, whatever paragraphs lie between ("<a\\n\\n" repeated took 0.18 s in 5,000 characters)."""
+    total = angles = angle_sum = 0
+    for match in _ANGLE.finditer(text):
+        if match.group() == "<":
+            angles, angle_sum = angles + 1, angle_sum + match.start()
+        else:
+            total += angles * match.start() - angle_sum
+            angles = angle_sum = 0
+    return total + angles * len(text) - angle_sum
 
 
 def nesting(text: str) -> int:

@@ -33,6 +33,7 @@ SUPERLINEAR = {
     "unclosed images": "![" * 2_500,
     "brackets and escapes": "\\\\[" * 1_666,
     "unclosed tags": "<a " * 1_666,
+    "unclosed tags across paragraphs": "<a\n\n" * 1_250,
     "CDATA openings": "<![CDATA[" * 555,
     "backtick runs": "``a`" * 1_250,
     "setext headings": "a\n=\n" * 1_250,
