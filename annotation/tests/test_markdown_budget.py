@@ -1,5 +1,4 @@
-"""No set of comments costs a page view more than a bound: each text renders as Markdown only within its
-estimated-cost budget, each page view only within its CPU-time budget, and the rest is shown as escaped paragraphs."""
+"""No set of comments costs a page view more than a bound: past a text's or a page's budget, escaped paragraphs."""
 
 import time
 
