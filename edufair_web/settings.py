@@ -85,6 +85,8 @@ MIDDLEWARE = [
     "annotation.crowd_middleware.CrowdFinishMiddleware",
     # The pages of an expensive read count in its API's throttle (edufair_web.accounts.throttles).
     "edufair_web.accounts.expensive_read_pages.ExpensiveReadPageThrottleMiddleware",
+    # Each page view may spend so much CPU time on Markdown (comments, guidelines); later texts are plain paragraphs.
+    "annotation.markdown_page_budget.MarkdownPageBudgetMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "csp.middleware.CSPMiddleware",
     # Last, as django-axes asks: it turns a locked-out login into the lockout response.

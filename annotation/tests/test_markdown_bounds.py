@@ -8,7 +8,8 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
-from annotation.markdown_text import MAX_MARKDOWN_CHARS, SCAN_BUDGET, markdown_safe, nesting, scan_cost
+from annotation.markdown_cost import DOCUMENT_BUDGET_US, MAX_MARKDOWN_CHARS, nesting, render_cost, scan_cost
+from annotation.markdown_text import markdown_safe
 from annotation.services.adjudication import discussion_comment
 from annotation.services.labelling import label_next, main_label_submit
 from annotation.workflow.answers import Answer
@@ -40,8 +41,9 @@ def test_hostile_markdown_is_shown_as_plain_text_at_once(name):
 
 
 def test_the_bounds_are_what_makes_the_difference():
-    assert scan_cost("[" * 100_000) > SCAN_BUDGET
-    assert scan_cost("[a](" * 25_000) > SCAN_BUDGET  # the "(" of each link target is never closed
+    assert render_cost("[" * 100_000) > DOCUMENT_BUDGET_US
+    assert scan_cost("[a](" * 25_000) > 10**6  # the "(" of each link target is never closed
+    assert render_cost("[a](" * 25_000) > DOCUMENT_BUDGET_US
     assert nesting("- " * 2_000 + "x") == 2_000
     assert nesting("> > - 1. x") == 4
     assert nesting("        - x") == 3  # two levels of indentation and a marker
@@ -56,7 +58,7 @@ def test_ordinary_markdown_renders_as_before():
         "1. first\n2. second\n\n"
         "| a | b |\n|---|---|\n| 1 | 2 |\n\n" + "-" * 80 + "\n\n" + "See [the FAQ](https://example.org/faq). " * 500
     )
-    assert scan_cost(text) < SCAN_BUDGET and nesting(text) <= 3 and len(text) < MAX_MARKDOWN_CHARS
+    assert render_cost(text) < DOCUMENT_BUDGET_US and nesting(text) <= 3 and len(text) < MAX_MARKDOWN_CHARS
     html = markdown_safe(text)
     for expected in ("<h1>Guideline</h1>", '<a href="https://example.org/rubric" title="rubric"', "<li>three",
                      "<blockquote>", "<ol>", "<td>2</td>", "<hr>"):  # fmt: skip
