@@ -299,8 +299,25 @@ IMPURE_MARKERS = ("django_db", "browser", "services")
 
 
 def pytest_collection_modifyitems(config, items):
+    _xdist_groups_kept(config, items)
     for item in items:
         if any(item.get_closest_marker(name) for name in IMPURE_MARKERS):
             continue
         if IMPURE_FIXTURES.isdisjoint(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.pure)
+
+
+def _xdist_groups_kept(config, items):
+    """`--dist loadgroup` sends an `xdist_group`'s tests to one worker by the suffix "@group" on their node ids, which
+    pytest-xdist 3.8 writes to `item._nodeid`; pytest 9.2 reads node ids from `item._id`, so without this the
+    suffix is lost and the group is split (Label Studio was started in both workers). Sets it where xdist's did not
+    take; a no-op once xdist writes it where pytest reads it."""
+    if not getattr(config.option, "loadgroup", False):
+        return
+    from _pytest.nodeid import coerce_node_id
+
+    for item in items:
+        names = sorted({str(mark.args[0] if mark.args else mark.kwargs.get("name", "default"))
+                        for mark in item.iter_markers("xdist_group")})  # fmt: skip
+        if names and "@" not in item.nodeid and hasattr(item, "_id"):
+            item._id = coerce_node_id(f"{item.nodeid}@{'_'.join(names)}")
