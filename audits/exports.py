@@ -34,6 +34,7 @@ from django.utils import timezone
 from audits import heatmap_figures
 from audits.exclusions import EXCLUSION_COLUMNS
 from audits.fairness import R_CEILING_TEXT
+from audits.findings import audit_findings
 from audits.judge_corrected_figures import judge_corrected_figures
 from audits.judge_corrected_table import CORRECTED_COLUMNS, JudgeCorrectedResults, corrected_row, subset_facts
 from audits.judge_failed_marks import JUDGE_FAILED_MARK, JUDGE_FAILED_TEXT, judge_failed_among, summary_cell_metrics
@@ -41,6 +42,7 @@ from audits.run_outcome import LABELS as OUTCOME_LABELS
 from audits.run_outcome import run_outcome
 from audits.selectors.results import (
     audit_analysis_inputs,
+    audit_level_labels,
     judge_failed_metrics,
     judge_validation_status,
     raw_score_rows,
@@ -269,6 +271,21 @@ def export_tables(
     return tables
 
 
+def analysis_findings(analysis, tables: Mapping[str, list[dict[str, Any]]]) -> dict[str, Any]:
+    """What this audit found (`audits.findings`), from the contrast rows the violations table lists: the one
+    function the results page, the HTML report and the JSON read."""
+    params = analysis.parameters
+    return audit_findings(
+        tables["contrasts"],
+        tutors=[(tutor, analysis.tutor_name(tutor)) for tutor in analysis.tutors],
+        level_labels=audit_level_labels(analysis.audit),
+        rule=params.rule,
+        threshold=params.threshold,
+        fdr_q=params.fdr_q,
+        confidence=params.confidence,
+    )
+
+
 # --- CSV ---------------------------------------------------------------------------------------------
 
 
@@ -373,16 +390,18 @@ def _json_safe(value: Any) -> Any:
 def results_payload(analysis, *, include_raw: bool = False) -> dict[str, Any]:
     """The whole result as plain JSON-able data (NaN as null): the API's body and the JSON export."""
     methods = analysis_methods(analysis)
+    tables = export_tables(analysis, include_raw=include_raw, failed=methods["judge_failed_metrics"])
     return _json_safe(
         {
             "audit": {"id": analysis.audit.pk, "name": analysis.audit.name, "status": analysis.audit.status},
             "simulation": methods["simulation"],
             "label": SIMULATION_LABEL if methods["simulation"] else "",
+            "findings": analysis_findings(analysis, tables),
             "parameters": analysis.parameters.as_dict(),
             "methods": methods,
             "tutors": {str(t): analysis.tutor_name(t) for t in analysis.tutors},
             "from_cache": analysis.from_cache,
-            "tables": export_tables(analysis, include_raw=include_raw, failed=methods["judge_failed_metrics"]),
+            "tables": tables,
         }
     )
 
@@ -418,7 +437,7 @@ def methods_json(analysis) -> str:
 
 def _inline_css() -> str:
     css = []
-    for name in ("css/app.css", "css/audits.css", "css/audits-results.css"):
+    for name in ("css/app.css", "css/audits.css", "css/audits-results.css", "css/audits-findings.css"):
         path = Path(settings.BASE_DIR) / "static" / name
         if path.exists():
             css.append(path.read_text())
@@ -438,8 +457,10 @@ def report_figures(
     }
 
 
-def results_html(analysis) -> str:
-    """A self-contained HTML report: inline CSS and SVG, no script, no external resource."""
+def results_html(analysis, *, results_url: str = "", download_url: str = "") -> str:
+    """A self-contained HTML report: inline CSS and SVG, no script, no external resource; what the audit found
+    first. Served as a page in the app, ``results_url`` links back to the results page and ``download_url`` to the
+    same report as a file."""
     methods = analysis_methods(analysis)
     failed = methods["judge_failed_metrics"]
     tables = export_tables(analysis, include_raw=False, failed=failed)
@@ -459,6 +480,9 @@ def results_html(analysis) -> str:
             "violations": [row for row in tables["contrasts"] if row["violation"]],
             "exclusion_rows": exclusion_rows(tables),
             "counts": tables["cells_over_threshold"],
+            "findings": analysis_findings(analysis, tables),
+            "results_url": results_url,
+            "download_url": download_url,
             "judge_corrected": corrected,
             "judge_corrected_rows": [{"cell": cell, "href": ""} for cell in corrected.cells],
             "judge_corrected_figures": judge_corrected_figures(corrected.cells),
@@ -510,9 +534,11 @@ def judge_corrected_json(analysis, results: JudgeCorrectedResults) -> str:
 
 
 def exclusion_rows(tables: Mapping[str, list[dict[str, Any]]]) -> list[dict[str, Any]]:
-    """The report's exclusions section: every judge-scored and conversation-level row that lost anything
-    (a failed or unfinished dialogue, or a tutor turn left out), with its counts."""
-    lost = ("dialogues_failed", "dialogues_unfinished", "turns_unparsable", "turns_failed", "turns_not_applicable")
+    """The report's exclusions section: every judge-scored and conversation-level row that lost something (a
+    failed or unfinished dialogue, or a tutor turn whose score was unparsable or whose judge call failed), with its
+    counts. A turn the rubric calls not applicable is no loss: nearly every row has some, so listing them would
+    repeat the whole table (each row still counts them)."""
+    lost = ("dialogues_failed", "dialogues_unfinished", "turns_unparsable", "turns_failed")
     return [
         row
         for table in ("contrasts", "conversation_contrasts")

@@ -36,6 +36,16 @@ REQUIRED_PLACEHOLDERS: dict[str, frozenset[str]] = {
 
 # The five turn-level metrics of the default rubric (docs/DOMAIN.md, adapted from Maurya et al. 2025).
 JUDGE_METRICS = ("mistake_recognize", "answer_leakage", "step_scaffolded", "actionability", "corrective_tone")
+# What a higher and a lower score of each metric means for the student, in words that follow "students … get"
+# (the default rubric below: 0 / 1 / 2, higher = more of what the metric's question asks). The findings summary
+# (audits.findings) words a flagged contrast's direction with them.
+METRIC_DIRECTION_WORDS: dict[str, tuple[str, str]] = {
+    "mistake_recognize": ("their mistakes identified more often", "their mistakes identified less often"),
+    "answer_leakage": ("the answer given away more often", "the answer given away less often"),
+    "step_scaffolded": ("more guidance toward the next step", "less guidance toward the next step"),
+    "actionability": ("clearer next steps", "less clear next steps"),
+    "corrective_tone": ("more encouraging corrections", "less encouraging corrections"),
+}
 NOT_APPLICABLE = -1
 
 

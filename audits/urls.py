@@ -72,6 +72,7 @@ results_urls = [
     path("results/<id:pk>/", results.AuditResultsView.as_view(), name="results"),
     path("results/<id:pk>/cell/", results.ResultsCellView.as_view(), name="results-cell"),
     path("results/<id:pk>/pairs/", results.ContrastPairsView.as_view(), name="results-pairs"),
+    path("results/<id:pk>/report/", results.ResultsReportView.as_view(), name="results-report"),
     path("results/<id:pk>/export/", results.ResultsExportView.as_view(), name="results-export"),
     path("results/<id:pk>/status/", results.AnalysisStatusView.as_view(), name="results-status"),
     path("results/<id:pk>/retry/", results.AnalysisRetryView.as_view(), name="results-retry"),

@@ -38,6 +38,12 @@ class ResultsSerializer(serializers.Serializer):
     audit = serializers.DictField()
     simulation = serializers.BooleanField(help_text="True when any model of the audit is a simulation.")
     label = serializers.CharField(help_text="The SIMULATION label, or empty.")
+    findings = serializers.DictField(
+        help_text="What this audit found (audits.findings): per tutor, the contrast rows flagged under the rule in "
+        "force (largest first, those surviving BH marked bh), each with its direction in words, r and CI; and "
+        "'exceeds |r| >= threshold in k of N domain × dimension cells' counted from flagged cells (cells_flagged, "
+        "cells_flagged_bh, cells_total). Its counts are the violation rows of tables.contrasts."
+    )
     parameters = serializers.DictField()
     methods = serializers.DictField(help_text="Every parameter, the judge, rubric version and validation status.")
     tutors = serializers.DictField(child=serializers.CharField())

@@ -163,6 +163,15 @@ def audit_tutor_names(audit: Audit) -> dict[int, str]:
     return {tutor.pk: tutor.name for tutor in audit.tutors.all()}
 
 
+def audit_level_labels(audit: Audit) -> dict[tuple[str, str], str]:
+    """(dimension, level) -> the label of the audit's explicit condition that states it (e.g. ("first_language",
+    "non_english_l1") -> "First language: Non-English L1"), as the audit stored it."""
+    rows = Condition.objects.filter(audit=audit, kind=Condition.Kind.EXPLICIT).values_list(
+        "dimension", "level", "label"
+    )
+    return {(dimension, level): label for dimension, level, label in rows if label}
+
+
 def side_condition_ids(side: tuple[tuple[Any, ...], ...]) -> list[int]:
     return [int(condition) for group in side for condition in group]
 

@@ -1,8 +1,9 @@
 """Results pages of an audit (researchers only): heatmaps, contrasts, pairs, methods, exports and the compare page.
 
-The pages: the paper's tables as heatmaps, a summary cell's contrast rows, a contrast's pairs with side-by-side
-transcripts, the conversation-level table, the methods box, exports, and the compare page (two audits or two tutors side
-by side). The results page links the judge-corrected page (audits.views.judge_corrected) and names the metrics whose
+The pages: what the audit found first (audits.findings, folded parameters and methods below it), the paper's tables
+as heatmaps, a summary cell's contrast rows, a contrast's pairs with side-by-side transcripts, the conversation-level
+table, the methods box, exports, the HTML report as a page, and the compare page (two audits or two tutors side by
+side). The results page links the judge-corrected page (audits.views.judge_corrected) and names the metrics whose
 judge is cue-sensitive there.
 
 Every page reads one `AuditAnalysis` (audits.services.analysis) under the parameters of the GET form,
@@ -280,6 +281,7 @@ class AuditResultsView(ResultsPageMixin, TemplateView):
                 "judge_corrected": judge_corrected_results(self.audit, analysis=analysis),
                 "judge_corrected_url": self._judge_corrected_url(),
                 "counts": tables["cells_over_threshold"],
+                "findings": exports.analysis_findings(analysis, tables),
                 **{name: safe_figures(found) for name, found in figures.items()},
                 "filter_form": filter_form,
                 "filter_active": shown.active,
@@ -438,6 +440,20 @@ class ContrastPairsView(ResultsPageMixin, TemplateView):
             }
         )
         return context
+
+
+class _HTMLReportBody(View):
+    def get(self, request, *args, **kwargs):
+        export = f"{reverse('audits:results-export', args=[self.audit.pk])}?{self.query}&format=html"
+        body = exports.results_html(
+            self.analysis, results_url=self._results_url(self.analysis.parameters), download_url=export
+        )
+        return HttpResponse(body, content_type="text/html; charset=utf-8")
+
+
+class ResultsReportView(ResultsPageMixin, _HTMLReportBody):
+    """The HTML report as a page (the download's template, what the audit found first), under the page's
+    parameters; the progress state while its analysis is computed."""
 
 
 class ResultsExportView(ResearcherRequiredMixin, View):
