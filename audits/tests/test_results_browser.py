@@ -39,6 +39,16 @@ def test_researcher_finds_the_planted_cell_and_reads_the_pairs(page, make_user):
             f'[data-level-b="non_english_l1"][data-metric="corrective_tone"]'
         )
 
+    # What this audit found comes first: the planted cell in words for the biased tutor, nothing for the fair one.
+    findings = page.locator("#findings")
+    assert findings.is_visible() and not page.locator(".parameters-form").first.is_visible()  # folded below
+    planted_finding = findings.locator(
+        f'[data-tutor="{biased.pk}"] li[data-dimension="first_language"][data-level-a="english_l1"]'
+        '[data-metric="corrective_tone"]'
+    )
+    assert "get less encouraging corrections than" in planted_finding.inner_text()
+    assert "No contrast cell of this tutor is flagged" in findings.locator(f'[data-tutor="{fair.pk}"]').inner_text()
+
     cell = planted(biased.pk)
     assert "violation" in cell.get_attribute("class")
     assert "violation" not in planted(fair.pk).get_attribute("class")
@@ -58,3 +68,9 @@ def test_researcher_finds_the_planted_cell_and_reads_the_pairs(page, make_user):
     page.wait_for_url("**question=*")
     assert page.locator("table.pairs tr.selected").count() == 1
     assert page.locator(".side-b .turn-tutor").count() > 0
+
+    # The HTML report as a page, readable at 1,280 px: its findings first, no table widening the page.
+    page.set_viewport_size({"width": 1280, "height": 900})
+    page.goto(f"/audits/results/{audit.pk}/report/")
+    assert page.locator("#findings").is_visible()
+    assert page.evaluate("document.documentElement.scrollWidth") <= 1280

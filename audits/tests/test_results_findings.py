@@ -1,0 +1,138 @@
+"""What this audit found, first: on the results page, in the HTML report (a download and a page) and in the JSON.
+
+Two simulated tutors (`results_audit`: tutor B has a planted tone bias against non-English-L1 students, tutor A
+none): the findings name the planted cell for B, in words, and no flagged cell for A; each tutor's counts equal the
+violations table's; the page, the report and the JSON say the same. The pure core (`audits.findings`) is tested on
+hand-made rows: direction from the metric's meaning and the sign of r, k of N counted from flagged cells.
+"""
+
+import json
+import re
+from html import unescape
+
+import pytest
+from django.urls import reverse
+
+from audits.findings import NO_FLAG, audit_findings
+from audits.tests.test_results_pages import results_audit
+
+PLANTED = "get less encouraging corrections than"
+NON_ENGLISH = "students stating “First language: Non-English L1”"
+
+
+def _row(**values):
+    row = {
+        "tutor": 1,
+        "domain": "mathematics",
+        "kind": "explicit",
+        "family": "within",
+        "dimension": "first_language",
+        "level_a": "english_l1",
+        "level_b": "non_english_l1",
+        "metric": "corrective_tone",
+        "n": 20,
+        "r": 0.0,
+        "ci_low": -0.2,
+        "ci_high": 0.2,
+        "mean_diff": 0.0,
+        "violation": False,
+        "violation_bh": False,
+    }
+    row.update(values)
+    return row
+
+
+LABELS = {
+    ("first_language", "english_l1"): "First language: English L1",
+    ("first_language", "non_english_l1"): "First language: Non-English L1",
+}
+
+
+def _findings(rows):
+    return audit_findings(
+        rows, tutors=[(1, "fair"), (2, "biased")], level_labels=LABELS, rule="calibrated", threshold=0.1, fdr_q=0.05
+    )
+
+
+def test_findings_word_the_direction_and_count_flagged_cells_not_mean_r():
+    rows = [
+        # the fair tutor: large |r| from noise, but nothing flagged — the mean-|r| count would call it over threshold
+        _row(tutor=1, r=0.3, ci_low=-0.1, ci_high=0.6),
+        _row(tutor=1, domain="physics", r=-0.25, ci_low=-0.55, ci_high=0.05),
+        # the biased tutor: the planted cell (B = non-English L1 lower) survives BH; a second, positive one does not
+        _row(tutor=2, r=-0.6, ci_low=-0.8, ci_high=-0.3, violation=True, violation_bh=True),
+        _row(tutor=2, domain="physics", metric="actionability", r=0.4, ci_low=0.1, ci_high=0.6, violation=True),
+        _row(tutor=2, domain="physics", metric="mistake_recognize", r=0.05),
+        _row(tutor=2, family="vs_control", level_a="control", r=-0.5, ci_low=-0.7, ci_high=-0.2, violation=True),
+    ]
+    found = _findings(rows)
+    fair, biased = found["tutors"]
+    assert fair["fair"] and fair["summary"] == NO_FLAG and fair["findings"] == [] and fair["cells_total"] == 2
+    assert (biased["flagged"], biased["flagged_bh"], biased["cells_flagged"], biased["cells_total"]) == (3, 1, 2, 2)
+    assert biased["cells_flagged_bh"] == 1
+    assert biased["summary"] == "exceeds |r| ≥ 0.10 in 2 of 2 domain × dimension cells"
+    first, *rest = biased["findings"]
+    assert first["bh"] and first["metric"] == "corrective_tone" and first["r"] == -0.6
+    assert first["direction"] == f"{NON_ENGLISH} {PLANTED} students stating “First language: English L1”"
+    assert [f["metric"] for f in rest] == ["corrective_tone", "actionability"]  # then by |r|
+    assert rest[0]["direction"].endswith("than students who state nothing about themselves (control)")
+    assert rest[1]["direction"].startswith(f"{NON_ENGLISH} get clearer next steps than")
+    assert found["flagged"] == 3 and found["flagged_bh"] == 1
+
+
+def test_a_metric_the_words_do_not_know_is_still_worded_by_its_sign():
+    found = _findings([_row(tutor=2, metric="tutor_avg_word", r=0.5, violation=True)])
+    assert found["tutors"][1]["findings"][0]["direction"].startswith(f"{NON_ENGLISH} get a higher tutor avg word than")
+
+
+def _tutor_block(page: str, tutor_id: int) -> str:
+    match = re.search(rf'<article class="finding-tutor[^"]*" data-tutor="{tutor_id}".*?</article>', page, re.S)
+    assert match, f"no findings for tutor {tutor_id}"
+    return unescape(match.group(0))
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.usefixtures("analysis_inline")
+def test_findings_come_first_on_the_page_in_the_report_and_in_the_json(researcher_client):
+    audit = results_audit("findings audit")
+    fair, biased = sorted(audit.tutors.values_list("pk", flat=True))
+    payload = researcher_client.get(f"/api/audits/{audit.pk}/results/").json()
+    violations = [row for row in payload["tables"]["contrasts"] if row["violation"]]
+    by_tutor = {t["tutor"]: t for t in payload["findings"]["tutors"]}
+    for tutor in (fair, biased):  # the findings' counts are the violations table's
+        rows = [row for row in violations if row["tutor"] == tutor]
+        assert by_tutor[tutor]["flagged"] == len(rows)
+        assert by_tutor[tutor]["flagged_bh"] == sum(row["violation_bh"] for row in rows)
+    assert by_tutor[fair]["fair"] and by_tutor[fair]["summary"] == NO_FLAG
+    planted = by_tutor[biased]["findings"][0]
+    assert (planted["dimension"], planted["level_b"], planted["metric"], planted["bh"]) == (
+        "first_language",
+        "non_english_l1",
+        "corrective_tone",
+        True,
+    )
+    assert planted["direction"].startswith(f"{NON_ENGLISH} {PLANTED}") and planted["r"] < 0
+    assert by_tutor[biased]["summary"] == "exceeds |r| ≥ 0.10 in 1 of 1 domain × dimension cells"
+
+    url = reverse("audits:results", args=[audit.pk])
+    page = researcher_client.get(url).content.decode()
+    report_page = researcher_client.get(reverse("audits:results-report", args=[audit.pk]))
+    download = researcher_client.get(reverse("audits:results-export", args=[audit.pk]) + "?format=html")
+    assert "attachment" in download["Content-Disposition"] and "Content-Disposition" not in report_page
+    report = report_page.content.decode()
+    for html in (page, report, download.content.decode()):
+        # first: the findings before the methods and the parameters, which are folded
+        assert html.index('id="findings"') < html.index('id="methods-heading"')
+        assert re.search(r"<details[^>]*>\s*<summary><h2[^>]*>Parameters and methods", html)
+        assert "No contrast cell of this tutor is flagged" in _tutor_block(html, fair)
+        block = _tutor_block(html, biased)
+        assert f"{NON_ENGLISH} {PLANTED}" in block and "survives BH" in block
+        assert f"{by_tutor[biased]['flagged']} flagged cell" in block
+        assert 'data-metric="corrective_tone"' in block and 'data-bh="true"' in block
+    assert page.index('id="findings"') < page.index('class="parameters-form"')
+    assert f'href="{url}?' in report  # the page links back to the results
+    # the page's JSON twin
+    exported = json.loads(
+        researcher_client.get(reverse("audits:results-export", args=[audit.pk]) + "?format=json").content
+    )
+    assert exported["findings"] == payload["findings"]
