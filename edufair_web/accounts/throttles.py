@@ -21,7 +21,7 @@ from .client_address import client_address
 EXPENSIVE_READ_TWINS: dict[str, tuple[str, ...]] = {
     "schema": (),
     "audit-results": ("audits:results", "audits:results-cell", "audits:results-pairs", "audits:results-compare"),
-    "audit-export": ("audits:results-export",),
+    "audit-export": ("audits:results-export", "audits:results-report"),
     "audit-judge-corrected": ("audits:results-judge-corrected", "audits:results-judge-corrected-export"),
     "annotation-report": ("annotation:report", "annotation:report-download"),
     "annotation-main-aggregation": (),
