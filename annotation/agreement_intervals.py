@@ -47,6 +47,7 @@ from annotation.agreement import (
     fleiss_kappa_from_counts,
     krippendorff_alpha,
 )
+from annotation.agreement_units import rating_units
 from annotation.gwet import counts_table, gwet_ac, gwet_ac_from_counts, weight_matrix
 
 DEFAULT_RESAMPLES = 1000
@@ -133,12 +134,7 @@ def _check(n_boot: int, confidence: float) -> None:
 
 def _units_from_counts(per_unit: np.ndarray) -> dict:
     """Items rated, items with two or more ratings, and the ratings in those (the pairable values)."""
-    pairable = per_unit >= 2
-    return {
-        "items_rated": int((per_unit >= 1).sum()),
-        "items_pairable": int(pairable.sum()),
-        "pairable_values": int(per_unit[pairable].sum()),
-    }
+    return rating_units(per_unit.tolist())
 
 
 # --- Krippendorff's alpha ---------------------------------------------------------------------------
@@ -253,7 +249,7 @@ def cohen_interval(
     scale = list(scale)
     kept = [(item, a, b) for item, a, b in pairs if not _is_missing(a) and not _is_missing(b)]
     point = cohen_kappa([a for _, a, _ in kept], [b for _, _, b in kept], weights, labels=scale)
-    units = {"items_rated": len(kept), "items_pairable": len(kept), "pairable_values": 2 * len(kept)}
+    units = rating_units((not _is_missing(a)) + (not _is_missing(b)) for _, a, b in pairs)
     values = np.empty(0)
     if point.is_defined:
         rank = {value: i for i, value in enumerate(scale)}

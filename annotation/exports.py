@@ -274,7 +274,7 @@ def judge_validation_rows(report: dict) -> Iterator[dict]:
                 "human_alpha": row["human_alpha_pre"].get("value"),
                 "human_alpha_low": alpha.get("low"),
                 "human_alpha_high": alpha.get("high"),
-                "human_alpha_items_with_two_or_more": units.get("items_with_two_or_more"),
+                "human_alpha_items_with_two_or_more": units.get("items_pairable"),
                 "human_alpha_pairable_values": units.get("pairable_values"),
                 "ac1": (versus.get("ac1") or {}).get("estimate"),
                 "ac1_low": (versus.get("ac1") or {}).get("low"),

@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import ClassVar
 
+from annotation.agreement_units import units_text
+
 # --- display rounding --------------------------------------------------------------------------------
 
 
@@ -33,18 +35,16 @@ def fmt(value, digits: int = 3) -> str:
 
 
 def _stat(cell: dict, name: str) -> str:
-    """A coefficient with its interval where it has one, and its units: items with ≥ 2 ratings (and the pairable
-    values, where counted)."""
+    """A coefficient with its interval where it has one, and its own three counts (`annotation.agreement_units`):
+    items rated, items with ≥ 2 ratings, pairable values — κ and α count different things."""
     result = cell[name]
+    counts = f" ({units_text(result['units'])})" if result.get("units") else ""
     if result["value"] is None:
-        return "undefined"
+        return "undefined" + counts
     text = fmt(result["value"])
     if result.get("low") is not None:
         text += f" [{fmt(result['low'])}, {fmt(result['high'])}]"
-    units = result.get("units")
-    if units:
-        return text + f" (n = {units['items_pairable']} items with ≥ 2 ratings, {units['pairable_values']} values)"
-    return text + f" (n = {result['n_units']} items with ≥ 2 ratings)"
+    return text + counts
 
 
 # --- the parts of a section --------------------------------------------------------------------------

@@ -1,8 +1,8 @@
 """A dot-and-whisker plot of changes with their CIs, as inline SVG (the compare page).
 
 Pure: no Django. One row per change: its label, a dot at the change and a whisker over its CI, on one
-shared axis with a line at zero. A whisker wholly above zero (the gap grew) is drawn in the app's red,
-wholly below (it shrank) in green, across zero in grey; a change without a CI is a dot alone.
+shared axis with a line at zero, coloured by the one rule of `audits.effect_tone`: a whisker wholly above zero (the
+gap grew) in red, wholly below (it shrank) in blue, across zero in grey; a change without a CI is a dot alone.
 """
 
 from __future__ import annotations
@@ -12,7 +12,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from html import escape
 
-RED, GREEN, GREY = "#b42318", "#17803d", "#5b6475"
+from audits.effect_tone import INK, NEGATIVE, POSITIVE, SPANS_ZERO, effect_tone
+
+RED, BLUE, GREY = INK[POSITIVE], INK[NEGATIVE], INK[SPANS_ZERO]
 ROW_HEIGHT = 22
 PLOT_WIDTH = 420
 
@@ -26,11 +28,7 @@ class PlotRow:
 
 
 def _colour(row: PlotRow) -> str:
-    if math.isfinite(row.low) and row.low > 0:
-        return RED
-    if math.isfinite(row.high) and row.high < 0:
-        return GREEN
-    return GREY
+    return INK[effect_tone(row.change, row.low, row.high)]
 
 
 def change_plot_svg(rows: Sequence[PlotRow], caption: str) -> str:

@@ -33,7 +33,7 @@ from django.utils import timezone
 
 from audits import heatmap_figures
 from audits.exclusions import EXCLUSION_COLUMNS
-from audits.fairness import R_CEILING_TEXT
+from audits.fairness import P_VALUE_NAMES, R_CEILING_TEXT
 from audits.findings import audit_findings
 from audits.judge_corrected_figures import judge_corrected_figures
 from audits.judge_corrected_table import CORRECTED_COLUMNS, JudgeCorrectedResults, corrected_row, subset_facts
@@ -70,8 +70,7 @@ CONTRAST_COLUMNS = (
     "n_nonzero",
     "r",
     "z",
-    "p",
-    "p_adjusted",
+    *P_VALUE_NAMES,  # p_exact, p_normal, p_adjusted
     "ci_low",
     "ci_high",
     "violation",
@@ -79,7 +78,6 @@ CONTRAST_COLUMNS = (
     "n_boot_degenerate",
     "seed",
     "rule",
-    "p_test",
     "p_method",
     "violation_bh",
     "mean_diff",
@@ -175,16 +173,15 @@ def analysis_methods(analysis) -> dict[str, Any]:
             params.rule, min_pairs=params.min_pairs, threshold=params.threshold, alpha=params.alpha
         ),
         "multiplicity_flag": "violation_bh: " + bh_text(fdr_q=params.fdr_q, threshold=params.threshold),
-        "p_adjustment": "Benjamini–Hochberg over p_test within each table family",
-        "p_test": "Wilcoxon signed-rank p: exact given ties and zeros up to 100 non-zero differences "
-        "(p_method=exact), normal approximation with tie correction above (p_method=normal); p is always "
-        "the normal approximation",
+        "p_values": dict(P_VALUE_NAMES),
+        "p_rule": "Wilcoxon signed-rank test: the rule and p_adjusted use p_exact where it exists "
+        "(p_method=exact), else p_normal (p_method=normal)",
         "sign": "positive r: level B scored higher than level A",
         "effect_units": "mean_diff: mean paired difference B − A in the metric's own units, with a percentile "
         "bootstrap CI from the same resamples; share_b_higher / share_a_higher: shares of pairs favouring each side",
         "r_ceiling": R_CEILING_TEXT,
         "simulator_check": "the simulated student's own turns (student_turns, student_avg_word) are tested with the "
-        "same contrasts; where any differs (p_test < alpha), cells of metrics built on student words "
+        "same contrasts; where any differs (the rule's p < alpha), cells of metrics built on student words "
         "(tutor_student_word_ratio) are marked simulator_driven=true and are not counted as violations",
         "exclusions": exclusions,
         "judge_endpoint": str(audit.judge_endpoint),
@@ -201,7 +198,7 @@ def analysis_methods(analysis) -> dict[str, Any]:
 def _contrast_rows(analysis, table, failed: Collection[str]) -> list[dict[str, Any]]:
     rows = []
     for row in table.rows:
-        values = row.as_dict()
+        values = {**row.as_dict(), **row.p_values()}
         values.update(analysis.exclusions_for(row).as_dict())
         values["tutor_name"] = analysis.tutor_name(row.tutor)
         values["judge_validation_failed"] = str(row.metric) in failed

@@ -1232,6 +1232,30 @@ class ContrastResult:
     def as_dict(self) -> dict[str, Any]:
         return {f.name: getattr(self, f.name) for f in fields(self)}
 
+    @property
+    def p_exact(self) -> float:
+        """The exact signed-rank p given ties and zeros; NaN where it was not computed (above EXACT_MAX_NONZERO)."""
+        return self.p_test if self.p_method == "exact" else math.nan
+
+    @property
+    def p_normal(self) -> float:
+        """The normal approximation's p, with tie correction (every sufficient row has one)."""
+        return self.p
+
+    def p_values(self) -> dict[str, float]:
+        """The row's p-values by the names every table, export and page uses (P_VALUE_NAMES)."""
+        return {"p_exact": self.p_exact, "p_normal": self.p_normal, "p_adjusted": self.p_adjusted}
+
+
+# The p-values of a contrast row, by name: one home for the CSV/JSON columns, the page headers and the methods text.
+P_VALUE_NAMES = {
+    "p_exact": "exact Wilcoxon signed-rank p given ties and zeros (computed up to "
+    f"{EXACT_MAX_NONZERO} non-zero differences; empty above)",
+    "p_normal": "Wilcoxon signed-rank p by the normal approximation with tie correction",
+    "p_adjusted": "Benjamini–Hochberg-adjusted p within the table family, over the p the rule uses: p_exact where "
+    "it exists, else p_normal (p_method names which)",
+}
+
 
 @dataclass(frozen=True)
 class ContrastTable:

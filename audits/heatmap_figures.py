@@ -4,7 +4,7 @@ They are built from an audit's analysis: per tutor the domain × dimension cells
 opposite decomposition, and per (tutor, domain) every contrast row.
 
 Pure (no Django): the analysis (`audits.services.analysis.AuditAnalysis`) is duck-typed and `link` builds each
-cell's address; the SVG comes from `audits.svg_heatmap`.
+cell's address; the SVG comes from `audits.svg_heatmap`, the colours from `audits.effect_tone`.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ import math
 from collections.abc import Collection
 from dataclasses import dataclass
 
+from audits.effect_tone import effect_tone
 from audits.judge_failed_marks import (
     JUDGE_FAILED_MARK,
     JUDGE_FAILED_TEXT,
@@ -57,8 +58,7 @@ def row_title(row, exclusions=None) -> str:
         f"B − A = {format_number(row.mean_diff)} [{format_number(row.mean_diff_ci_low)}, "
         f"{format_number(row.mean_diff_ci_high)}]",
         f"n = {row.n} pairs",
-        f"p = {format_p(row.p_test)}{' (exact)' if row.p_method == 'exact' else ''}",
-        f"adjusted p (BH) = {format_p(row.p_adjusted)}",
+        *(f"{name} = {format_p(value)}" for name, value in row.p_values().items()),
     ]
     if exclusions is not None:
         parts.append(exclusions.text)
@@ -106,6 +106,7 @@ def _summary_cell(cell, rows, href: str, subject: str, judge_failed: tuple[str, 
     value = None if math.isnan(cell.value) else cell.value
     return HeatCell(
         value=value,
+        tone=effect_tone(value, directed=False),
         text=format_number(value) if value is not None else "insufficient",
         title=title,
         href=href,
@@ -293,9 +294,10 @@ def contrast_figures(
             for row in rows:
                 row_key = f"{row.dimension}|{row.level_a}|{row.level_b}"
                 labels[row_key] = f"{row.dimension}: {row.level_a} → {row.level_b}"
-                value = None if math.isnan(row.r) else abs(row.r)
+                value = None if math.isnan(row.r) else row.r
                 heat[(row_key, str(row.metric))] = HeatCell(
                     value=value,
+                    tone=effect_tone(row.r, row.ci_low, row.ci_high),
                     text=format_number(row.r, 2) if not row.insufficient else f"n={row.n}",
                     title=f"{analysis.tutor_name(tutor)} · {domain} · {row_title(row, analysis.exclusions_for(row))}",
                     href=pairs_href(link, tutor=tutor, domain=domain, row=row),

@@ -1,8 +1,8 @@
 """Heatmaps of the judge-corrected table: the corrected difference beside the judge-only one, per tutor and domain.
 
 One row per contrast and, per metric, the corrected difference B − A beside the judge-only one, coloured by
-|difference|, outlined where the corrected interval excludes 0 (corrected column) or the judge-only analysis flags
-the cell (judge-only column).
+the one rule of `audits.effect_tone` (grey where the CI spans 0, red or blue by sign), outlined where the corrected
+interval excludes 0 (corrected column) or the judge-only analysis flags the cell (judge-only column).
 
 Pure (no Django): cells come from `audits.judge_corrected_table`, the SVG from `audits.svg_heatmap`; `link` builds
 each cell's address (the contrast's pairs page on the results pages, nothing in the report).
@@ -12,9 +12,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+from audits.effect_tone import COLOUR_CEILING, effect_tone
 from audits.heatmap_figures import Figure, format_number
 from audits.judge_corrected_table import CorrectedCell
-from audits.svg_heatmap import COLOUR_CEILING, HeatCell, heatmap_svg
+from audits.svg_heatmap import HeatCell, heatmap_svg
 
 CORRECTED, JUDGE_ONLY = "corrected", "judge only"
 
@@ -48,6 +49,7 @@ def _heat_cell(cell: CorrectedCell, which: str, href: str) -> HeatCell:
     marked = interval.excludes_zero if which == CORRECTED else cell.judge_only_flag
     return HeatCell(
         value=interval.estimate,
+        tone=effect_tone(interval.estimate, interval.ci_low, interval.ci_high),
         text=f"{interval.estimate:+.2f}",
         title=_hover(cell, which),
         href=href,
@@ -97,8 +99,9 @@ def judge_corrected_figures(
             Figure(
                 key=f"judge-corrected-{tutor_id}-{domain}",
                 title=title,
-                note=f"B − A in the metric's units; darkest at |B − A| ≥ {COLOUR_CEILING:g}; outlined: the corrected "
-                "interval excludes 0 (corrected) or the judge-only analysis flags the cell (judge only).",
+                note=f"B − A in the metric's units; red above 0, blue below, darkest at |B − A| ≥ {COLOUR_CEILING:g}, "
+                "grey where its interval spans 0; outlined: the corrected interval excludes 0 (corrected) or the "
+                "judge-only analysis flags the cell (judge only).",
                 svg=svg,
             )
         )

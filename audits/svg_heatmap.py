@@ -1,6 +1,7 @@
 """Server-rendered SVG heatmaps, pure: one coloured cell per number, each a link, every text escaped.
 
-Each heatmap colours by |r|, puts a mark on violations, greys insufficient cells, puts a "†" on numbers that rest on a
+Each heatmap colours by the one rule of `audits.effect_tone` (grey where the CI spans 0, red or blue by sign,
+deeper with the size), puts a mark on violations, greys insufficient cells, puts a "†" on numbers that rest on a
 metric whose judge failed validation, gives a hover <title> with the numbers, and makes each cell a link.
 
 Pure (no Django): the results pages' figures (`audits.heatmap_figures`), the self-contained HTML report and
@@ -9,24 +10,23 @@ the tests call `heatmap_svg` with plain `HeatCell`s and get a string of SVG mark
 
 from __future__ import annotations
 
-import math
 import textwrap
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from html import escape
 
+from audits.effect_tone import UNDEFINED, UNDEFINED_FILL, tone_fill, tone_text_fill
 from audits.judge_failed_marks import JUDGE_FAILED_MARK, JUDGE_FAILED_TEXT
 
-# |r| at which the colour is darkest; the paper's effects are mostly below 0.3.
-COLOUR_CEILING = 0.5
 INSUFFICIENT_FILL = "#d5d9e0"
-MISSING_FILL = "#f4f5f7"
+MISSING_FILL = UNDEFINED_FILL
 VIOLATION_STROKE = "#111827"
 
 
 @dataclass(frozen=True)
 class HeatCell:
-    """One cell. ``value`` is the |r| that sets the colour (NaN/None: no usable value)."""
+    """One cell. ``value``'s size sets the colour's depth (NaN/None: no usable value); ``tone`` (an
+    `audits.effect_tone` tone: its CI and sign) sets the hue."""
 
     value: float | None
     text: str  # shown in the cell
@@ -36,20 +36,7 @@ class HeatCell:
     insufficient: bool = False
     data: Mapping[str, str] = field(default_factory=dict)  # data-* attributes (tests, scripts)
     judge_failed: tuple[str, ...] = ()  # metrics the value rests on whose judge failed validation
-
-
-def colour_for(value: float | None) -> str:
-    """White (|r| = 0) to deep red (|r| >= COLOUR_CEILING), linear in |r|."""
-    if value is None or math.isnan(value):
-        return MISSING_FILL
-    share = min(1.0, abs(value) / COLOUR_CEILING)
-    start, end = (255, 255, 255), (179, 24, 24)
-    red, green, blue = (round(a + (b - a) * share) for a, b in zip(start, end, strict=True))
-    return f"#{red:02x}{green:02x}{blue:02x}"
-
-
-def _text_colour(value: float | None) -> str:
-    return "#ffffff" if value is not None and not math.isnan(value) and abs(value) / COLOUR_CEILING > 0.6 else "#1d2330"
+    tone: str = UNDEFINED
 
 
 def _attr(value: object) -> str:
@@ -143,8 +130,10 @@ def _cell_svg(cell: HeatCell | None, x: float, y: float, width: float, height: f
         text = f"{text} {JUDGE_FAILED_MARK}"
         hover = f"{hover} · {JUDGE_FAILED_MARK} {JUDGE_FAILED_TEXT}: {', '.join(cell.judge_failed)}"
         data["judge-failed"] = " ".join(cell.judge_failed)
-    fill = INSUFFICIENT_FILL if cell.insufficient else colour_for(cell.value)
-    text_fill = "#5b6475" if cell.insufficient else _text_colour(cell.value)
+    if not cell.insufficient:
+        classes.append(cell.tone)
+    fill = INSUFFICIENT_FILL if cell.insufficient else tone_fill(cell.tone, cell.value)
+    text_fill = "#5b6475" if cell.insufficient else tone_text_fill(cell.tone, cell.value)
     stroke = f'stroke="{VIOLATION_STROKE}" stroke-width="3"' if cell.violation else 'stroke="#ffffff" stroke-width="1"'
     data_attributes = "".join(f' data-{_attr(key)}="{_attr(value)}"' for key, value in data.items())
     inner = [

@@ -39,6 +39,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from annotation.agreement import AgreementResult, cohen_kappa, krippendorff_alpha
+from annotation.agreement_units import rating_units
 
 NA = "n/a"
 PASS, FAIL, UNDECIDED, NOT_LABELLED = "pass", "fail", "undecided", "not labelled"
@@ -55,7 +56,6 @@ VERDICT_RULES = {
     RULE_POINT: "pass when the point estimate of the judge's κ reaches the judge threshold (kept for comparison)",
 }
 DEFAULT_VERDICT_RULE = RULE_INTERVAL
-KAPPA_UNITS = "turns both judge and consensus rated on the scale"
 HUMAN_RELIABILITY_UNKNOWN = (
     "human reliability unknown: one imported label per response, so no human–human α to check the labels by"
 )
@@ -95,19 +95,15 @@ def human_alpha(labels: dict[int, dict[int, str]], scale: Sequence[str]) -> Agre
 def alpha_units(labels: dict[int, dict[int, str]]) -> dict:
     """What α (ordinal, "not applicable" missing) counts: items rated on the scale, items with two or more
     such ratings (α's units), and the pairable values (the ratings in those items)."""
-    counts = [sum(_ordinal(v) is not None for v in by_annotator.values()) for by_annotator in labels.values()]
-    return {
-        "items_rated": sum(n >= 1 for n in counts),
-        "items_with_two_or_more": sum(n >= 2 for n in counts),
-        "pairable_values": sum(n for n in counts if n >= 2),
-    }
+    return rating_units(sum(_ordinal(v) is not None for v in by_annotator.values()) for by_annotator in labels.values())
 
 
-def units_text(units: dict) -> str:
-    """α's units in words, e.g. "4 items with ≥ 2 ratings (9 pairable values) of 6 rated"."""
-    return (
-        f"{units['items_with_two_or_more']} items with ≥ 2 ratings ({units['pairable_values']} pairable values) "
-        f"of {units['items_rated']} rated"
+def kappa_units(judge: dict[int, str], consensus: dict[int, str]) -> dict:
+    """What the judge's κ counts, judge and consensus as two raters of each turn, "not applicable" left out:
+    turns rated on the scale, turns both rated (κ's units), and their ratings."""
+    on_scale = (None, NA)
+    return rating_units(
+        (judge.get(item) not in on_scale) + (consensus.get(item) not in on_scale) for item in {*judge, *consensus}
     )
 
 
@@ -355,7 +351,7 @@ def judge_section(
     pairs = paired(judge, labels.consensus)
     kappa = kappa_with_ci(pairs, labels.scale, seed=bootstrap_seed(labels.metric))
     mismatch = applicability_mismatch(pairs)
-    kappa = {**kappa, "units": KAPPA_UNITS}
+    kappa = {**kappa, "units": kappa_units(judge, labels.consensus)}
     verdicts = {
         name: verdict(
             human=human_pre if labels.human_pre else None,

@@ -33,6 +33,7 @@ from django.db.models import Count
 
 from annotation.agreement import UNSURE, fleiss_kappa, gold_agreement, krippendorff_alpha
 from annotation.agreement_intervals import ac1_interval, alpha_interval, fleiss_interval
+from annotation.agreement_units import rating_units, units_text
 from annotation.gwet import gwet_ac
 from annotation.models import (
     Adjudication,
@@ -98,11 +99,15 @@ def rate_text(count: int, total: int, what: str) -> str:
     return f"{count:,}/{total:,} = {100 * count / total:.1f}% {what}"
 
 
-def _result(result) -> dict:
+def _result(result, matrix: list[list[str | None]]) -> dict:
+    """A coefficient with its three counts (`annotation.agreement_units`) over the ratings it used."""
+    units = rating_units(sum(v is not None for v in row) for row in matrix)
     return {
         "value": result.value,
         "n_units": result.n_units,
         "undefined_reason": result.undefined_reason,
+        "units": units,
+        "units_text": units_text(units),
     }
 
 
@@ -120,14 +125,13 @@ REPORT_RESAMPLES = 1000
 
 
 def _with_interval(result: dict, interval: dict) -> dict:
-    """A point result with its bootstrap interval and units (and α's probabilities of falling under its minimums)."""
+    """A point result with its bootstrap interval (and α's probabilities of falling under its minimums)."""
     found = {
         **result,
         "low": interval["low"],
         "high": interval["high"],
         "confidence": interval["confidence"],
         "n_boot": interval["n_boot"],
-        "units": interval["units"],
     }
     if "p_below" in interval:
         found["p_below"] = {f"{m:.3f}": p for m, p in interval["p_below"].items()}
@@ -141,7 +145,14 @@ def agreement_cell(
     with its bootstrap interval over items and its units."""
     matrix = _matrix(by_item, items)
     if not matrix or not matrix[0]:
-        empty = {"value": None, "n_units": 0, "undefined_reason": "no labels"}
+        units = rating_units(())
+        empty = {
+            "value": None,
+            "n_units": 0,
+            "undefined_reason": "no labels",
+            "units": units,
+            "units_text": units_text(units),
+        }
         return {"fleiss_kappa": empty, "krippendorff_alpha": empty, "gwet_ac1": empty, "items": len(items)}
     level = "ordinal" if question.level == LabelQuestion.Level.ORDINAL else "nominal"
     domain = [str(choice["value"]) for choice in question.choices] if level == "ordinal" else None
@@ -151,13 +162,13 @@ def agreement_cell(
     else:
         alpha_matrix = matrix
     transposed = [list(column) for column in zip(*alpha_matrix, strict=True)]
-    kappa = _result(fleiss_kappa(matrix))
-    alpha = _result(krippendorff_alpha(transposed, level, value_domain=domain))
+    kappa = _result(fleiss_kappa(matrix), matrix)
+    alpha = _result(krippendorff_alpha(transposed, level, value_domain=domain), alpha_matrix)
     # AC1 on the same ratings as Fleiss' κ; the scale's unused categories count (irrCAC's categ.labels).
     seen = {v for row in matrix for v in row if v is not None}
     categories = [str(c["value"]) for c in question.choices]
     categories += sorted(seen - set(categories))
-    ac1 = _result(gwet_ac(matrix, categories))
+    ac1 = _result(gwet_ac(matrix, categories), matrix)
     if n_boot:
         kappa = _with_interval(kappa, fleiss_interval(matrix, n_boot=n_boot))
         alpha = _with_interval(alpha, alpha_interval(transposed, level, value_domain=domain, n_boot=n_boot))

@@ -163,7 +163,8 @@ def test_resampled_kappa_formula_equals_sklearn_on_resamples(weights):
 def test_cohen_drops_missing_pairs_and_rejects_values_off_the_scale():
     pairs = [(1, "0", "0"), (2, "1", None), (3, "1", "1"), (4, "2", "1"), (5, "0", "1")]
     result = cohen_interval(pairs, ["0", "1", "2"], weights="linear", n_boot=N_BOOT)
-    assert result["units"]["items_rated"] == 4
+    # Item 2 is rated (by one side) but not pairable: κ uses the 4 items both rated, 8 values.
+    assert result["units"] == {"items_rated": 5, "items_pairable": 4, "pairable_values": 8}
 
     with pytest.raises(ValueError):
         cohen_interval([(1, "0", "9"), (2, "1", "0")], ["0", "1"], n_boot=N_BOOT)

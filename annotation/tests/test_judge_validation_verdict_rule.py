@@ -132,15 +132,16 @@ def test_a_kappa_without_an_interval_is_undecided_under_the_interval_rule_only()
 
 def test_units_are_stated_for_alpha_and_kappa_apart():
     humans = {1: {1: "0", 2: "1"}, 2: {1: "2"}, 3: {1: "1", 2: "1", 3: report.NA}, 4: {1: report.NA}}
-    assert report.alpha_units(humans) == {"items_rated": 3, "items_with_two_or_more": 2, "pairable_values": 4}
+    assert report.alpha_units(humans) == {"items_rated": 3, "items_pairable": 2, "pairable_values": 4}
     row = report.metric_report(
         report.MetricLabels(metric="m", scale=SCALE, human_pre=humans, consensus={1: "0", 2: "2", 3: "1"}),
         {"j": {1: "0", 2: "2", 3: "1"}},
         THRESHOLDS,
     )
-    assert row["human_alpha_pre"]["units"]["items_with_two_or_more"] == row["human_alpha_pre"]["n_units"] == 2
+    assert row["human_alpha_pre"]["units"]["items_pairable"] == row["human_alpha_pre"]["n_units"] == 2
     assert row["judges"]["j"]["kappa_linear"]["n_units"] == 3
-    assert row["judges"]["j"]["kappa_linear"]["units"] == report.KAPPA_UNITS
+    # κ's raters are the judge and the consensus: 3 turns both rated on the scale, 6 ratings.
+    assert row["judges"]["j"]["kappa_linear"]["units"] == {"items_rated": 3, "items_pairable": 3, "pairable_values": 6}
 
 
 def test_a_recording_from_before_the_named_rules_is_read_under_the_interval_rule():

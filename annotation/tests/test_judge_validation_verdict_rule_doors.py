@@ -45,7 +45,7 @@ def test_page_api_record_and_audit_status_name_the_rule_they_follow(make_user, r
     page = researcher_client.get(reverse("annotation:judge-validation", args=[project.pk]))
     html = page.content.decode()
     assert "Verdicts by the <strong data-rule-name>interval</strong> rule" in html
-    assert 'data-rule="interval"' in html and "items with ≥ 2 ratings" in html and "turns rated by both" in html
+    assert 'data-rule="interval"' in html and html.count("with ≥ 2 ratings") >= 2 and "items rated" in html
     wrong = researcher_client.get(reverse("annotation:judge-validation", args=[project.pk]), {"rule": "median"})
     assert wrong.status_code == 200 and "The verdict rule is one of interval, point" in wrong.content.decode()
 

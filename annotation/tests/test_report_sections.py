@@ -8,7 +8,14 @@ from annotation.report_sections import BulletList, Paragraph, Table, fmt, money,
 
 
 def _stat(value, n):
-    return {"value": value, "n_units": n, "undefined_reason": None if value is not None else "one category"}
+    # As the selector gives it: every coefficient with its own three counts (here 2 ratings per pairable item).
+    units = {"items_rated": n, "items_pairable": n, "pairable_values": 2 * n}
+    return {
+        "value": value,
+        "n_units": n,
+        "undefined_reason": None if value is not None else "one category",
+        "units": units,
+    }
 
 
 def _cell(kappa, alpha, items):
@@ -212,22 +219,22 @@ def test_numbers_are_rounded_for_display_and_undefined_is_said():
             "q1",
             "All items",
             "6",
-            "0.250 [0.100, 0.400] (n = 6 items with ≥ 2 ratings, 14 values)",
-            "0.312 (n = 6 items with ≥ 2 ratings)",
+            "0.250 [0.100, 0.400] (7 items rated, 6 with ≥ 2 ratings, 14 pairable values)",
+            "0.312 (6 items rated, 6 with ≥ 2 ratings, 12 pairable values)",
             "—",
-            "undefined",
-            "undefined",
+            "undefined (6 items rated, 6 with ≥ 2 ratings, 12 pairable values)",
+            "undefined (6 items rated, 6 with ≥ 2 ratings, 12 pairable values)",
         ],
         [
             "Stage 1",
             "q1",
             "subject: maths",
             "3",
-            "0.333 (n = 3 items with ≥ 2 ratings)",
-            "0.444 (n = 3 items with ≥ 2 ratings)",
+            "0.333 (3 items rated, 3 with ≥ 2 ratings, 6 pairable values)",
+            "0.444 (3 items rated, 3 with ≥ 2 ratings, 6 pairable values)",
             "—",
-            "1.000 (n = 3 items with ≥ 2 ratings)",
-            "1.000 (n = 3 items with ≥ 2 ratings)",
+            "1.000 (3 items rated, 3 with ≥ 2 ratings, 6 pairable values)",
+            "1.000 (3 items rated, 3 with ≥ 2 ratings, 6 pairable values)",
         ],
     ]
     assert [cell.marker for cell in agreement.rows[0].cells][4] == "kappa-pre"

@@ -99,6 +99,9 @@ def test_dashboard_api_page_and_polling(make_user, researcher_client):
     assert f'hx-get="{live_url}"' in page and 'hx-trigger="every 5s"' in page
     assert "vendor/htmx.min.js" in page
     assert f"{kappa:.3f}" in page
+    # κ and α each state their own three counts (5 items, all with ≥ 2 ratings, 14 ratings in them).
+    counts = "5 items rated, 5 with ≥ 2 ratings, 14 pairable values"
+    assert f"data-kappa-units>{counts}<" in page and f"data-alpha-units>{counts}<" in page
     for link in (
         reverse("annotation:report", args=[s.project.pk]),
         reverse("annotation:conflicts", args=[s.project.pk]),

@@ -17,6 +17,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views import View
 
+from annotation.agreement_units import units_text
 from annotation.exports import JUDGE_VALIDATION_FORMATS, export_judge_validation
 from annotation.judge_validation import judging, services
 from annotation.judge_validation.audit_source import audit_by_id, endpoint_by_id, endpoints_by_name, finished_audits
@@ -34,7 +35,6 @@ from annotation.judge_validation.report import (
     DEFAULT_VERDICT_RULE,
     NA,
     VerdictRuleError,
-    units_text,
     verdict_rule_from,
 )
 from annotation.judge_validation.rubric import METRIC_QUESTIONS
@@ -74,7 +74,7 @@ def alpha_cell(result: dict) -> dict:
 def kappa_cell(kappa: dict) -> dict:
     """κ with its CI as the page shows it, with its own units (turns both judge and consensus rated)."""
     cell = stat(kappa)
-    cell["units"] = f"n = {kappa.get('n_units', 0)} turns rated by both"
+    cell["units"] = units_text(kappa["units"]) if kappa.get("units") else ""
     if kappa.get("ci_low") is not None:
         cell["ci"] = f"{fmt(kappa['ci_low'])} to {fmt(kappa['ci_high'])}"
     return cell
@@ -198,7 +198,7 @@ def layer_tables(report: dict) -> list[dict]:
                 {
                     "name": names.get(key, key),
                     "kappa": interval_text(versus["kappa_linear"]),
-                    "kappa_n": versus["kappa_linear"].get("n_units", 0),
+                    "kappa_units": units_text(versus["kappa_linear"].get("units") or {}),
                     "ac1": interval_text(versus["ac1"]),
                     "ac2": interval_text(versus["ac2_linear"]),
                     "warning": versus["prevalence_warning"],
@@ -228,10 +228,7 @@ def layer_tables(report: dict) -> list[dict]:
             {
                 "metric": row["metric"],
                 "alpha": interval_text(alpha),
-                "alpha_units": (
-                    f"{units.get('items_pairable', 0)} items with ≥ 2 ratings, "
-                    f"{units.get('pairable_values', 0)} pairable values, {units.get('items_rated', 0)} items rated"
-                ),
+                "alpha_units": units_text(units),
                 "p_below": " · ".join(f"P(α < {float(m):.3f}) = {fmt(p, 2)}" for m, p in p_below.items()),
                 "annotators": [
                     {

@@ -4,7 +4,7 @@ import math
 
 from scipy import stats
 
-from audits.change_plot import GREEN, GREY, RED, PlotRow, change_plot_svg
+from audits.change_plot import BLUE, GREY, RED, PlotRow, change_plot_svg
 from audits.fairness import SummaryCell, change_ci
 
 
@@ -31,6 +31,6 @@ def test_plot_draws_a_dot_and_whisker_per_change_coloured_by_its_ci():
         caption="changes <right − left>",
     )
     assert svg.count('class="dot"') == 4 and svg.count('class="whisker"') == 3
-    assert f'stroke="{RED}"' in svg and f'stroke="{GREEN}"' in svg and f'stroke="{GREY}"' in svg
+    assert f'stroke="{RED}"' in svg and f'stroke="{BLUE}"' in svg and f'stroke="{GREY}"' in svg
     assert "undefined" not in svg and "&lt;right − left&gt;" in svg
     assert change_plot_svg([PlotRow("x", math.nan)], caption="c") == ""

@@ -3,10 +3,12 @@ scores export has one row per dialogue × metric with the condition's fields; ev
 SIMULATION when the audit used a simulated model; formula-like text is neutralised; the HTML report is
 self-contained; `manage.py audit_report` writes the same files."""
 
+import html
 import io
 import json
 import math
 import re
+from urllib.parse import parse_qs, urlsplit
 
 import pandas
 import pytest
@@ -20,7 +22,7 @@ from audits.tests.test_results_pages import results_audit
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("analysis_inline")]
 
-NUMBER_FIELDS = ("r", "z", "p", "p_adjusted", "ci_low", "ci_high")
+NUMBER_FIELDS = ("r", "z", "p_exact", "p_normal", "p_adjusted", "ci_low", "ci_high")
 KEY_FIELDS = ("tutor", "domain", "kind", "family", "dimension", "level_a", "level_b", "metric")
 
 
@@ -69,6 +71,39 @@ def test_csv_numbers_equal_the_api_and_the_page(researcher_client, audit):
         family = "vs_control" if level_a == "control" else "within"
         row = by_key[(tutor, domain, "explicit", family, dimension, level_a, level_b, metric)]
         assert _float(row["r"]) == _float(r) or (r == "" and row["r"] == "")
+
+
+def test_page_and_csv_carry_the_same_named_p_values(researcher_client, audit):
+    """Each row's p-values go by name (p_exact, p_normal, p_adjusted), the same on the page and in the CSV."""
+    query = {"n_boot": 500, "seed": 4}
+    page = researcher_client.get(reverse("audits:results", args=[audit.pk]), query).content.decode()
+    csv_rows = [
+        row
+        for table in ("contrasts", "conversation_contrasts", "student_contrasts")
+        for row in read_csv(
+            researcher_client.get(
+                f"/api/audits/{audit.pk}/export/", {**query, "format": "csv", "table": table}
+            ).content.decode()
+        )
+    ]
+    assert {"p_exact", "p_normal", "p_adjusted"} <= set(csv_rows[0]) and not {"p", "p_test"} & set(csv_rows[0])
+    by_key = {tuple(row[k] for k in KEY_FIELDS): row for row in csv_rows}
+    page_rows = re.findall(
+        r'<a href="([^"]*/pairs/[^"]*)">.*?data-p-exact="([^"]*)".*?data-p-normal="([^"]*)"'
+        r'.*?data-p-adjusted="([^"]*)"',
+        page,
+        re.S,
+    )
+    assert len(page_rows) >= 4
+    differ = 0
+    for href, *shown in page_rows:
+        params = {k: v[0] for k, v in parse_qs(urlsplit(html.unescape(href)).query).items()}
+        row = by_key[tuple(params[k] for k in KEY_FIELDS)]
+        for name, value in zip(("p_exact", "p_normal", "p_adjusted"), shown, strict=True):
+            expected, got = _float(row[name]), float(value)
+            assert (math.isnan(expected) and math.isnan(got)) or expected == got, (name, row[name], value)
+        differ += row["p_exact"] != "" and row["p_exact"] != row["p_normal"]
+    assert differ, "no row shows both an exact and a normal-approximation p"
 
 
 def test_raw_scores_one_row_per_dialogue_and_metric_with_condition_fields(researcher_client, audit):

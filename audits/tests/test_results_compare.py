@@ -15,7 +15,8 @@ pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("
 def _changes(page: str) -> dict[str, tuple[str, str, str]]:
     rows = re.findall(
         r"<tr><td>mathematics</td><td>explicit</td><td>(\w+)</td><td class=\"num\">([-\d.]+)</td>"
-        r"<td class=\"num\">([-\d.]+)</td><td class=\"num[^\"]*\">([-\d.]+)</td>(?:<td class=\"num\">[^<]*</td>)?</tr>",
+        r"<td class=\"num\">([-\d.]+)</td><td class=\"num[^\"]*\"[^>]*>([-\d.]+)</td>"
+        r"(?:<td class=\"num\">[^<]*</td>)?</tr>",
         page,
     )
     return {group: (left, right, change) for group, left, right, change in rows}

@@ -64,12 +64,15 @@ def test_results_page_flags_the_planted_cell_and_not_the_fair_tutor(researcher_c
     assert "SIMULATION" in page and "simulation-banner" in page
     biased_cell = planted_cell_anchor(page, biased)
     assert "violation" in biased_cell.split('class="')[1].split('"')[0]
+    # a violation's CI excludes 0: coloured by its sign, never grey (audits.effect_tone)
+    assert re.search(r"\btone-(positive|negative)\b", biased_cell.split('class="')[1].split('"')[0])
     fair_cell = planted_cell_anchor(page, fair)
     assert "violation" not in fair_cell.split('class="')[1].split('"')[0]
     # the summary heatmap says "k of 1" (one domain × one dimension) and the hover has every number
     assert "of 1 cells at |r|" in page
     title = re.search(r"<title>[^<]*first_language: english_l1 → non_english_l1 · corrective_tone[^<]*</title>", page)
-    assert title and all(word in title.group(0) for word in ("r = ", "95% CI", "n = ", "p = ", "adjusted p"))
+    words = ("r = ", "95% CI", "n = ", "p_exact = ", "p_normal = ", "p_adjusted = ")
+    assert title and all(word in title.group(0) for word in words)
 
 
 def test_methods_box_states_every_parameter_and_the_judge(researcher_client, audit):
