@@ -70,6 +70,8 @@ def test_the_page_the_api_and_the_admin_edit_roles(researcher_client, admin_clie
     endpoint.refresh_from_db()
     assert endpoint.roles == list(ROLES)
 
+    listed = researcher_client.get(reverse("audits:endpoints")).content.decode()
+    assert '<td class="endpoint-roles">tutor, student, judge</td>' in listed
     url = f"/api/model-endpoints/{endpoint.pk}/"
     assert researcher_client.get(url).json()["roles"] == list(ROLES)
     changed = researcher_client.patch(url, {"roles": ["tutor", "student"]}, content_type="application/json")

@@ -597,7 +597,7 @@ class AuditCreateView(ResearcherRequiredMixin, TemplateView):
                 calibration = form.calibration_values()
                 if calibration is not None:
                     planted = calibration_tutor_get_or_create(**calibration)
-                    tutors.append(planted)
+                    tutors += [] if planted in tutors else [planted]
                     description = f"Calibration run (simulation): {planted.name}. {description}".strip()
                 audit = audit_create_from_design(
                     name=data["name"],
