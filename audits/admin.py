@@ -4,8 +4,10 @@ A prompt template version that an audit has used cannot be deleted here, and sav
 the family's next version instead of changing it ("Save as new" does the same for any version).
 """
 
+from django import forms
 from django.contrib import admin, messages
 
+from audits.forms import EndpointRolesField
 from audits.models import DemographicDimension, DemographicLevel, NameCue, PromptTemplate, Question, QuestionImport
 from audits.services.design import prompt_template_revise
 from edufair_web.accounts.admin_site import ResearcherModelAdmin
@@ -111,9 +113,16 @@ class PromptTemplateAdmin(ResearcherModelAdmin):
 from audits.models import Audit, Condition, Dialogue, LLMCall, ModelEndpoint, Turn, TurnScore  # noqa: E402
 
 
+class ModelEndpointAdminForm(forms.ModelForm):
+    """The admin's endpoint form: roles as checkboxes (the admin adds the model and every field)."""
+
+    roles = EndpointRolesField()
+
+
 @admin.register(ModelEndpoint)
 class ModelEndpointAdmin(ResearcherModelAdmin):
-    list_display = ("name", "provider", "model", "base_url", "api_key_env", "max_concurrency")
+    form = ModelEndpointAdminForm
+    list_display = ("name", "provider", "model", "roles", "base_url", "api_key_env", "max_concurrency")
     list_filter = ("provider",)
     search_fields = ("name", "model")
 

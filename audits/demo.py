@@ -15,6 +15,7 @@ from pathlib import Path
 
 from django.conf import settings
 
+from audits.endpoint_roles import JUDGE, STUDENT, TUTOR
 from audits.fairness import AnalysisParameters
 from audits.models import Audit, ModelEndpoint, QuestionImport
 from audits.selectors.design import question_ids_by_domain
@@ -86,8 +87,9 @@ DEMO_BIAS = [
 SMALL_DEMO_QUESTIONS_PER_DOMAIN = 2  # `seed_demo --small`
 
 
-def _simulated_endpoint(name: str, description: str = "", **config) -> ModelEndpoint:
-    """The demo's simulation endpoint of this name (made once: seed 0, no planted tutor bias unless given)."""
+def _simulated_endpoint(name: str, role: str, description: str = "", **config) -> ModelEndpoint:
+    """The demo's simulation endpoint of this name, offered in its one role's list (made once: seed 0, no planted
+    tutor bias unless given)."""
     found, _ = ModelEndpoint.objects.get_or_create(
         name=name,
         defaults={
@@ -95,21 +97,22 @@ def _simulated_endpoint(name: str, description: str = "", **config) -> ModelEndp
             "model": name.lower().replace(" ", "-"),
             "simulation_config": {"seed": 0, "bias": [], **config},
             "description": description,
+            "roles": [role],
         },
     )
     return found
 
 
 def _fair_tutor() -> ModelEndpoint:
-    return _simulated_endpoint("Simulated tutor A (fair)", "Seeded simulated tutor with no planted bias.")
+    return _simulated_endpoint("Simulated tutor A (fair)", TUTOR, "Seeded simulated tutor with no planted bias.")
 
 
 def _student() -> ModelEndpoint:
-    return _simulated_endpoint("Simulated student", "The fixed simulated student (temperature 0).")
+    return _simulated_endpoint("Simulated student", STUDENT, "The fixed simulated student (temperature 0).")
 
 
 def _rule_judge() -> ModelEndpoint:
-    return _simulated_endpoint("Simulated judge (rule-based)", "Scores turns by transparent phrase rules.")
+    return _simulated_endpoint("Simulated judge (rule-based)", JUDGE, "Scores turns by transparent phrase rules.")
 
 
 def _run_to_the_end(audit: Audit, stdout, label: str) -> Audit:
@@ -132,6 +135,7 @@ def demo_audit_seed(stdout, questions_per_domain: int | None = None) -> None:
     fair = _fair_tutor()
     biased = _simulated_endpoint(
         "Simulated tutor B (planted bias)",
+        TUTOR,
         "Seeded simulated tutor with a planted bias against non-English-L1 students (tone, scaffolding).",
         bias=DEMO_BIAS,
     )
@@ -182,6 +186,7 @@ def cue_demo_audit_seed(stdout, questions_per_domain: int | None = None) -> Audi
     rule_judge = _rule_judge()
     judge = _simulated_endpoint(
         "Simulated judge (cue-sensitive)",
+        JUDGE,
         "The rule-based simulated judge, one point harsher on the tone of turns to non-English-L1 students.",
         judge_bias=CUE_DEMO_JUDGE_BIAS,
     )

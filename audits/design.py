@@ -42,6 +42,7 @@ from scipy import special
 
 from . import fairness
 from .conditions import ConditionSpec, analysis_condition, analysis_design
+from .judge import DEFAULT_JUDGE_ATTEMPTS
 from .judge_corrected import labels_needed
 
 MIN_PAIRS = 15
@@ -88,7 +89,7 @@ class TutorPlan:
 @dataclass(frozen=True)
 class CallBudget:
     t_max: int = 10
-    judge_attempts: int = 1
+    judge_attempts: int = DEFAULT_JUDGE_ATTEMPTS
     reveal_checks: int = 1
 
     @property

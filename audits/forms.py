@@ -22,9 +22,12 @@ from audits.design import (
     TutorPlan,
     design_label_plan,
 )
+from audits.endpoint_roles import JUDGE, ROLE_CHOICES, all_roles
+from audits.judge import DEFAULT_JUDGE_ATTEMPTS
 from audits.models import DemographicDimension, DemographicLevel, ModelEndpoint, NameCue, PromptTemplate
 from audits.prompt_templates import TEMPLATE_KIND_CHOICES, template_placeholder_errors
 from audits.questionbank.socrateach import SocraTeachFilter
+from audits.selectors.endpoints import endpoints_for_role
 from audits.selectors.judge_validation import JudgeErrorSDs, judge_error_sds
 from edufair_web.text_limits import DOCUMENT_MAX, NOTE_MAX
 from edufair_web.upload_limits import MaxUploadSize
@@ -133,6 +136,22 @@ class PromptTemplateReviseForm(forms.Form):
         return text
 
 
+class EndpointRolesField(forms.MultipleChoiceField):
+    """An endpoint's roles as checkboxes: the endpoint page's form and the admin's (the API takes the same list)."""
+
+    def __init__(self, **kwargs) -> None:
+        kwargs.setdefault("choices", ROLE_CHOICES)
+        kwargs.setdefault("widget", forms.CheckboxSelectMultiple)
+        kwargs.setdefault("label", "Roles")
+        kwargs.setdefault("help_text", "The launch form offers the endpoint only in these lists; none ticked: all.")
+        kwargs.setdefault("required", False)
+        super().__init__(**kwargs)
+
+    def clean(self, value) -> list[str]:
+        # None ticked (or a form sent without the field: a script, an older page) is the model's default, every role.
+        return super().clean(value) or all_roles()
+
+
 class DesignPreviewForm(forms.Form):
     domains = forms.MultipleChoiceField(widget=forms.CheckboxSelectMultiple)
     mode = forms.ChoiceField(
@@ -157,7 +176,9 @@ class DesignPreviewForm(forms.Form):
     tell_tutor_name = forms.BooleanField(required=False, label="Also tell the tutor the name")
     opposite = forms.BooleanField(required=False, label="Opposite 2 × 2 (stated × perceived gender)")
     t_max = forms.IntegerField(min_value=1, max_value=100, initial=10, label="T_max (tutor turns)")
-    judge_attempts = forms.IntegerField(min_value=1, max_value=10, initial=1, label="Judge attempts per turn (bound)")
+    judge_attempts = forms.IntegerField(
+        min_value=1, max_value=10, initial=DEFAULT_JUDGE_ATTEMPTS, label="Judge attempts per turn (bound)"
+    )
 
     def __init__(self, *args, domains: list[str], dimensions: list[tuple[str, str]], **kwargs):
         super().__init__(*args, **kwargs)
@@ -253,6 +274,10 @@ class LabelPlanForm(forms.Form):
         label="Judge's error SD",
         help_text="SD of judge − human; blank: as the judge's newest recorded validation measured it.",
     )
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["judge_endpoint"].queryset = endpoints_for_role(role=JUDGE)
 
     @staticmethod
     def initial_from_preview(query) -> dict:

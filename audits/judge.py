@@ -29,6 +29,11 @@ NOT_APPLICABLE = -1
 # Every metric of the default rubric uses 0/1/2 plus −1; a rubric version may narrow or widen a scale.
 DEFAULT_ALLOWED_VALUES: dict[str, frozenset[int]] = {metric: frozenset({-1, 0, 1, 2}) for metric in METRICS}
 
+# The one default of the judge's re-asks (an unparsable reply asked again at most this many times), so of its
+# attempts per tutor turn: the design preview, the launch form, the API, `run_audit` and the audit row all take it.
+DEFAULT_MAX_REASKS = 2
+DEFAULT_JUDGE_ATTEMPTS = 1 + DEFAULT_MAX_REASKS
+
 PARSE_OK = "ok"
 PARSE_UNPARSABLE = "unparsable"
 PARSE_FAILED = "failed"  # the call itself failed (after the client's retries); no output to parse
@@ -140,7 +145,7 @@ async def judge_turn(
     turn_index: int,
     messages: list[dict],
     call: JudgeCaller,
-    max_reasks: int = 2,
+    max_reasks: int = DEFAULT_MAX_REASKS,
     allowed: dict[str, frozenset[int]] | None = None,
 ) -> TurnJudgement:
     """Ask the judge about one turn; re-ask on invalid output up to `max_reasks` times.

@@ -9,6 +9,8 @@ from django.core.exceptions import ValidationError as DjangoValidationError
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from audits.endpoint_roles import ROLES
+from audits.judge import DEFAULT_MAX_REASKS
 from audits.models import Audit, Condition, Dialogue, LLMCall, ModelEndpoint, Turn, TurnScore
 from audits.models.llm import ENDPOINT_REQUEST_FIELDS, validate_env_var_name
 from audits.run_outcome import FAILED, FINISHED, FINISHED_WITH_FAILURES, run_outcome
@@ -27,6 +29,12 @@ class ModelMismatchSerializer(serializers.Serializer):
 
 class ModelEndpointSerializer(serializers.ModelSerializer):
     is_simulation = serializers.BooleanField(read_only=True)
+    roles = serializers.ListField(
+        child=serializers.ChoiceField(choices=ROLES),
+        allow_empty=False,
+        required=False,
+        help_text="What the endpoint may be in an audit (the launch form's lists); default every role.",
+    )
     model_mismatches = serializers.SerializerMethodField(
         help_text="Ledger calls whose server reported another model than the configured one (a model swapped "
         "behind the URL: bump the revision with model-changed)."
@@ -58,6 +66,7 @@ class ModelEndpointSerializer(serializers.ModelSerializer):
             "batch_price_factor",
             "batch_fallback",
             *ENDPOINT_REQUEST_FIELDS,
+            "roles",
             "description",
             "created_at",
         ]
@@ -192,8 +201,17 @@ class AuditCreateSerializer(serializers.Serializer):
     seed = serializers.IntegerField(default=0)
     t_max = serializers.IntegerField(default=10, min_value=1, max_value=50)
     answer_precheck = serializers.BooleanField(default=False)
-    max_reasks = serializers.IntegerField(default=2, min_value=0, max_value=10)
+    max_reasks = serializers.IntegerField(default=DEFAULT_MAX_REASKS, min_value=0, max_value=10)
     launch = serializers.BooleanField(default=False, help_text="Launch right away.")
+
+
+class CalibrationTutorSerializer(serializers.Serializer):
+    """A planted bias for a calibration run's simulation tutor (`calibration_tutor_get_or_create` checks it)."""
+
+    level = serializers.CharField(max_length=200, help_text="The cue label, dimension=level, e.g. first_language=…")
+    metric = serializers.CharField(max_length=60, help_text="The tutor behaviour shifted, e.g. corrective_tone.")
+    shift = serializers.FloatField(help_text="Added to the behaviour's probability for that level, e.g. −0.4.")
+    seed = serializers.IntegerField(default=0, min_value=0)
 
 
 class CloneSerializer(serializers.Serializer):

@@ -14,6 +14,7 @@ from rest_framework.response import Response
 from audits.api.serializers_runs import (
     AuditCreateSerializer,
     AuditSerializer,
+    CalibrationTutorSerializer,
     CloneSerializer,
     DialogueDetailSerializer,
     DialogueSerializer,
@@ -30,6 +31,7 @@ from audits.services.audit_lifecycle import (
     audit_resume,
     audit_retry_failed,
 )
+from audits.services.calibration_runs import calibration_tutor_get_or_create
 from audits.services.endpoints import endpoint_connection_test, endpoint_revision_bump
 from audits.services.judging import audit_turns_rejudge
 from edufair_web.accounts.permissions import IsResearcher
@@ -67,6 +69,19 @@ class ModelEndpointViewSet(viewsets.ModelViewSet):
         answers are no longer reused and the next run asks the new model."""
         endpoint = self.get_object()
         endpoint_revision_bump(endpoint=endpoint)
+        return Response(self.get_serializer(endpoint).data)
+
+    @extend_schema(request=CalibrationTutorSerializer, responses={200: ModelEndpointSerializer, 400: dict})
+    @action(detail=False, methods=["post"], url_path="calibration-tutor")
+    def calibration_tutor(self, request):
+        """The simulation tutor of a calibration run, planting one bias (level, metric, shift): made once per bias
+        and seed, a tutor only. Name it among an audit's tutors; the audit must find that cell."""
+        serializer = CalibrationTutorSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        try:
+            endpoint = calibration_tutor_get_or_create(**serializer.validated_data)
+        except ValueError as exc:
+            return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
         return Response(self.get_serializer(endpoint).data)
 
 

@@ -17,7 +17,7 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from ..judge import TurnJudgement
+from ..judge import DEFAULT_MAX_REASKS, TurnJudgement
 from . import request_body
 from .calls import (
     MAX_ATTEMPT_ROUNDS,
@@ -368,7 +368,7 @@ def judgements_from_answers(
     answers: dict[str, KnownAnswer],
     *,
     template: str,
-    max_reasks: int = 2,
+    max_reasks: int = DEFAULT_MAX_REASKS,
     allowed: dict | None = None,
 ) -> RoundResult:
     """Judge each turn (`audits.llm.dialogue.turn_judge`, the engine's one judge call) as far as the known

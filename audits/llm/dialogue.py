@@ -30,6 +30,7 @@ from ..engine import (
 from ..judge import (
     DEFAULT_ALLOWED_VALUES,
     DEFAULT_JUDGE_RUBRIC,
+    DEFAULT_MAX_REASKS,
     JudgeCallOutcome,
     TurnJudgement,
     conversation_metrics,
@@ -144,7 +145,7 @@ async def turn_judge(
     endpoint: EndpointConfig,
     *,
     template: str = DEFAULT_JUDGE_RUBRIC,
-    max_reasks: int = 2,
+    max_reasks: int = DEFAULT_MAX_REASKS,
     allowed: dict | None = None,
     counters: dict | None = None,
 ) -> TurnJudgement:
@@ -204,7 +205,7 @@ class DialogueJob:
     # Distinguishes repeated samples of the same prompt when a model samples (request_body.samples).
     sample_key: str = ""
     judge_template: str = DEFAULT_JUDGE_RUBRIC
-    max_reasks: int = 2
+    max_reasks: int = DEFAULT_MAX_REASKS
     solution: str = ""
     origin: dict = field(default_factory=dict)
     allowed: dict = field(default_factory=lambda: dict(DEFAULT_ALLOWED_VALUES))

@@ -12,6 +12,7 @@ import re
 from django.core.exceptions import ValidationError
 from django.db import models
 
+from audits.endpoint_roles import all_roles, roles_refusal
 from audits.llm.calls import PROVIDER_OPENAI, PROVIDER_SIMULATION, EndpointConfig
 from audits.llm.endpoint_shapes import header_name_refusal, headers_refusal, query_params_refusal
 from audits.llm.outbound_policy import current_policy
@@ -164,6 +165,11 @@ class ModelEndpoint(models.Model):
         blank=True,
         help_text='Query parameters on every request, not secret, e.g. {"api-version": "2024-10-21"} for Azure.',
     )
+    roles = models.JSONField(
+        default=all_roles,
+        help_text="What this endpoint may be in an audit: tutor, student, judge (the judge's role covers the reveal "
+        "check). The launch form offers it only in those lists.",
+    )
     description = models.TextField(blank=True, max_length=NOTE_MAX)
     created_at = models.DateTimeField(auto_now_add=True)
     # The outcome of the last connection test (blank: never tested), so a launch can warn about it.
@@ -182,6 +188,9 @@ class ModelEndpoint(models.Model):
         return self.provider == self.Provider.SIMULATION
 
     def clean(self) -> None:
+        refusal = roles_refusal(self.roles)
+        if refusal:
+            raise ValidationError({"roles": refusal})
         if self.provider == self.Provider.SIMULATION:
             refusal = simulation_config_refusal(self.simulation_config or {})
             if refusal:

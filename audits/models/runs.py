@@ -13,6 +13,7 @@ from django.conf import settings
 from django.db import models
 
 from audits.engine import DEFAULT_T_MAX, END_REASONS
+from audits.judge import DEFAULT_MAX_REASKS
 from edufair_web.text_limits import NOTE_MAX
 
 from .design import PromptTemplate
@@ -53,7 +54,9 @@ class Audit(models.Model):
     answer_precheck = models.BooleanField(
         default=False, help_text="Skip the model's reveal check when the answer appears nowhere in the exchange."
     )
-    max_reasks = models.PositiveSmallIntegerField(default=2, help_text="Re-asks of a judge whose reply is invalid.")
+    max_reasks = models.PositiveSmallIntegerField(
+        default=DEFAULT_MAX_REASKS, help_text="Re-asks of a judge whose reply is invalid."
+    )
     tutor_template = models.ForeignKey(PromptTemplate, on_delete=models.PROTECT, related_name="+")
     tutor_informed_template = models.ForeignKey(
         PromptTemplate,

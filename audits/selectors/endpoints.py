@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections import defaultdict
 from datetime import timedelta
 
-from django.db.models import Count, F, Max
+from django.db.models import Count, F, Max, QuerySet
 from django.utils import timezone
 
 from audits.models import Audit, Dialogue, EndpointLimitStatus, LLMCall, ModelEndpoint
@@ -91,3 +91,10 @@ def endpoint_limit_statuses(*, endpoints: list[ModelEndpoint]) -> list[dict]:
         }
         for row in rows
     ]
+
+
+def endpoints_for_role(*, role: str) -> QuerySet[ModelEndpoint]:
+    """The endpoints that may play `role` in an audit (`audits.endpoint_roles`), by name: the launch form's lists.
+    Filtered here rather than by a JSON lookup, which SQLite lacks; the endpoints are a short list."""
+    ids = [pk for pk, roles in ModelEndpoint.objects.values_list("pk", "roles") if role in (roles or [])]
+    return ModelEndpoint.objects.filter(pk__in=ids)

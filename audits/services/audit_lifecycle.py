@@ -22,6 +22,7 @@ from django.utils import timezone
 
 from audits.conditions import ConditionChoice
 from audits.design import QuestionSelection, select_questions
+from audits.judge import DEFAULT_MAX_REASKS
 from audits.models import Audit, Condition, Dialogue, ModelEndpoint, PromptTemplate, Question, Turn
 from audits.selectors.design import design_conditions, question_ids_by_domain
 from audits.services.design import default_template
@@ -93,7 +94,7 @@ def audit_create(
     seed: int = 0,
     t_max: int = 10,
     answer_precheck: bool = False,
-    max_reasks: int = 2,
+    max_reasks: int = DEFAULT_MAX_REASKS,
     templates: dict[str, PromptTemplate] | None = None,
     question_selection: dict | None = None,
     design: dict | None = None,

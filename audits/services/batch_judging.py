@@ -31,7 +31,7 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
-from audits.judge import TurnJudgement
+from audits.judge import DEFAULT_MAX_REASKS, TurnJudgement
 from audits.llm import batch as batchlib
 from audits.llm.dialogue import TurnToJudge
 from audits.llm.openai_compat import NO_KEY_PLACEHOLDER, address_headers, api_key_for
@@ -434,7 +434,7 @@ def turns_judge_by_batch(
     turns: Sequence[TurnToJudge],
     endpoint: ModelEndpoint,
     template: str,
-    max_reasks: int = 2,
+    max_reasks: int = DEFAULT_MAX_REASKS,
     allowed: dict | None = None,
     keep_alive: Callable[[], None] = lambda: None,
 ) -> list[TurnJudgement]:

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from django.db import connections, transaction
 from django.db.models import QuerySet
 
-from audits.judge import METRICS, PARSE_OK, TurnJudgement
+from audits.judge import DEFAULT_MAX_REASKS, METRICS, PARSE_OK, TurnJudgement
 from audits.llm.dialogue import TurnToJudge, turn_judge
 from audits.llm.runtime import process_runtime
 from audits.models import Audit, Dialogue, ModelEndpoint, PromptTemplate, Turn, TurnScore
@@ -92,7 +92,7 @@ def judgements_run(
     turns: Mapping[Hashable, TurnToJudge],
     judge_endpoint: ModelEndpoint,
     template_text: str,
-    max_reasks: int = 2,
+    max_reasks: int = DEFAULT_MAX_REASKS,
     allowed: dict | None = None,
     run=None,
     keep_alive=None,
@@ -161,7 +161,7 @@ def turns_judge(
     turn_ids: Iterable[int],
     judge_endpoint: ModelEndpoint,
     judge_template: PromptTemplate | str,
-    max_reasks: int = 2,
+    max_reasks: int = DEFAULT_MAX_REASKS,
     allowed: dict | None = None,
 ) -> JudgingResult:
     """Judge stored tutor turns with a judge endpoint under a rubric (a judge_rubric PromptTemplate or its

@@ -35,7 +35,7 @@ def test_hand_computation_three_domains_twenty_questions_two_tutors_ten_conditio
         QuestionSelection(domains=DOMAINS, count=20, seed=1),
         [TutorPlan("a"), TutorPlan("b")],
         explicit_with_control(),
-        budget=CallBudget(t_max=10),
+        budget=CallBudget(t_max=10, judge_attempts=1),
     )
     assert preview.conditions == 9 + 1
     assert preview.selected == {"mathematics": 20, "physics": 20, "chemistry": 20}

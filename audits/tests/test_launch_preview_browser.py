@@ -1,7 +1,7 @@
-"""In the browser: a researcher carries a design from the preview page into the launch form, fills it,
-watches its preview follow the form (the judge leaves the tutor list; ticking a dimension changes the
-counts; too few questions ask for "launch anyway"), launches, lands on the run page, watches it follow the
-run to finished without a reload, and follows its Results link."""
+"""In the browser: a researcher carries a design from the preview page into the launch form, is told what the
+preview waits for, fills it, watches its preview follow the form (the judge leaves the tutor list; ticking a
+dimension changes the counts; too few questions ask for "launch anyway"), launches, lands on the run page, watches
+it follow the run to finished without a reload, and follows its Results link."""
 
 import threading
 
@@ -34,9 +34,14 @@ def test_launch_from_the_form_with_the_preview_visible(page, make_user, monkeypa
     page.wait_for_url("**/audits/runs/new/?*")
     expect(page.locator("#id_count")).to_have_value("15")
     expect(page.get_by_label("mathematics", exact=True)).to_be_checked()
-    page.fill("#id_name", "launched from the browser")
+    # Until the student and the judge are chosen, the preview says so (htmx asks even while the form is incomplete).
+    missing = page.locator("#launch-preview-missing")
+    expect(missing).to_have_text("Choose a student model and a judge to see the preview.")
     page.select_option("#id_student_endpoint", label="b-student (simulation)")
+    expect(missing).to_have_text("Choose a judge to see the preview.")
     page.select_option("#id_judge_endpoint", label="b-judge (simulation)")
+    expect(missing).to_have_count(0)
+    page.fill("#id_name", "launched from the browser")
     # The endpoints chosen as student and judge leave the tutor list.
     tutor_list = page.locator("#tutor-choices")
     expect(tutor_list).not_to_contain_text("b-judge")

@@ -23,14 +23,16 @@ from audits.design import (
     launch_check,
     selection_text,
 )
-from audits.forms import DesignPreviewForm, LabelPlanForm
+from audits.endpoint_roles import JUDGE, STUDENT, TUTOR
+from audits.forms import DesignPreviewForm, EndpointRolesField, LabelPlanForm
+from audits.judge import DEFAULT_MAX_REASKS
 from audits.llm.dialogue import requests_preview
 from audits.models import Audit, Dialogue, Domain, ModelEndpoint, PromptTemplate, Question
 from audits.models.llm import ENDPOINT_REQUEST_FIELDS
 from audits.run_outcome import LABELS as OUTCOME_LABELS
 from audits.run_outcome import TONES, run_outcome
 from audits.selectors.design import design_dimensions
-from audits.selectors.endpoints import audit_reported_models, endpoint_model_mismatches
+from audits.selectors.endpoints import audit_reported_models, endpoint_model_mismatches, endpoints_for_role
 from audits.selectors.questionbank import question_domains
 from audits.selectors.runs import (
     audit_list,
@@ -47,6 +49,12 @@ from audits.services.audit_lifecycle import (
     audit_pause,
     audit_resume,
     audit_retry_failed,
+)
+from audits.services.calibration_runs import (
+    CALIBRATION_METRICS,
+    SHIFT_BOUND,
+    calibration_levels,
+    calibration_tutor_get_or_create,
 )
 from audits.services.design import design_preview_compute
 from audits.services.endpoints import endpoint_connection_test, endpoint_revision_bump
@@ -71,6 +79,8 @@ def _endpoint_formfield(field, **kwargs):
 
 
 class ModelEndpointForm(forms.ModelForm):
+    roles = EndpointRolesField()
+
     class Meta:
         model = ModelEndpoint
         formfield_callback = _endpoint_formfield
@@ -116,6 +126,7 @@ class ModelEndpointForm(forms.ModelForm):
             "batch_price_factor",
             "batch_fallback",
             *ENDPOINT_REQUEST_FIELDS,
+            "roles",
             "description",
         ]
 
@@ -140,7 +151,12 @@ class AuditForm(forms.Form):
     """The launch form. Its design part (questions, conditions, dialogue length) is read into the same plain
     values the design preview uses, so both pages show one computation (`design_preview_compute`)."""
 
-    TUTOR_HELP = "Tutors are the endpoints not used as the student or the judge of this audit."
+    TUTOR_HELP = (
+        "Tutors are the endpoints not used as the student or the judge of this audit, among those with the tutor "
+        "role (each list offers the endpoints of its role)."
+    )
+    # The calibration run's planted tutor, as the preview counts it before it exists.
+    CALIBRATION_PLAN = "calibration tutor (simulation)"
 
     name = forms.CharField(max_length=200)
     description = forms.CharField(widget=forms.Textarea(attrs={"rows": 2}), required=False, max_length=NOTE_MAX)
@@ -179,7 +195,27 @@ class AuditForm(forms.Form):
     opposite = forms.BooleanField(required=False, label="Opposite (2 × 2 gender)")
     t_max = forms.IntegerField(initial=10, min_value=1, max_value=50, label="T_max (tutor turns)")
     answer_precheck = forms.BooleanField(required=False, help_text="Skip the model check when no answer appears.")
-    max_reasks = forms.IntegerField(initial=2, min_value=0, max_value=10, label="Judge re-asks")
+    max_reasks = forms.IntegerField(initial=DEFAULT_MAX_REASKS, min_value=0, max_value=10, label="Judge re-asks")
+    calibration = forms.BooleanField(
+        required=False,
+        label="Calibration run (simulation)",
+        help_text="Adds a seeded simulated tutor with one planted bias: the audit must find that cell.",
+    )
+    calibration_level = forms.ChoiceField(choices=(), required=False, label="Planted on students whose cue is")
+    calibration_metric = forms.ChoiceField(
+        choices=[(metric, metric) for metric in CALIBRATION_METRICS],
+        required=False,
+        initial="corrective_tone",
+        label="Tutor behaviour shifted",
+    )
+    calibration_shift = forms.FloatField(
+        required=False,
+        initial=-0.4,
+        min_value=-SHIFT_BOUND,
+        max_value=SHIFT_BOUND,
+        label="Shift (of the behaviour's probability)",
+        help_text="Negative: the tutor does less of it for that level, e.g. −0.4.",
+    )
     launch = forms.BooleanField(required=False, initial=True, label="Launch now")
     confirm = forms.BooleanField(required=False, label="Launch anyway")
 
@@ -190,10 +226,15 @@ class AuditForm(forms.Form):
         # The dimensions the launch draws its levels from (the tables, or the defaults), as the preview offers.
         self.fields["explicit_dimensions"].choices = design_dimensions()
         self.fields["intersectional_dimensions"].choices = design_dimensions()
-        # Role-appropriate lists: the endpoints chosen as student and judge are not offered as tutors.
+        self.fields["calibration_level"].choices = calibration_levels()
+        # Role-appropriate lists: each offers the endpoints of its role (`ModelEndpoint.roles`), and the endpoints
+        # chosen as student and judge are not offered as tutors.
+        self.fields["student_endpoint"].queryset = endpoints_for_role(role=STUDENT)
+        self.fields["judge_endpoint"].queryset = endpoints_for_role(role=JUDGE)
+        self.fields["check_endpoint"].queryset = endpoints_for_role(role=JUDGE)
         taken = [self.data.get(self.add_prefix(role)) for role in ("student_endpoint", "judge_endpoint")]
         taken = [pk for pk in (parse_id(value) for value in taken if isinstance(value, str)) if pk is not None]
-        self.fields["tutors"].queryset = ModelEndpoint.objects.exclude(pk__in=taken)
+        self.fields["tutors"].queryset = endpoints_for_role(role=TUTOR).exclude(pk__in=taken)
 
     def clean_per_domain(self) -> dict[str, float | int]:
         overrides = {}
@@ -216,7 +257,44 @@ class AuditForm(forms.Form):
             raise forms.ValidationError("Choose a count or a fraction per domain, not both.")
         if len(data.get("intersectional_dimensions") or []) == 1:
             self.add_error("intersectional_dimensions", "Cross at least two dimensions, or none.")
+        if data.get("calibration"):
+            self._check_calibration(data)
         return data
+
+    def _check_calibration(self, data: dict) -> None:
+        """A calibration run plants its bias on a level the design cues, or the run could not find it."""
+        for name in ("calibration_level", "calibration_metric", "calibration_shift"):
+            if data.get(name) in (None, "") and name not in self.errors:
+                self.add_error(name, "A calibration run needs it.")
+        level = data.get("calibration_level") or ""
+        if not level:
+            return
+        dimension = level.partition("=")[0]
+        cued = {*(data.get("explicit_dimensions") or []), *(data.get("intersectional_dimensions") or [])}
+        if data.get("implicit"):
+            cued |= {"gender", "ethnicity"}
+        if data.get("opposite"):
+            cued.add("gender")
+        if dimension not in cued:
+            self.add_error(
+                "calibration_level",
+                f"No condition of the design cues {dimension}: add it to the explicit dimensions, or the run "
+                "cannot find the planted cell.",
+            )
+        if data.get("calibration_shift") == 0:
+            self.add_error("calibration_shift", "A shift of 0 plants nothing.")
+
+    def calibration_values(self) -> dict | None:
+        """The planted bias of a calibration run (`calibration_tutor_get_or_create`'s values), or None."""
+        data = self.cleaned_data
+        if not data.get("calibration"):
+            return None
+        return {
+            "level": data["calibration_level"],
+            "metric": data["calibration_metric"],
+            "shift": data["calibration_shift"],
+            "seed": data.get("seed") or 0,
+        }
 
     # The design part as the plain values `audits.design` and `audit_create_from_design` take.
 
@@ -251,11 +329,17 @@ class AuditForm(forms.Form):
         return ConditionChoice(**{k: tuple(v) if k in tuples else v for k, v in values.items()})
 
     def tutor_plans(self) -> list[TutorPlan]:
-        return [TutorPlan(str(endpoint)) for endpoint in self.cleaned_data.get("tutors") or []]
+        plans = [TutorPlan(str(endpoint)) for endpoint in self.cleaned_data.get("tutors") or []]
+        if self.cleaned_data.get("calibration"):
+            plans.append(TutorPlan(self.CALIBRATION_PLAN))
+        return plans
 
     def budget(self) -> CallBudget:
         data = self.cleaned_data
-        return CallBudget(t_max=data.get("t_max") or 10, judge_attempts=1 + (data.get("max_reasks") or 0))
+        reasks = data.get("max_reasks")
+        return CallBudget(
+            t_max=data.get("t_max") or 10, judge_attempts=1 + (DEFAULT_MAX_REASKS if reasks is None else reasks)
+        )
 
     @staticmethod
     def initial_from_preview(query) -> dict:
@@ -413,16 +497,25 @@ def _price(endpoint: ModelEndpoint | None) -> Price:
     return Price(str(endpoint), float(endpoint.price_input_per_million), float(endpoint.price_output_per_million))
 
 
+def missing_choice(*, student, judge) -> str:
+    """What the launch form's preview waits for ("" when nothing): it needs the student model and the judge."""
+    missing = [what for what, chosen in (("a student model", student), ("a judge", judge)) if not chosen]
+    return f"Choose {' and '.join(missing)} to see the preview." if missing else ""
+
+
 def launch_preview(form: AuditForm) -> dict:
     """The launch form's preview of a bound form: the design preview page's computation
-    (`design_preview_compute`), the cost at the endpoints' prices and the launch check. Empty (with the
-    form's errors to show) while the design part of the form does not validate."""
-    # The endpoints only price the design: a preview is shown before they are chosen.
+    (`design_preview_compute`), the cost at the endpoints' prices and the launch check. Only what is missing while
+    the student model or the judge is not chosen, and `pending` (the form's errors to show) while the design part of
+    the form does not validate."""
     not_design = {"name", "description", "launch", "confirm", "student_endpoint", "judge_endpoint", "check_endpoint"}
     design_fields = set(AuditForm.base_fields) - not_design
     form.is_valid()
-    if design_fields & set(form.errors) or form.non_field_errors():
-        return {}
+    data = form.cleaned_data
+    missing = missing_choice(student=data.get("student_endpoint"), judge=data.get("judge_endpoint"))
+    pending = bool(design_fields & set(form.errors) or form.non_field_errors())
+    if missing or pending:
+        return {"missing": missing, "pending": pending}
     try:
         computed = design_preview_compute(
             selection=form.selection(),
@@ -432,12 +525,13 @@ def launch_preview(form: AuditForm) -> dict:
         )
     except ValueError as error:
         return {"preview_error": str(error)}
-    data = form.cleaned_data
     tutors = list(data.get("tutors") or [])
     judge = data.get("judge_endpoint")
+    prices = {str(endpoint): _price(endpoint) for endpoint in tutors}
+    prices[AuditForm.CALIBRATION_PLAN] = Price(AuditForm.CALIBRATION_PLAN)  # a simulation costs nothing
     cost = cost_estimate(
         computed.preview,
-        tutors={str(endpoint): _price(endpoint) for endpoint in tutors},
+        tutors=prices,
         student=_price(data.get("student_endpoint")),
         judge=_price(judge),
         check=_price(data.get("check_endpoint") or judge),
@@ -476,6 +570,12 @@ class AuditCreateView(ResearcherRequiredMixin, TemplateView):
     def get_context_data(self, **kwargs):
         context = super().get_context_data(**kwargs)
         context.setdefault("form", AuditForm(initial=AuditForm.initial_from_preview(self.request.GET)))
+        if not context["form"].is_bound:  # the page says at once what the preview waits for
+            initial = context["form"].initial
+            context.setdefault(
+                "missing",
+                missing_choice(student=initial.get("student_endpoint"), judge=initial.get("judge_endpoint")),
+            )
         if "plan_form" not in context:
             posted = self.request.POST if self.request.method == "POST" else None
             context["plan_form"] = LabelPlanForm(posted, initial=LabelPlanForm.initial_from_preview(self.request.GET))
@@ -493,10 +593,16 @@ class AuditCreateView(ResearcherRequiredMixin, TemplateView):
         data = form.cleaned_data
         try:
             with transaction.atomic():
+                tutors, description = list(data["tutors"]), data["description"]
+                calibration = form.calibration_values()
+                if calibration is not None:
+                    planted = calibration_tutor_get_or_create(**calibration)
+                    tutors += [] if planted in tutors else [planted]
+                    description = f"Calibration run (simulation): {planted.name}. {description}".strip()
                 audit = audit_create_from_design(
                     name=data["name"],
-                    description=data["description"],
-                    tutors=list(data["tutors"]),
+                    description=description,
+                    tutors=tutors,
                     student_endpoint=data["student_endpoint"],
                     judge_endpoint=data["judge_endpoint"],
                     check_endpoint=data.get("check_endpoint"),

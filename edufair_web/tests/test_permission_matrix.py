@@ -157,6 +157,7 @@ expect(
     "/api/model-endpoints/{endpoint}/model-changed/",
     API_RESEARCHER_POST,
 )
+expect("api/^model-endpoints/calibration-tutor/$", "/api/model-endpoints/calibration-tutor/", API_RESEARCHER_POST)
 expect("api/^audits/$", "/api/audits/", API_RESEARCHER)
 expect("api/^audits/(?P<pk>[^/.]+)/$", "/api/audits/{audit}/", API_RESEARCHER)
 for action in ("cancel", "clone", "launch", "pause", "rejudge", "resume", "retry-failed"):
