@@ -91,11 +91,16 @@ class ProjectCreateView(ResearcherRequiredMixin, View):
 class ProjectDetailView(ResearcherRequiredMixin, View):
     def get(self, request, pk, import_form=None, status=200, left_off_lists=()):
         project = get_object_or_404(AnnotationProject, pk=pk)
+        checklists = project_first_run_checklists(project)
+        by_stage = {checklist.stage.pk: checklist for checklist in checklists}
+        stages = list(stages_of(project))
+        for stage in stages:
+            stage.checklist = by_stage.get(stage.pk)
         context = {
             "left_off_lists": left_off_lists,
-            "checklists": project_first_run_checklists(project),
+            "checklists": [checklist for checklist in checklists if not checklist.ready],
             "project": project,
-            "stages": stages_of(project),
+            "stages": stages,
             "pass_rates": pass_rate_table(project),
             "item_count": Item.objects.filter(project=project).count(),
             "gold_item_count": Item.objects.filter(project=project, gold_labels__isnull=False).distinct().count(),
