@@ -25,7 +25,7 @@ def test_a_new_project_shows_the_missing_steps(researcher_client):
     assert [step.key for step in checklist.missing] == ["gold", "pilot", "test", "examples", "items", "enrolled"]
 
     page = researcher_client.get(reverse("annotation:project", args=[project.pk])).content.decode()
-    assert "Before annotators can start" in page and "data-dashboard-link" not in page
+    assert "Before annotators can start" in page and "data-dashboard-link>live<" not in page
     assert page.count("data-setting-up") == 3
     assert f'href="{reverse("annotation:project", args=[project.pk])}#import-items">Import gold items' in page
 
