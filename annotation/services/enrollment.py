@@ -29,11 +29,13 @@ def enrollment_subject_check(*, stage: Stage, subject: str) -> None:
 
 
 @transaction.atomic
-def enrollment_create(*, stage: Stage, user, subject: str = "") -> Enrollment:
+def enrollment_create(*, stage: Stage, user, subject: str = "", subject_copied: bool = False) -> Enrollment:
     """Enrol a user (annotator role) in a stage; enrolling twice returns the existing enrolment. The subject, if
-    given, is one of the project's subjects."""
+    given, is one of the project's subjects, unless ``subject_copied`` from an enrolment that was accepted then
+    (a replacement keeps the subject of the recruit it replaces)."""
     enrollment_check(user=user)
-    enrollment_subject_check(stage=stage, subject=subject)
+    if not subject_copied:
+        enrollment_subject_check(stage=stage, subject=subject)
     enrollment, _ = Enrollment.objects.get_or_create(stage=stage, user=user, defaults={"subject": subject})
     return enrollment
 
@@ -57,7 +59,9 @@ def enrollment_mark_replacement(
     if replacement_user is not None:
         if Enrollment.objects.filter(stage=enrollment.stage, user=replacement_user).exists():
             raise SetupError(f"{replacement_user.username} is already enrolled in this stage.")
-        replacement = enrollment_create(stage=enrollment.stage, user=replacement_user, subject=enrollment.subject)
+        replacement = enrollment_create(
+            stage=enrollment.stage, user=replacement_user, subject=enrollment.subject, subject_copied=True
+        )
     enrollment.status = Enrollment.Status.REPLACED
     enrollment.replaced_by = replacement
     enrollment.replaced_at = timezone.now()

@@ -6,8 +6,9 @@ from django.urls import reverse
 
 from annotation.forms import EnrollForm, ProjectForm
 from annotation.importers import ImportFailed, items_import
+from annotation.models import Enrollment
 from annotation.presets import SAFETUTORS, SAFETUTORS_SUBJECTS
-from annotation.services.enrollment import enrollment_bulk_create, enrollment_create
+from annotation.services.enrollment import enrollment_bulk_create, enrollment_create, enrollment_mark_replacement
 from annotation.services.projects import project_create
 from annotation.services.training import SetupError
 from annotation.subjects import subject_problem
@@ -50,6 +51,11 @@ def test_imports_and_enrolments_take_only_the_project_subjects(make_user):
 
     form = EnrollForm(stage=stage)
     assert [value for value, _ in form.fields["subject"].choices] == ["", *SAFETUTORS_SUBJECTS]
+
+    # An enrolment stored before the rule keeps its subject when its recruit is replaced.
+    legacy = Enrollment.objects.create(stage=stage, user=make_user("annotator"), subject="maths", status="failed")
+    replaced = enrollment_mark_replacement(enrollment=legacy, replacement_user=make_user("annotator"))
+    assert replaced.replaced_by.subject == "maths"
 
 
 @pytest.mark.django_db
