@@ -5,6 +5,7 @@ from django.contrib.auth.models import User
 
 from annotation import presets
 from annotation.models import Enrollment, LabelQuestion, Stage, StageLabelling, TrainingItem, WorkedExample
+from annotation.subjects import preset_subjects_text
 from edufair_web.accounts.roles import ANNOTATOR
 from edufair_web.text_limits import DOCUMENT_MAX, LINE_MAX, NOTE_MAX
 from edufair_web.upload_limits import MaxUploadSize
@@ -26,7 +27,8 @@ class ProjectForm(forms.Form):
     subjects = forms.CharField(
         required=False,
         max_length=NOTE_MAX,
-        help_text="One per line (or comma-separated). Empty with the preset: maths, physics, chemistry.",
+        help_text="One per line (or comma-separated); items and enrolments name these exactly. "
+        f"Empty with the preset: {preset_subjects_text()}.",
     )
     preset = forms.ChoiceField(
         choices=[("", "No preset (add stages yourself)"), *presets.PRESETS.items()],
@@ -62,6 +64,10 @@ class EnrollForm(forms.Form):
         if stage is not None:
             enrolled = Enrollment.objects.filter(stage=stage).values("user_id")
             self.fields["user"].queryset = self.fields["user"].queryset.exclude(id__in=enrolled)
+            if stage.project.subjects:  # one vocabulary: the project's subjects (services.enrollment checks it too)
+                self.fields["subject"] = forms.ChoiceField(
+                    choices=[("", "—"), *((s, s) for s in stage.project.subjects)], required=False
+                )
 
 
 class StageLabellingForm(forms.ModelForm):

@@ -4,7 +4,9 @@ from django.urls import reverse
 
 from annotation.models import Enrollment, Thread
 from annotation.selectors.adjudication import adjudication_queue
+from annotation.selectors.label_form import label_form_questions
 from annotation.selectors.training import training_progress
+from annotation.workflow.choice_keys import keys_hint
 from annotation.workflow.training import STEP_TITLES, Step, next_step
 from edufair_web.accounts.roles import ADJUDICATOR, ANNOTATOR, RESEARCHER, has_role
 
@@ -63,11 +65,14 @@ _training_home_steps = home_steps
 
 def home_steps(user) -> list[dict]:  # noqa: F811 — extends the training steps above
     steps = _training_home_steps(user)
-    if has_role(user, ANNOTATOR) and Enrollment.objects.filter(user=user, status=Enrollment.Status.PASSED).exists():
+    passed = Enrollment.objects.filter(user=user, status=Enrollment.Status.PASSED).select_related("stage")
+    if has_role(user, ANNOTATOR) and passed.exists():
+        # The keys promised are those of the questions this annotator will label (no Unsure where none is offered).
+        questions = [q for enrollment in passed for q in label_form_questions(enrollment.stage)]
         steps.append(
             {
                 "title": "Label items",
-                "text": "One item at a time; number keys choose, u is Unsure, Enter submits.",
+                "text": f"One item at a time; {keys_hint(questions)}.",
                 "url": reverse("annotation:my-labelling"),
             }
         )

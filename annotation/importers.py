@@ -27,8 +27,9 @@ from dataclasses import dataclass, field
 
 from django.db import transaction
 
-from annotation.models import AnnotationProject, GoldLabel, Item
+from annotation.models import AnnotationProject, GoldLabel, Item, StageLabelling
 from annotation.services.assignment import project_main_items_sync
+from annotation.subjects import subject_problem
 from edufair_web.json_input import JSONInputError, loads
 from edufair_web.record_bounds import RecordTooLarge, text_lines_check
 from edufair_web.storable_text import unstorable_in
@@ -49,6 +50,14 @@ class ImportFailed(ValueError):
         shown = "; ".join(f"line {line}, {name}: {message}" for line, name, message in self.errors[:10])
         super().__init__(f"{self.total} error(s), nothing imported: {shown}{self.more_text(10)}")
 
+    def sentences(self, shown: int = MAX_ERRORS) -> list[str]:
+        """The first ``shown`` errors as sentences, then how many more there are, then that nothing was imported."""
+        listed = [error_sentence(*error) for error in self.errors[:shown]]
+        more = self.more(min(shown, len(self.errors)))
+        if more:
+            listed.append(f"There {'is' if more == 1 else 'are'} {more} more error{'' if more == 1 else 's'}.")
+        return [*listed, "Nothing was imported."]
+
     def more(self, shown: int) -> int:
         """How many errors lie beyond the first `shown`."""
         return max(self.total - shown, 0)
@@ -56,6 +65,13 @@ class ImportFailed(ValueError):
     def more_text(self, shown: int) -> str:
         more = self.more(min(shown, len(self.errors)))
         return f" … and {more} more" if more else ""
+
+
+def error_sentence(line: int, name: str, message: str) -> str:
+    """One import error as a sentence: where (the line and field, or the file), then what is wrong."""
+    where = f"Line {line}, {name}" if line else f"The {name}"
+    message = message.rstrip(".?!") + (message[-1] if message[-1:] in "?!" else ".") if message else "is wrong."
+    return f"{where}: {message}"
 
 
 def _cut(text: str) -> str:
@@ -75,6 +91,17 @@ class ImportReport:
     item_ids: list[int] = field(default_factory=list)
     # Stage id → items that joined its open main labelling with this import.
     main_items_added: dict[int, int] = field(default_factory=dict)
+    # Stages whose explicit item list leaves out imported items (without gold): they reach no annotator there.
+    left_off_lists: list[LeftOffList] = field(default_factory=list)
+
+    def summary(self) -> str:
+        return (
+            f"Imported: {self.created} new, {self.updated} updated, {self.unchanged} unchanged, "
+            f"{self.gold_labels} gold labels."
+        )
+
+    def notices(self) -> list[str]:
+        return [left_off.sentence() for left_off in self.left_off_lists]
 
     def as_dict(self) -> dict:
         return {
@@ -83,7 +110,30 @@ class ImportReport:
             "unchanged": self.unchanged,
             "gold_labels": self.gold_labels,
             "main_items_added": {str(stage): n for stage, n in self.main_items_added.items()},
+            "notices": self.notices(),
+            "left_off_lists": [left_off.as_dict() for left_off in self.left_off_lists],
         }
+
+
+@dataclass(frozen=True)
+class LeftOffList:
+    """Imported items a stage's explicit item list does not name, so they never reach its annotators."""
+
+    stage_id: int
+    stage_order: int
+    stage_name: str
+    item_ids: tuple[int, ...]
+    external_ids: tuple[str, ...]
+
+    def sentence(self) -> str:
+        n = len(self.item_ids)
+        return (
+            f"{n} item{'s were' if n != 1 else ' was'} imported; stage {self.stage_order} ({self.stage_name}) uses an "
+            f"explicit item list, so {'they' if n != 1 else 'it'} will not reach its annotators until added."
+        )
+
+    def as_dict(self) -> dict:
+        return {"stage": self.stage_id, "item_ids": list(self.item_ids), "external_ids": list(self.external_ids)}
 
 
 @dataclass
@@ -213,8 +263,9 @@ def _parse(project: AnnotationProject, records, questions: dict) -> tuple[list[_
                 row_errors.append((number, name, f"longer than {longest} characters"))
         if project.categories and category and category not in project.categories:
             row_errors.append((number, "category", f"{_quoted(category)} is not a category of the project"))
-        if project.subjects and subject and subject not in project.subjects:
-            row_errors.append((number, "subject", f"{_quoted(subject)} is not a subject of the project"))
+        wrong_subject = subject_problem(subject, project.subjects or ())
+        if wrong_subject:
+            row_errors.append((number, "subject", wrong_subject))
         metadata = record.get("metadata") or {}
         if not isinstance(metadata, dict):
             row_errors.append((number, "metadata", "must be an object"))
@@ -311,4 +362,29 @@ def items_import(*, project: AnnotationProject, content: str | bytes, fmt: str) 
         if report.created:
             synced = project_main_items_sync(project.pk)
             report.main_items_added = {stage_id: sync.added for stage_id, sync in synced.items()}
+        without_gold = [
+            (item_id, row.external_id) for item_id, row in zip(report.item_ids, rows, strict=True) if not row.gold
+        ]
+        report.left_off_lists = _left_off_lists(project, without_gold)
     return report
+
+
+def _left_off_lists(project: AnnotationProject, imported: list[tuple[int, str]]) -> list[LeftOffList]:
+    """For each stage handing out an explicit item list, the imported items (without gold) it does not name."""
+    lists = StageLabelling.objects.filter(stage__project=project, item_rule=StageLabelling.ItemRule.LIST)
+    left_off = []
+    for settings in lists.select_related("stage").order_by("stage__order"):
+        listed = set(settings.item_ids or [])
+        missing = [(item_id, external_id) for item_id, external_id in imported if item_id not in listed]
+        if missing:
+            stage = settings.stage
+            left_off.append(
+                LeftOffList(
+                    stage_id=stage.pk,
+                    stage_order=stage.order,
+                    stage_name=stage.name,
+                    item_ids=tuple(item_id for item_id, _ in missing),
+                    external_ids=tuple(external_id for _, external_id in missing),
+                )
+            )
+    return left_off

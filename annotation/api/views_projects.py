@@ -25,6 +25,7 @@ from annotation.models import (
 )
 from annotation.selectors.projects import pass_rate_table
 from annotation.services.enrollment import enrollment_create, enrollment_mark_replacement
+from annotation.services.labelling import ItemRuleInvalid, stage_items_append
 from annotation.services.projects import project_apply_preset, project_create
 from annotation.services.training import SetupError, guideline_publish, training_set_choose, worked_example_add
 from edufair_web.accounts.permissions import IsAnnotator, IsResearcher
@@ -124,6 +125,15 @@ class ProjectViewSet(viewsets.ModelViewSet):
                     "main_items_added": serializers.DictField(
                         child=serializers.IntegerField(), help_text="Stage id → main items it gained."
                     ),
+                    "notices": serializers.ListField(
+                        child=serializers.CharField(),
+                        help_text="What the import did not reach, in sentences (a stage's explicit item list).",
+                    ),
+                    "left_off_lists": serializers.ListField(
+                        child=serializers.DictField(),
+                        help_text="Per stage with an explicit item list: the imported items (without gold) it does "
+                        "not name, as item_ids and external_ids; POST the ids to the stage's add-items.",
+                    ),
                 },
             )
         },
@@ -145,6 +155,7 @@ class ProjectViewSet(viewsets.ModelViewSet):
                     "detail": f"Nothing was imported: {exc.total} error(s)"
                     + (f"; the first {len(exc.errors)} are listed, and {more} more." if more else "."),
                     "errors": [{"line": line, "field": f, "message": m} for line, f, m in exc.errors],
+                    "sentences": exc.sentences(),
                     "more": more,
                 },
                 status=status.HTTP_400_BAD_REQUEST,
@@ -177,6 +188,10 @@ class GoldLabelViewSet(QueryFilterMixin, viewsets.ModelViewSet):
     permission_classes = [IsResearcher]
 
     query_filters = {"project": "item__project_id"}
+
+
+class StageItemsAddSerializer(serializers.Serializer):
+    item_ids = serializers.ListField(child=serializers.IntegerField(min_value=1), max_length=100_000)
 
 
 @_list_filtered_by(PROJECT_FILTER)
@@ -214,6 +229,27 @@ class StageViewSet(QueryFilterMixin, viewsets.ModelViewSet):
         except SetupError as exc:
             raise _setup_error(exc) from exc
         return Response(sample.as_dict(), status=status.HTTP_201_CREATED)
+
+    @extend_schema(
+        request=StageItemsAddSerializer,
+        responses={
+            200: inline_serializer(
+                name="StageItemsAdded",
+                fields={"added": serializers.IntegerField(), "listed": serializers.IntegerField()},
+            )
+        },
+    )
+    @action(detail=True, methods=["post"], url_path="add-items")
+    def add_items(self, request, pk=None):
+        """Add items to the end of this stage's explicit item list (e.g. an import's left_off_lists)."""
+        stage = self.get_object()
+        given = StageItemsAddSerializer(data=request.data)
+        given.is_valid(raise_exception=True)
+        try:
+            settings, _, added = stage_items_append(stage=stage, item_ids=given.validated_data["item_ids"])
+        except ItemRuleInvalid as exc:
+            raise ValidationError(exc.errors) from exc
+        return Response({"added": added, "listed": len(settings.item_ids)})
 
     @extend_schema(responses=TrainingItemSerializer(many=True))
     @action(detail=True, methods=["get"], url_path="training-items", pagination_class=None)

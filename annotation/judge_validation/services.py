@@ -484,7 +484,9 @@ def _relabel_stage(project, rubric: RubricVersion, metrics: list[str], by) -> St
     _open_main_items(stage, list(sampled_items(project)))
     for enrollment in base.enrollments.filter(status=Enrollment.Status.PASSED).select_related("user"):
         enrollment_gate_record(
-            enrollment=enrollment_create(stage=stage, user=enrollment.user, subject=enrollment.subject),
+            enrollment=enrollment_create(
+                stage=stage, user=enrollment.user, subject=enrollment.subject, subject_copied=True
+            ),
             rule=enrollment.gate_rule or "carried",
             detail={"carried_over_from_stage": base.pk, "enrollment": enrollment.pk},
             pilot_score=enrollment.pilot_score,

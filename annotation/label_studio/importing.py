@@ -37,6 +37,7 @@ from annotation.models import (
     LabelRevision,
     Stage,
 )
+from annotation.subjects import subject_problem
 from edufair_web.accounts.roles import ANNOTATOR, user_set_role
 from edufair_web.json_input import JSONInputError, loads_array
 from edufair_web.record_bounds import RecordTooLarge, json_list_check
@@ -138,8 +139,9 @@ def _check(project: AnnotationProject, tasks: Iterable[ReadTask], stages: dict[i
     for task in tasks:
         if project.categories and task.category and task.category not in project.categories:
             errors.append(f"{task.where}: category {task.category!r} is not a category of the project")
-        if project.subjects and task.subject and task.subject not in project.subjects:
-            errors.append(f"{task.where}: subject {task.subject!r} is not a subject of the project")
+        wrong_subject = subject_problem(task.subject, project.subjects or ())
+        if wrong_subject:
+            errors.append(f"{task.where}: {wrong_subject}")
         seen: dict[tuple, str] = {}
         for annotation in task.annotations:
             if annotation.kind == "gold":

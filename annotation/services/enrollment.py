@@ -11,6 +11,7 @@ from django.utils import timezone
 
 from annotation.models import Enrollment, Stage
 from annotation.services.training import SetupError
+from annotation.subjects import subject_problem
 from edufair_web.accounts.roles import ANNOTATOR, has_role
 
 
@@ -20,10 +21,21 @@ def enrollment_check(*, user) -> None:
         raise SetupError(f"{user.username} does not have the annotator role.", field="user")
 
 
+def enrollment_subject_check(*, stage: Stage, subject: str) -> None:
+    """An enrolment's subject is one of the project's (annotation.subjects), on every write."""
+    problem = subject_problem(subject, stage.project.subjects or ())
+    if problem:
+        raise SetupError(problem[:1].upper() + problem[1:], field="subject")
+
+
 @transaction.atomic
-def enrollment_create(*, stage: Stage, user, subject: str = "") -> Enrollment:
-    """Enrol a user (annotator role) in a stage; enrolling twice returns the existing enrolment."""
+def enrollment_create(*, stage: Stage, user, subject: str = "", subject_copied: bool = False) -> Enrollment:
+    """Enrol a user (annotator role) in a stage; enrolling twice returns the existing enrolment. The subject, if
+    given, is one of the project's subjects, unless ``subject_copied`` from an enrolment that was accepted then
+    (a replacement keeps the subject of the recruit it replaces)."""
     enrollment_check(user=user)
+    if not subject_copied:
+        enrollment_subject_check(stage=stage, subject=subject)
     enrollment, _ = Enrollment.objects.get_or_create(stage=stage, user=user, defaults={"subject": subject})
     return enrollment
 
@@ -47,7 +59,9 @@ def enrollment_mark_replacement(
     if replacement_user is not None:
         if Enrollment.objects.filter(stage=enrollment.stage, user=replacement_user).exists():
             raise SetupError(f"{replacement_user.username} is already enrolled in this stage.")
-        replacement = enrollment_create(stage=enrollment.stage, user=replacement_user, subject=enrollment.subject)
+        replacement = enrollment_create(
+            stage=enrollment.stage, user=replacement_user, subject=enrollment.subject, subject_copied=True
+        )
     enrollment.status = Enrollment.Status.REPLACED
     enrollment.replaced_by = replacement
     enrollment.replaced_at = timezone.now()
@@ -70,6 +84,7 @@ def enrollment_bulk_create(*, stage: Stage, usernames: list[str], subject: str =
     reported together and nothing is written. Names already enrolled are kept as they are."""
     if not usernames:
         raise SetupError("Name at least one username.")
+    enrollment_subject_check(stage=stage, subject=subject)
     users = {u.username: u for u in User.objects.filter(username__in=usernames)}
     unknown = [name for name in usernames if name not in users]
     inactive = [name for name in usernames if name in users and not users[name].is_active]

@@ -412,6 +412,20 @@ def stage_item_rule_set(
     return settings, synced
 
 
+@transaction.atomic
+def stage_items_append(*, stage: Stage, item_ids: list[int]) -> tuple[StageLabelling, MainItemsSync | None, int]:
+    """Add items to the end of a stage's explicit item list (those already on it are kept where they are): the
+    settings, the sync of an open main labelling, and how many items joined the list. Raises ItemRuleInvalid
+    when the stage does not hand out an explicit list, or an id is not an item of the project."""
+    settings, _ = StageLabelling.objects.select_for_update().get_or_create(stage=stage)
+    if settings.item_rule != item_rules.LIST:
+        raise ItemRuleInvalid({"rule": "This stage does not hand out an explicit item list."})
+    listed = list(settings.item_ids or [])
+    added = [int(i) for i in dict.fromkeys(item_ids) if int(i) not in set(listed)]
+    settings, synced = stage_item_rule_set(stage=stage, rule=item_rules.LIST, item_ids=[*listed, *added])
+    return settings, synced, len(added)
+
+
 def stage_item_rule_describe(settings: StageLabelling) -> str:
     """The rule in words, for the stage page and the report."""
     rule = stage_item_rule(settings)

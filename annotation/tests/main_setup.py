@@ -73,8 +73,9 @@ def build_main_stage(
 
 
 def pass_gate(stage, user) -> Enrollment:
-    """Enrol the user and mark them as having passed the gate, with the current guideline confirmed."""
-    enrollment = enrollment_create(stage=stage, user=user, subject="maths")
+    """Enrol the user (in the project's first subject) and mark them as having passed the gate, with the current
+    guideline confirmed."""
+    enrollment = enrollment_create(stage=stage, user=user, subject=(stage.project.subjects or [""])[0])
     guideline_confirm(enrollment=enrollment)
     Enrollment.objects.filter(pk=enrollment.pk).update(gate_passed=True, status=Enrollment.Status.PASSED)
     enrollment.refresh_from_db()

@@ -166,7 +166,7 @@ for action in ("apply-preset", "import-items", "pass-rates"):
     route(
         f"api/^annotation/projects/(?P<pk>[^/.]+)/{action}/$", STAFF, f"/api/annotation/projects/{{project}}/{action}/"
     )
-for action in ("choose-training-set", "training-items"):
+for action in ("choose-training-set", "training-items", "add-items"):
     route(f"api/^annotation/stages/(?P<pk>[^/.]+)/{action}/$", STAFF, f"/api/annotation/stages/{{stage}}/{action}/")
 route(
     "api/^annotation/enrollments/(?P<pk>[^/.]+)/replace/$", STAFF, "/api/annotation/enrollments/{enrollment}/replace/"

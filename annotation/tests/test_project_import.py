@@ -99,10 +99,10 @@ def test_import_page_and_api_report_errors(researcher_client, project):
     )
     assert page.status_code == 400
     body = page.content.decode()
-    assert "line 1, subject" in body
+    assert "Line 1, subject" in body
     # Said at the top of the page too, not only at the upload form at its foot.
     top = body.split('id="import-refused"', 1)[1].split("</div>", 1)[0]
-    assert body.index('id="import-refused"') < body.index("<h2>Stages</h2>") and "line 1, subject" in top
+    assert body.index('id="import-refused"') < body.index("<h2>Stages</h2>") and "Line 1, subject" in top
 
     response = researcher_client.post(
         f"/api/annotation/projects/{project.pk}/import-items/",

@@ -29,6 +29,7 @@ from annotation.forms import (
 from annotation.importers import ImportFailed, items_import
 from annotation.markdown_text import markdown_safe
 from annotation.models import AnnotationProject, Enrollment, Item, MainItem, Stage, TrainingItem
+from annotation.selectors.first_run import project_first_run_checklists, stage_first_run_checklist
 from annotation.selectors.labelling_settings import labelling_settings, main_labelling_started
 from annotation.selectors.projects import pass_rate_table, projects_list, stage_enrollments, stages_of
 from annotation.selectors.training import stage_gate_rules
@@ -37,6 +38,7 @@ from annotation.services.labelling import (
     ItemRuleInvalid,
     stage_item_rule_describe,
     stage_item_rule_set,
+    stage_items_append,
     stage_labelling_configure,
 )
 from annotation.services.projects import project_create
@@ -87,11 +89,18 @@ class ProjectCreateView(ResearcherRequiredMixin, View):
 
 
 class ProjectDetailView(ResearcherRequiredMixin, View):
-    def get(self, request, pk, import_form=None, status=200):
+    def get(self, request, pk, import_form=None, status=200, left_off_lists=()):
         project = get_object_or_404(AnnotationProject, pk=pk)
+        checklists = project_first_run_checklists(project)
+        by_stage = {checklist.stage.pk: checklist for checklist in checklists}
+        stages = list(stages_of(project))
+        for stage in stages:
+            stage.checklist = by_stage.get(stage.pk)
         context = {
+            "left_off_lists": left_off_lists,
+            "checklists": [checklist for checklist in checklists if not checklist.ready],
             "project": project,
-            "stages": stages_of(project),
+            "stages": stages,
             "pass_rates": pass_rate_table(project),
             "item_count": Item.objects.filter(project=project).count(),
             "gold_item_count": Item.objects.filter(project=project, gold_labels__isnull=False).distinct().count(),
@@ -113,18 +122,12 @@ class ItemImportView(ResearcherRequiredMixin, View):
                 project=project, content=form.cleaned_data["file"].read(), fmt=form.cleaned_data["format"]
             )
         except ImportFailed as exc:
-            shown = exc.errors[:20]
-            for line, field, message in shown:
-                form.add_error(None, f"line {line}, {field}: {message}")
-            if exc.more(len(shown)):
-                form.add_error(None, f"… and {exc.more(len(shown))} more error(s).")
-            form.add_error(None, "Nothing was imported.")
+            for sentence in exc.sentences(20):
+                form.add_error(None, sentence)
             return ProjectDetailView().get(request, pk, import_form=form, status=400)
-        messages.success(
-            request,
-            f"Imported: {report.created} new, {report.updated} updated, {report.unchanged} unchanged, "
-            f"{report.gold_labels} gold labels.",
-        )
+        messages.success(request, report.summary())
+        if report.left_off_lists:  # the import result page: what the import did not reach, and the way to add it
+            return ProjectDetailView().get(request, pk, left_off_lists=report.left_off_lists)
         return redirect("annotation:project", pk)
 
 
@@ -152,6 +155,7 @@ class StageDetailView(ResearcherRequiredMixin, View):
         context = {
             "stage": stage,
             "project": stage.project,
+            "checklist": stage_first_run_checklist(stage),
             "export_formats": exports.FORMATS,
             "questions": stage.questions.all(),
             "enrollments": stage_enrollments(stage),
@@ -209,6 +213,7 @@ class StageActionView(ResearcherRequiredMixin, View):
             "example": self._example,
             "labelling": self._labelling,
             "items": self._items,
+            "add_items": self._add_items,
         }
         if action not in handlers:
             return HttpResponse(status=404)
@@ -255,6 +260,21 @@ class StageActionView(ResearcherRequiredMixin, View):
             return form
         done = f" {synced.total} main items now." if synced is not None else ""
         messages.success(request, f"Main items: {stage_item_rule_describe(settings)}{done}")
+        return None
+
+    def _add_items(self, request, stage):
+        """Imported items the stage's explicit list left out, added to its end (the import result's button)."""
+        external_ids = [v for v in request.POST.get("items", "").replace(",", " ").split() if v]
+        known = dict(
+            Item.objects.filter(project=stage.project, external_id__in=external_ids).values_list("external_id", "pk")
+        )
+        try:
+            _, synced, added = stage_items_append(stage=stage, item_ids=[known[e] for e in external_ids if e in known])
+        except ItemRuleInvalid as exc:
+            messages.error(request, str(exc))
+            return None
+        done = f" {synced.total} main items now." if synced is not None else ""
+        messages.success(request, f"{added} item{'s' if added != 1 else ''} added to the stage's item list.{done}")
         return None
 
     def _guideline(self, request, stage):

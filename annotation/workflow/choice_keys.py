@@ -26,3 +26,22 @@ def choices_with_keys(choices: Sequence[dict]) -> list[dict]:
     """Copies of ``choices`` ({"value", "label", ...}) with each "key" set by `choice_keys`."""
     keys = choice_keys([choice.get("value", "") for choice in choices])
     return [{**choice, "key": key} for choice, key in zip(choices, keys, strict=True)]
+
+
+def keys_hint(questions: Sequence[dict]) -> str:
+    """The keys a label form's questions (as `selectors.label_form` gives them) really take, in words: the digits of
+    their choices, u for Unsure only where a question offers it, n for Not applicable, Enter."""
+    keys = list(dict.fromkeys(c.get("key", "") for q in questions for c in q.get("choices", ()) if c.get("key")))
+    digits = [k for k in keys if k.isdigit()]
+    parts = []
+    if digits:
+        ints = sorted(int(k) for k in digits)
+        run = ints == list(range(ints[0], ints[-1] + 1)) and len(ints) > 2
+        shown = f"{ints[0]}–{ints[-1]}" if run else ", ".join(str(k) for k in ints)
+        parts.append(f"number keys ({shown}) choose")
+    if any(q.get("allow_unsure") for q in questions):
+        parts.append("u is Unsure")
+    if "n" in keys:
+        parts.append("n is Not applicable")
+    parts.append("Enter submits")
+    return ", ".join(parts)
