@@ -286,7 +286,7 @@ def test_the_page_lists_twenty_errors_and_counts_the_rest(researcher_client, pro
         f"/annotation/projects/{project.pk}/import/", {"format": "jsonl", "file": upload("items.jsonl", content)}
     )
     assert response.status_code == 400
-    assert "… and 480 more error(s)." in response.content.decode()
+    assert "There are 480 more errors." in response.content.decode()
 
 
 def test_items_the_database_cannot_store_are_line_errors(researcher_api, project):

@@ -374,6 +374,11 @@ expect(
     API_RESEARCHER_POST,
 )
 expect(
+    "api/^annotation/stages/(?P<pk>[^/.]+)/add-items/$",
+    "/api/annotation/stages/{stage}/add-items/",
+    API_RESEARCHER_POST,
+)
+expect(
     "api/^annotation/stages/(?P<pk>[^/.]+)/training-items/$",
     "/api/annotation/stages/{stage}/training-items/",
     API_RESEARCHER,
