@@ -55,7 +55,7 @@ class ImportFailed(ValueError):
         listed = [error_sentence(*error) for error in self.errors[:shown]]
         more = self.more(min(shown, len(self.errors)))
         if more:
-            listed.append(f"There {'is' if more == 1 else 'are'} {more} more error{'' if more == 1 else 's'}.")
+            listed.append(more_errors_sentence(more))
         return [*listed, "Nothing was imported."]
 
     def more(self, shown: int) -> int:
@@ -65,6 +65,11 @@ class ImportFailed(ValueError):
     def more_text(self, shown: int) -> str:
         more = self.more(min(shown, len(self.errors)))
         return f" … and {more} more" if more else ""
+
+
+def more_errors_sentence(more: int) -> str:
+    """How many errors an import found beyond those it lists, as a sentence."""
+    return f"There {'is' if more == 1 else 'are'} {more} more error{'' if more == 1 else 's'}."
 
 
 def error_sentence(line: int, name: str, message: str) -> str:

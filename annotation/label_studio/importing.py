@@ -26,6 +26,7 @@ from django.contrib.auth.models import User
 from django.db import transaction
 from django.utils import timezone
 
+from annotation.importers import more_errors_sentence
 from annotation.models import (
     Adjudication,
     AnnotationProject,
@@ -74,6 +75,10 @@ class LabelStudioImportFailed(ValueError):
     def more(self) -> int:
         """The errors counted but not listed."""
         return self.total - len(self.errors)
+
+    def sentences(self) -> list[str]:
+        """The listed errors, then how many more there are, as the item import says it."""
+        return [*self.errors, more_errors_sentence(self.more)] if self.more else list(self.errors)
 
 
 @dataclass

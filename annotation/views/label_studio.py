@@ -59,8 +59,7 @@ class LabelStudioImportView(ResearcherRequiredMixin, View):
                 instance=form.cleaned_data["instance"],
             )
         except LabelStudioImportFailed as exc:
-            more = [f"… and {exc.more} more error(s)."] if exc.more else []
-            return self._page(request, project, form, status=400, errors=[*exc.errors, *more])
+            return self._page(request, project, form, status=400, errors=exc.sentences())
         messages.success(request, report.describe())
         for warning in [*report.warnings, *report.refused]:
             messages.warning(request, warning)

@@ -267,7 +267,7 @@ def test_three_thousand_bad_label_studio_tasks_get_a_bounded_answer(researcher_a
     page = researcher_client.post(
         f"/annotation/projects/{target.pk}/label-studio-import/", {"file": upload("ls.json", content)}
     )
-    assert page.status_code == 400 and f"… and {body['more']} more error(s)." in page.content.decode()
+    assert page.status_code == 400 and f"There are {body['more']} more errors." in page.content.decode()
     assert len(page.content) < 100_000
     assert not Item.objects.filter(project=target, external_id__startswith="label-studio-").exists()
 

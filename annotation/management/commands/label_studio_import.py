@@ -50,8 +50,7 @@ class Command(BaseCommand):
                 instance=options["instance"],
             )
         except LabelStudioImportFailed as exc:
-            more = [f"… and {exc.more} more error(s)."] if exc.more else []
-            raise CommandError("\n".join([f"Nothing was imported from {path}:", *exc.errors, *more])) from None
+            raise CommandError("\n".join([f"Nothing was imported from {path}:", *exc.sentences()])) from None
         self.stdout.write(report.describe())
         for warning in report.warnings:
             self.stdout.write(self.style.WARNING(f"Warning: {warning}"))
