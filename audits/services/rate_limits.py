@@ -20,6 +20,7 @@ import functools
 import logging
 import os
 import socket
+import threading
 import time
 
 from django.conf import settings
@@ -125,14 +126,31 @@ def worker_name() -> str:
     return f"{socket.gethostname()}:{os.getpid()}"
 
 
+# The reporter's writes take this lock; while paused they are skipped (`limit_statuses_pause`).
+_RECORDING = threading.Lock()
+_recording_paused = False
+
+
+def limit_statuses_pause(paused: bool) -> None:
+    """Hold (True) or let go (False) the status reporter's writes. Once a pause returns, no write is in progress and
+    none starts until it is let go: for what must not race the reporter, such as emptying a test database, whose
+    TRUNCATE deadlocked with a write that landed a moment after a test's last call."""
+    global _recording_paused
+    with _RECORDING:
+        _recording_paused = paused
+
+
 def limit_statuses_record(*, worker: str, snapshots: dict[int, dict]) -> None:
     """Store this worker's limiter snapshots, one row per endpoint (that still exists). Runs on the
     runtime's database thread, whose connection it closes again: the reporter outlives every batch, and
     a session it held open between batches would be a stale one (and blocks dropping a test database)."""
-    try:
-        _limit_statuses_write(worker=worker, snapshots=snapshots)
-    finally:
-        connection.close()
+    with _RECORDING:
+        if _recording_paused:
+            return
+        try:
+            _limit_statuses_write(worker=worker, snapshots=snapshots)
+        finally:
+            connection.close()
 
 
 def _limit_statuses_write(*, worker: str, snapshots: dict[int, dict]) -> None:
