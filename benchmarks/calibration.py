@@ -113,7 +113,7 @@ def simulate_audit(
     _django()
     from audits.conditions import ConditionChoice, build_conditions, default_levels, default_names
     from audits.fairness import ConditionSpec, ScoreFrame, dialogue_scores
-    from audits.judge import METRICS
+    from audits.judge import DEFAULT_MAX_REASKS, METRICS
     from audits.llm.calls import PROVIDER_SIMULATION, EndpointConfig, MemoryLedger
     from audits.llm.client import LLMClient
     from audits.llm.dialogue import DialogueEndpoints, dialogue_execute
@@ -157,7 +157,7 @@ def simulate_audit(
         judge_rubric_id=0,
         t_max=10,
         answer_precheck=False,
-        max_reasks=2,
+        max_reasks=DEFAULT_MAX_REASKS,
         dialogues=[],
     )
     questions = synthetic_questions(n_questions)

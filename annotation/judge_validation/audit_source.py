@@ -22,7 +22,7 @@ from annotation.judge_validation.rubric import METRIC_QUESTIONS
 from annotation.judge_validation.sampling import Candidate
 from audits.demo import DEMO_AUDIT_NAME
 from audits.engine import PURPOSE_JUDGE
-from audits.judge import METRICS, PARSE_OK
+from audits.judge import DEFAULT_MAX_REASKS, METRICS, PARSE_OK
 from audits.judge_corrected import LabelPlan, error_sd, kish_design_effect, labels_needed
 from audits.llm.dialogue import TurnToJudge
 from audits.models import Audit, Condition, Dialogue, ModelEndpoint, PromptTemplate, Turn, TurnScore
@@ -52,6 +52,7 @@ JUDGEMENT_OK = PARSE_OK  # a judgement whose scores were parsed
 
 __all__ = [
     "AnalysisState",
+    "DEFAULT_MAX_REASKS",
     "JUDGEMENT_OK",
     "JUDGE_METRICS",
     "JudgeCorrectedResults",

@@ -88,7 +88,9 @@ def judge_validation_run(*, run_id: int) -> str:
     return audit_source.judge_run_execute(run_id=run_id, body=body)
 
 
-def judge_run(*, validation: JudgeValidation, max_reasks: int = 2, run=None, keep_alive=None) -> dict:
+def judge_run(
+    *, validation: JudgeValidation, max_reasks: int = audit_source.DEFAULT_MAX_REASKS, run=None, keep_alive=None
+) -> dict:
     """Score every sampled item of the project with the validation's judge under its rubric version and
     store the scores in one transaction. Blocking: the worker runs it (`judge_validation_run`); within a
     run whose judge is batch-capable the turns go through the Batch API. Returns counts of calls."""
