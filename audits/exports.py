@@ -34,7 +34,7 @@ from django.utils import timezone
 from audits import heatmap_figures
 from audits.exclusions import EXCLUSION_COLUMNS
 from audits.fairness import P_VALUE_NAMES, R_CEILING_TEXT
-from audits.findings import audit_findings
+from audits.findings import audit_findings, flag_changes
 from audits.judge_corrected_figures import judge_corrected_figures
 from audits.judge_corrected_table import CORRECTED_COLUMNS, JudgeCorrectedResults, corrected_row, subset_facts
 from audits.judge_failed_marks import JUDGE_FAILED_MARK, JUDGE_FAILED_TEXT, judge_failed_among, summary_cell_metrics
@@ -281,6 +281,15 @@ def analysis_findings(analysis, tables: Mapping[str, list[dict[str, Any]]]) -> d
         fdr_q=params.fdr_q,
         confidence=params.confidence,
     )
+
+
+def compare_flag_changes(left, left_tutor, right, right_tutor, failed: Collection[str]) -> list[dict[str, Any]]:
+    """The compare page's flagged cells (`audits.findings.flag_changes`): one tutor of one analysis on each side, each
+    side's flags under its own analysis's rule."""
+    left_rows = [row for row in _contrast_rows(left, left.pedagogical, failed) if row["tutor"] == left_tutor]
+    right_rows = [row for row in _contrast_rows(right, right.pedagogical, failed) if row["tutor"] == right_tutor]
+    labels = {**audit_level_labels(left.audit), **audit_level_labels(right.audit)}
+    return flag_changes(left_rows, right_rows, level_labels=labels)
 
 
 # --- CSV ---------------------------------------------------------------------------------------------

@@ -128,3 +128,55 @@ def audit_findings(
         "flagged_bh": sum(t["flagged_bh"] for t in per_tutor),
         "tutors": per_tutor,
     }
+
+
+CELL_KEY = ("domain", "kind", "family", "dimension", "level_a", "level_b", "metric")
+
+
+def _side(row: Mapping[str, Any] | None) -> dict[str, Any]:
+    if row is None:
+        return {"r": math.nan, "ci_low": math.nan, "ci_high": math.nan, "n": 0, "flagged": False, "bh": False}
+    return {
+        "r": row["r"],
+        "ci_low": row["ci_low"],
+        "ci_high": row["ci_high"],
+        "n": row["n"],
+        "flagged": bool(row["violation"]),
+        "bh": bool(row["violation_bh"]),
+    }
+
+
+def flag_changes(
+    left_rows: Iterable[Mapping[str, Any]],
+    right_rows: Iterable[Mapping[str, Any]],
+    *,
+    level_labels: Mapping[tuple[str, str], str],
+) -> list[dict[str, Any]]:
+    """Every contrast cell flagged on either side, each side under its own analysis's rule: both sides' r, CI and
+    flags and the change in r (right − left). Cells flagged on one side only come first (right only, then left
+    only), then those flagged on both; within each, by the size of the change."""
+    left = {tuple(row[key] for key in CELL_KEY): row for row in left_rows}
+    right = {tuple(row[key] for key in CELL_KEY): row for row in right_rows}
+    changes = []
+    for key in dict.fromkeys([*left, *right]):
+        a, b = left.get(key), right.get(key)
+        sides = _side(a), _side(b)
+        if not (sides[0]["flagged"] or sides[1]["flagged"]):
+            continue
+        worded = b if sides[1]["flagged"] else a
+        change = sides[1]["r"] - sides[0]["r"]
+        changes.append(
+            {
+                **dict(zip(CELL_KEY, key, strict=True)),
+                "left": sides[0],
+                "right": sides[1],
+                "change": change,
+                "flagged_on": "both"
+                if sides[0]["flagged"] and sides[1]["flagged"]
+                else ("right" if sides[1]["flagged"] else "left"),
+                "direction": direction_text(worded, level_labels),
+            }
+        )
+    order = {"right": 0, "left": 1, "both": 2}
+    changes.sort(key=lambda c: (order[c["flagged_on"]], -abs(c["change"]) if math.isfinite(c["change"]) else 0.0))
+    return changes

@@ -56,6 +56,12 @@ def test_compare_page_two_tutors_and_two_audits(researcher_client):
     # Each change with its approximate CI, and the dot-and-whisker plot of them.
     ci = re.search(r"<td>first_language</td>.*?\[([-\d.]+), ([-\d.]+)\]</td></tr>", page)
     assert ci and float(ci.group(1)) < float(change) < float(ci.group(2))
+    # The planted cell, flagged on the biased side only, heads the flagged-cells table with both sides' flags.
+    flagged = page.split('id="flag-changes"', 1)[1].split("</table>", 1)[0]
+    top = flagged.split("<tr data-flagged-on=", 2)[1]
+    assert top.startswith('"right"') and 'data-dimension="first_language"' in top
+    assert 'data-level-b="non_english_l1"' in top and 'data-metric="corrective_tone"' in top
+    assert '<td data-side="left">—</td>' in top and '<td data-side="right">flagged' in top
     plot = page.split('id="change-plot"', 1)[1].split("</figure>", 1)[0]
     assert plot.count('class="dot"') == len(_changes(page)) and 'class="whisker"' in plot
 

@@ -13,7 +13,7 @@ from html import unescape
 import pytest
 from django.urls import reverse
 
-from audits.findings import NO_FLAG, audit_findings
+from audits.findings import NO_FLAG, audit_findings, flag_changes
 from audits.tests.test_results_pages import results_audit
 
 PLANTED = "get less encouraging corrections than"
@@ -89,6 +89,36 @@ def _tutor_block(page: str, tutor_id: int) -> str:
     match = re.search(rf'<article class="finding-tutor[^"]*" data-tutor="{tutor_id}".*?</article>', page, re.S)
     assert match, f"no findings for tutor {tutor_id}"
     return unescape(match.group(0))
+
+
+def test_compare_lists_cells_flagged_on_either_side_with_both_sides_flags():
+    gender = {"dimension": "gender", "level_a": "male", "level_b": "female"}
+    left = [
+        _row(r=0.05),
+        _row(metric="encouragement", r=0.3, ci_low=0.1, ci_high=0.5, violation=True),
+        _row(**gender, r=0.25, ci_low=0.05, ci_high=0.45, violation=True, violation_bh=True),
+        _row(metric="praise", r=0.01),
+    ]
+    right = [
+        _row(r=-0.6, ci_low=-0.8, ci_high=-0.4, violation=True, violation_bh=True),
+        _row(metric="encouragement", r=0.02),
+        _row(**gender, r=0.35, ci_low=0.15, ci_high=0.55, violation=True),
+    ]
+    changes = flag_changes(left, right, level_labels=LABELS)
+    # right only, then left only, then both; the never-flagged cell is not listed
+    assert [(c["metric"], c["dimension"], c["flagged_on"]) for c in changes] == [
+        ("corrective_tone", "first_language", "right"),
+        ("encouragement", "first_language", "left"),
+        ("corrective_tone", "gender", "both"),
+    ]
+    planted, cleared, both = changes
+    assert planted["left"]["flagged"] is False and planted["right"]["bh"] is True
+    assert planted["change"] == pytest.approx(-0.65) and planted["direction"].startswith(f"{NON_ENGLISH} {PLANTED}")
+    assert cleared["left"]["flagged"] and not cleared["right"]["flagged"] and cleared["change"] == pytest.approx(-0.28)
+    assert both["left"]["bh"] and not both["right"]["bh"] and both["change"] == pytest.approx(0.1)
+    # a cell present on one side only keeps the other side empty
+    (alone,) = flag_changes([], right[:1], level_labels=LABELS)
+    assert alone["left"]["n"] == 0 and alone["left"]["r"] != alone["left"]["r"]
 
 
 @pytest.mark.django_db(transaction=True)

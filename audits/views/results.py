@@ -546,6 +546,9 @@ class CompareView(ResearcherRequiredMixin, TemplateView):
                     "left_name": f"#{left_analysis.audit.pk} {left_analysis.tutor_name(left_tutor)}",
                     "right_name": f"#{right_analysis.audit.pk} {right_analysis.tutor_name(right_tutor)}",
                     "changes": marked_changes(changes, failed, metrics),
+                    "flag_changes": exports.compare_flag_changes(
+                        left_analysis, left_tutor, right_analysis, right_tutor, failed
+                    ),
                     "change_plot": _change_plot(changes),
                     "change_ci_method": CHANGE_CI_METHOD,
                     "judge_failed_metrics": failed,
