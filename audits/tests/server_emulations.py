@@ -15,7 +15,9 @@ Flavours (`FLAVOURS`):
   (OpenRouter) the usage says how many of the completion tokens were reasoning.
 - `think_tags`: vLLM without a parser, Ollama < 0.9, LM Studio, Groq `reasoning_format=raw`:
   `content = "<think>…</think>\\n\\nreply"`.
-- `r1_distill`: DeepSeek-R1-Distill (the opening tag is in the prompt): `content = "…\\n</think>\\n\\nreply"`.
+- `r1_distill`: DeepSeek-R1-Distill (the opening tag is in the prompt): `content = "…\\n</think>\\n\\nreply"`; a
+  `max_tokens` smaller than its reasoning cuts it off there: the first words of the reasoning, no tag at all,
+  `finish_reason: "length"`.
 - `truncated`: the token limit ends inside the reasoning: `content = "<think>…"` with no closing tag and
   `finish_reason: "length"`; with `parser=True` (vLLM with a parser) `content: null` and everything in
   `reasoning_content`.
@@ -591,8 +593,13 @@ def build_emulation_app(state: EmulationState) -> web.Application:
             content = f"<think>\n{reasoning}\n</think>\n\n{content}"
             reasoning_tokens = _words(reasoning)
         elif flavour == "r1_distill":
-            content = f"{reasoning}\n</think>\n\n{content}"
+            limit = body.get("max_tokens", body.get("max_completion_tokens"))
             reasoning_tokens = _words(reasoning)
+            if isinstance(limit, int) and limit < reasoning_tokens:
+                # The budget ends inside the reasoning: no tag at all, the template opened the block in the prompt.
+                content, finish, reasoning_tokens = " ".join(reasoning.split()[:limit]), "length", limit
+            else:
+                content = f"{reasoning}\n</think>\n\n{content}"
         elif flavour == "truncated":
             finish = "length"
             reasoning_tokens = _words(reasoning)
