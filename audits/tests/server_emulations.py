@@ -53,6 +53,7 @@ In a test: `with EmulatedServer("gpt5") as server: ... server.base_url ... serve
 from __future__ import annotations
 
 import json
+import re
 import threading
 import time
 from collections import Counter, deque
@@ -700,6 +701,16 @@ def page_text(response) -> str:
 
     assert response.status_code == 200, response.status_code
     return html.unescape(response.content.decode())
+
+
+def request_rows(html: str, start: str) -> list[str]:
+    """The rows of the table or list that follows `start` in a page, each as its text (tags dropped, entities
+    decoded)."""
+    import html as entities
+
+    section = html.split(start, 1)[1].split("</table>", 1)[0].split("</ul>", 1)[0]
+    rows = re.findall(r"<(?:tr|li)>(.*?)</(?:tr|li)>", section, re.DOTALL)
+    return [" ".join(entities.unescape(re.sub(r"<[^>]+>", " ", row)).split()) for row in rows]
 
 
 def run_page(client, audit) -> str:
