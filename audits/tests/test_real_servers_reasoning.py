@@ -138,6 +138,9 @@ def settle(settings):
         ("r1_distill", {}),
         # Set as the README says for R1-Distill, with a budget its reasoning fits in: the reply after </think>.
         pytest.param("r1_distill", {"reasoning_format": "tags", "max_tokens": 500}, id="r1_distill-tags"),
+        # Groq's reasoning models, asked as the README says: the reasoning in a field, or raw in tags.
+        pytest.param("groq", {"extra_params": {"reasoning_format": "parsed"}}, id="groq-parsed"),
+        pytest.param("groq", {"extra_params": {"reasoning_format": "raw"}}, id="groq-raw"),
     ],
 )
 def test_an_audit_on_a_reasoning_server_keeps_the_reasoning_out_of_everything_it_uses(
@@ -161,8 +164,11 @@ def test_an_audit_on_a_reasoning_server_keeps_the_reasoning_out_of_everything_it
         Turn.JudgeStatus.OK
     }
 
-    # Every prompt the server saw (student, tutor, reveal check, judge) is free of reasoning.
+    # Every prompt the server saw (student, tutor, reveal check, judge) is free of reasoning, and carried the
+    # endpoint's extra parameters.
     assert Counter(r.purpose for r in sent).keys() == {"student", "tutor", "check", "judge"}
+    for name, value in fields.get("extra_params", {}).items():
+        assert {r.body.get(name) for r in sent} == {value}, name
     for request in sent:
         assert no_reasoning(json.dumps(request.messages, ensure_ascii=False)), request.purpose
     # The ledger: requests and replies without it, the reasoning kept apart on every row.
@@ -192,6 +198,24 @@ def test_an_audit_on_a_reasoning_server_keeps_the_reasoning_out_of_everything_it
     api = researcher_client.get(f"/api/dialogues/{dialogue.pk}/").json()
     assert all(no_reasoning(turn["text"]) for turn in api["turns"])
     assert all(no_reasoning(call["response_text"] or "") for call in api["calls"])
+
+
+@pytestmark_db
+def test_openrouter_gets_the_attribution_headers_and_no_temperature_for_gpt5(settle):
+    headers = {"HTTP-Referer": "https://edufair.example.org", "X-Title": "EduFair audit"}
+    with EmulatedServer("openrouter") as server:
+        endpoint = emulated_endpoint("openrouter gpt-5-mini", server, model="openai/gpt-5-mini", extra_headers=headers)
+        audit = small_audit("openrouter", tutor=endpoint)
+        assert audit_run_inline(audit=audit) == Audit.Status.FINISHED
+        sent = server.completions()
+
+    assert Counter(r.purpose for r in sent).keys() == {"student", "tutor", "check", "judge"}
+    for request in sent:
+        # The extra headers reach OpenRouter on every request (header names arrive in lower case).
+        assert (request.headers["http-referer"], request.headers["x-title"]) == tuple(headers.values())
+        # `openai/gpt-5-mini` is recognised as GPT-5: no temperature, the token limit by its GPT-5 name.
+        assert "temperature" not in request.body and "max_tokens" not in request.body
+    assert not Dialogue.objects.filter(audit=audit).exclude(status=Dialogue.Status.DONE).exists()
 
 
 def cut_off_audit(flavour: str, budget: int, parser: bool = False, **fields):
