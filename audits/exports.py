@@ -47,6 +47,7 @@ from audits.selectors.results import (
     judge_validation_status,
     raw_score_rows,
 )
+from audits.selectors.runs import audit_requests_sent
 from audits.services.judge_corrected import judge_corrected_results
 from audits.violation_rules import bh_text, rule_text
 from edufair_web.csv_cells import neutralise_text
@@ -148,6 +149,8 @@ def analysis_methods(analysis) -> dict[str, Any]:
     exclusions = analysis.exclusion_totals()
     # How the run ended (audits.run_outcome): an audit whose every dialogue failed is "failed", not "finished".
     outcome = run_outcome(audit.status, done=exclusions["dialogues_done"], failed=exclusions["dialogues_failed"])
+    sent = audit_requests_sent(audit=audit)
+    student = next(row for row in sent if row["role"] == "student")
     return {
         "audit_id": audit.pk,
         "audit": audit.name,
@@ -184,6 +187,11 @@ def analysis_methods(analysis) -> dict[str, Any]:
         "same contrasts; where any differs (the rule's p < alpha), cells of metrics built on student words "
         "(tutor_student_word_ratio) are marked simulator_driven=true and are not counted as violations",
         "exclusions": exclusions,
+        # The paper's student runs at temperature 0; a model that takes no temperature answers at its default.
+        "student_endpoint": str(audit.student_endpoint),
+        "student_temperature": student["temperature"],
+        "student_temperature_note": student["note"],
+        "requests_sent": [{name: row[name] for name in ("role", "model", "parameters")} for row in sent],
         "judge_endpoint": str(audit.judge_endpoint),
         "rubric": str(audit.judge_template),
         "rubric_version": audit.judge_template.version,
@@ -343,6 +351,7 @@ def methods_lines(analysis) -> list[str]:
         + ", ".join(f"{name}={value}" for name, value in totals.items())
         + "; per row: the dialogues_* / turns_* / pairs_used columns"
     )
+    lines.append(f"student: {methods['student_endpoint']}, {methods['student_temperature_note']}")
     lines.append(f"judge: {methods['judge_endpoint']}, rubric {methods['rubric']} ({methods['judge_validation']})")
     if methods["judge_failed_metrics"]:
         lines.append(

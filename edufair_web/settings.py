@@ -343,6 +343,7 @@ SPECTACULAR_SETTINGS = {
     # Several models have a field called `status`; give each choice set its own schema name.
     "ENUM_NAME_OVERRIDES": {
         "AnalysisStatusEnum": "audits.models.analysis.AnalysisResult.Status",
+        "AuditOutcomeEnum": "audits.api.serializers_runs.OUTCOMES",
         "AuditStatusEnum": "audits.models.runs.Audit.Status",
         "DialogueStatusEnum": "audits.models.runs.Dialogue.Status",
         "JudgeStatusEnum": "audits.models.runs.TurnScore.Status",

@@ -15,7 +15,7 @@ from audits.models import Audit, Condition, Dialogue, LLMCall, ModelEndpoint, Tu
 from audits.models.llm import ENDPOINT_REQUEST_FIELDS, validate_env_var_name
 from audits.run_outcome import FAILED, FINISHED, FINISHED_WITH_FAILURES, run_outcome
 from audits.selectors.endpoints import endpoint_model_mismatches
-from audits.selectors.runs import audit_run_outcome
+from audits.selectors.runs import audit_requests_sent, audit_run_outcome
 from edufair_web.json_parser import DepthBoundedJSONField
 from edufair_web.text_limits import NOTE_MAX
 
@@ -180,6 +180,39 @@ class AuditSerializer(serializers.ModelSerializer):
         if hasattr(audit, "n_done") and hasattr(audit, "n_failed"):  # counted with the list (selectors.runs.audit_list)
             return run_outcome(audit.status, done=audit.n_done, failed=audit.n_failed)
         return audit_run_outcome(audit=audit)
+
+
+class RequestSentSerializer(serializers.Serializer):
+    role = serializers.CharField()
+    model = serializers.CharField()
+    parameters = serializers.CharField(help_text="What every request of this role carries, in words.")
+    note = serializers.CharField(help_text="For the student: the temperature it answers at, and why.")
+    temperature = serializers.FloatField(
+        allow_null=True, help_text="The temperature sent; null where the model takes none (its default)."
+    )
+
+
+class AuditDetailSerializer(AuditSerializer):
+    """One audit, with what each of its models is sent: the student's temperature above all (0, the paper's fixed
+    student, or none where the model cannot take one)."""
+
+    requests_sent = serializers.SerializerMethodField()
+    student_temperature = serializers.SerializerMethodField(
+        help_text="The temperature the student ran at: 0, or null where its model takes no temperature and answers "
+        "at its default (`requests_sent` says so in words)."
+    )
+
+    class Meta(AuditSerializer.Meta):
+        fields = [*AuditSerializer.Meta.fields, "requests_sent", "student_temperature"]
+        read_only_fields = fields
+
+    @extend_schema_field(RequestSentSerializer(many=True))
+    def get_requests_sent(self, audit: Audit) -> list[dict]:
+        return audit_requests_sent(audit=audit)
+
+    @extend_schema_field(serializers.FloatField(allow_null=True))
+    def get_student_temperature(self, audit: Audit) -> float | None:
+        return next(row["temperature"] for row in audit_requests_sent(audit=audit) if row["role"] == "student")
 
 
 class AuditCreateSerializer(serializers.Serializer):

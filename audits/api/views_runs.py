@@ -13,6 +13,7 @@ from rest_framework.response import Response
 
 from audits.api.serializers_runs import (
     AuditCreateSerializer,
+    AuditDetailSerializer,
     AuditSerializer,
     CalibrationTutorSerializer,
     CloneSerializer,
@@ -96,6 +97,8 @@ class AuditViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.Crea
             return AuditCreateSerializer
         if self.action == "clone":
             return CloneSerializer
+        if self.action == "retrieve":
+            return AuditDetailSerializer
         return AuditSerializer
 
     @extend_schema(request=AuditCreateSerializer, responses={201: AuditSerializer})

@@ -184,6 +184,7 @@ class ProviderReply:
     reasoning_tokens: int = 0
     finish_reason: str = ""
     reasoning_source: str = ""  # where the reasoning was found (audits.llm.reasoning: field, tags)
+    reasoning_opened_in_prompt: bool = False  # a lone </think>: the chat template opened the reasoning block
 
     @property
     def usage(self) -> Usage:

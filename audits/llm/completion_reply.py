@@ -128,7 +128,8 @@ def reply_from_completion(completion: object, endpoint: EndpointConfig | None = 
     finish_reason = _field(choices[0], "finish_reason")
     finish_reason = finish_reason if isinstance(finish_reason, str) else ""
     reasoning = "\n\n".join(piece for piece in (field_reasoning(message), part_reasoning) if piece)
-    split = split_reasoning(content, reasoning, endpoint.reasoning_format if endpoint else REASONING_AUTO)
+    mode = endpoint.reasoning_format if endpoint else REASONING_AUTO
+    split = split_reasoning(content, reasoning, mode, cut_off=finish_reason == "length")
     if not split.visible:
         error = _no_text_error(finish_reason, message, usage, endpoint)
         # The ledger keeps what the model did say (its reasoning) and why it stopped, beside the error.
@@ -144,4 +145,5 @@ def reply_from_completion(completion: object, endpoint: EndpointConfig | None = 
         reasoning_tokens=usage.reasoning_tokens,
         finish_reason=finish_reason,
         reasoning_source=split.source,
+        reasoning_opened_in_prompt=split.opened_in_prompt,
     )

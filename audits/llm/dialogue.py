@@ -81,7 +81,16 @@ def requests_preview(
                 if sends_temperature(sent)
                 else "this model takes no temperature: the student answers at the model's default, not at 0"
             )
-        rows.append({"role": purpose, "model": sent.model, "parameters": parameters_summary(sent), "note": note})
+        rows.append(
+            {
+                "role": purpose,
+                "model": sent.model,
+                "parameters": parameters_summary(sent),
+                "note": note,
+                # The temperature sent, or None where the model takes none (it answers at its default).
+                "temperature": sent.temperature if sends_temperature(sent) else None,
+            }
+        )
     return rows
 
 

@@ -32,6 +32,7 @@ from openai.types.chat import ChatCompletion
 from .calls import CallRequest, EndpointConfig, PermanentError, ProviderReply, RetryableError
 from .completion_reply import MalformedReply, reply_from_completion
 from .outbound_policy import OutboundRefused, current_policy
+from .reasoning import REASONING_TAGS
 from .request_body import chat_body, parameters_summary
 from .server_errors import status_error_text
 
@@ -226,11 +227,20 @@ LOADING_TRIES = 3
 LOADING_WAIT_MAX = 5.0
 
 
-def _reasoning_seen(reply: ProviderReply) -> str:
+# A lone </think> (DeepSeek-R1-Distill): "auto" cannot tell a reply the budget cut off before it from a reply.
+TEMPLATE_OPENED_ADVICE = (
+    "a lone </think>: the chat template opens the reasoning, so a reply cut off before </think> has no tag; set "
+    'How reasoning arrives to "tags" to read it as reasoning'
+)
+
+
+def _reasoning_seen(reply: ProviderReply, endpoint: EndpointConfig) -> str:
     if not reply.reasoning and not reply.reasoning_tokens:
         return "no reasoning seen"
     tokens = f" ({reply.reasoning_tokens} reasoning tokens)" if reply.reasoning_tokens else ""
     if "tags" in reply.reasoning_source:
+        if reply.reasoning_opened_in_prompt and endpoint.reasoning_format != REASONING_TAGS:
+            return f"reasoning inside the reply: will be removed{tokens}; {TEMPLATE_OPENED_ADVICE}"
         return f"reasoning inside the reply: will be removed{tokens}"
     if "field" in reply.reasoning_source:
         return f"reasoning in a separate field, kept apart from the reply{tokens}"
@@ -264,4 +274,7 @@ async def endpoint_connection_check(endpoint: EndpointConfig, *, sleep=asyncio.s
     finally:
         await provider.close()
     elapsed = (time.perf_counter() - started) * 1000
-    return True, f"answered in {elapsed:.0f} ms ({len(reply.text)} characters); {_reasoning_seen(reply)}; {sent}"
+    return (
+        True,
+        f"answered in {elapsed:.0f} ms ({len(reply.text)} characters); {_reasoning_seen(reply, endpoint)}; {sent}",
+    )

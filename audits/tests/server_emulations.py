@@ -15,7 +15,9 @@ Flavours (`FLAVOURS`):
   (OpenRouter) the usage says how many of the completion tokens were reasoning.
 - `think_tags`: vLLM without a parser, Ollama < 0.9, LM Studio, Groq `reasoning_format=raw`:
   `content = "<think>…</think>\\n\\nreply"`.
-- `r1_distill`: DeepSeek-R1-Distill (the opening tag is in the prompt): `content = "…\\n</think>\\n\\nreply"`.
+- `r1_distill`: DeepSeek-R1-Distill (the opening tag is in the prompt): `content = "…\\n</think>\\n\\nreply"`; a
+  `max_tokens` smaller than its reasoning cuts it off there: the first words of the reasoning, no tag at all,
+  `finish_reason: "length"`.
 - `truncated`: the token limit ends inside the reasoning: `content = "<think>…"` with no closing tag and
   `finish_reason: "length"`; with `parser=True` (vLLM with a parser) `content: null` and everything in
   `reasoning_content`.
@@ -24,13 +26,15 @@ Flavours (`FLAVOURS`):
   `completion_tokens`, and answers `content: ""` with `finish_reason: "length"` (billed) when the budget is
   smaller than its reasoning.
 - `openrouter`: `message.reasoning` and reasoning tokens; `fail("openrouter_200_error")` answers HTTP 200 with an
-  error object and no choices, `fail("empty_choices")` HTTP 200 with `choices: []`.
+  error object and no choices, `fail("empty_choices")` HTTP 200 with `choices: []`; the app attribution headers
+  (`HTTP-Referer`, `X-Title`) are kept with each request, as OpenRouter reads them.
 - `azure`: listens at `/openai/deployments/{deployment}/chat/completions`, wants `?api-version=` and the key in an
   `api-key` header (404 "Resource not found" without the api-version or for another deployment, 401 without the
   key); `fail("content_filter")` answers `finish_reason: "content_filter"`, `content: null`.
 - `gemini`: listens at `/v1beta/openai/chat/completions`; errors as a JSON list (`fail("gemini_invalid")`,
   `fail("gemini_exhausted")`: 429 RESOURCE_EXHAUSTED without Retry-After).
-- `anthropic`: ignores `response_format`; judge and reveal-check replies are prose then a ```json fence;
+- `anthropic`: ignores `response_format`; judge and reveal-check replies are prose then a ```json fence; a
+  `temperature` above 1 is capped at 1 without a word (`SeenRequest.temperature` is what it decoded at);
   `fail("anthropic_overloaded")` is 529.
 - `llamacpp`: 503 "Loading model" (with Retry-After) for its first `loading_requests` requests, `GET /health`
   likewise; `fail("llamacpp_context")` is 400 `exceed_context_size_error`.
@@ -38,8 +42,10 @@ Flavours (`FLAVOURS`):
 - `ollama`: `message.reasoning`; a model not in `models` is 404 "model \\"x\\" not found, try pulling it first".
 - `lmstudio`: `<think>` tags in the content; `fail("lmstudio_string")` is `{"error": "…"}`; `fail("html_proxy")` a
   proxy's HTML error page in front of it.
-- `groq`: `fail("groq_rate_limit")` is 429 with `retry-after` and `x-ratelimit-remaining-*`;
-  `fail("stream_only")` the 400 of a server that answers only streamed requests.
+- `groq`: the request's `reasoning_format` decides where a reasoning model's reasoning goes: `parsed` in
+  `message.reasoning`, `raw` inside `<think>` tags in the content (absent: a model that does not reason);
+  `fail("groq_rate_limit")` is 429 with `retry-after` and `x-ratelimit-remaining-*`; `fail("stream_only")` the
+  400 of a server that answers only streamed requests.
 
 Every request is kept (`requests`: path, query, headers, JSON body, purpose, status, what was answered), so a
 test can check what the application sent: that `temperature` was left out, `max_completion_tokens` used, the
@@ -51,6 +57,7 @@ In a test: `with EmulatedServer("gpt5") as server: ... server.base_url ... serve
 from __future__ import annotations
 
 import json
+import re
 import threading
 import time
 from collections import Counter, deque
@@ -141,6 +148,7 @@ class SeenRequest:
     answered: str = ""  # "reply", an error's name, or the reply shape ("length", "content_filter"…)
     key: str = ""  # messages_key(purpose, messages): matches a ledger row's request
     usage: dict = field(default_factory=dict)  # the usage the server billed (answers with status 200)
+    temperature: float | None = None  # the temperature the model decoded at; None: none sent (its default)
 
     @property
     def messages(self) -> list[dict]:
@@ -487,6 +495,10 @@ def build_emulation_app(state: EmulationState) -> web.Application:
             return answered(seen, web.json_response({"error": {"message": "bad JSON"}}, status=400), "bad_json")
         purpose = _purpose(request, body)
         seen = record(request, body, purpose)
+        sent_temperature = body.get("temperature") if isinstance(body, dict) else None
+        if isinstance(sent_temperature, int | float):
+            # Anthropic's compatibility layer takes 0 to 1 and caps a larger value at 1, saying nothing.
+            seen.temperature = min(sent_temperature, 1.0) if state.flavour == "anthropic" else sent_temperature
         number = next(numbers)
         model = str(body.get("model", ""))
 
@@ -587,12 +599,20 @@ def build_emulation_app(state: EmulationState) -> web.Application:
         elif flavour in ("vllm_reasoning", "openrouter", "ollama"):
             message["reasoning"] = reasoning
             reasoning_tokens = _words(reasoning)
-        elif flavour in ("think_tags", "lmstudio"):
+        elif flavour in ("think_tags", "lmstudio") or (flavour == "groq" and body.get("reasoning_format") == "raw"):
             content = f"<think>\n{reasoning}\n</think>\n\n{content}"
             reasoning_tokens = _words(reasoning)
-        elif flavour == "r1_distill":
-            content = f"{reasoning}\n</think>\n\n{content}"
+        elif flavour == "groq" and body.get("reasoning_format") == "parsed":
+            message["reasoning"] = reasoning
             reasoning_tokens = _words(reasoning)
+        elif flavour == "r1_distill":
+            limit = body.get("max_tokens", body.get("max_completion_tokens"))
+            reasoning_tokens = _words(reasoning)
+            if isinstance(limit, int) and limit < reasoning_tokens:
+                # The budget ends inside the reasoning: no tag at all, the template opened the block in the prompt.
+                content, finish, reasoning_tokens = " ".join(reasoning.split()[:limit]), "length", limit
+            else:
+                content = f"{reasoning}\n</think>\n\n{content}"
         elif flavour == "truncated":
             finish = "length"
             reasoning_tokens = _words(reasoning)
@@ -693,6 +713,16 @@ def page_text(response) -> str:
 
     assert response.status_code == 200, response.status_code
     return html.unescape(response.content.decode())
+
+
+def request_rows(html: str, start: str) -> list[str]:
+    """The rows of the table or list that follows `start` in a page, each as its text (tags dropped, entities
+    decoded)."""
+    import html as entities
+
+    section = html.split(start, 1)[1].split("</table>", 1)[0].split("</ul>", 1)[0]
+    rows = re.findall(r"<(?:tr|li)>(.*?)</(?:tr|li)>", section, re.DOTALL)
+    return [" ".join(entities.unescape(re.sub(r"<[^>]+>", " ", row)).split()) for row in rows]
 
 
 def run_page(client, audit) -> str:

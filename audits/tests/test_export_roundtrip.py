@@ -238,3 +238,20 @@ def test_every_csv_opens_in_pandas_as_it_is_with_the_json_numbers(audit, tmp_pat
             )
             compared += 1
     assert compared > 30
+
+
+def test_the_methods_export_says_what_temperature_the_student_ran_at(researcher_client, audit):
+    def methods():
+        return researcher_client.get(f"/api/audits/{audit.pk}/export/", {"format": "methods"}).json()
+
+    sidecar = methods()
+    assert sidecar["methods"]["student_temperature"] == 0
+    assert sidecar["methods"]["student_temperature_note"] == "temperature 0, the paper's fixed student"
+    assert f"student: {audit.student_endpoint}, temperature 0, the paper's fixed student" in sidecar["summary"]
+    assert [row["role"] for row in sidecar["methods"]["requests_sent"]][-3:] == ["student", "judge", "check"]
+    # Had the student been a model that takes no temperature (GPT-5), it answered at its default: not 0.
+    ModelEndpoint.objects.filter(pk=audit.student_endpoint_id).update(provider="openai", model="gpt-5-mini")
+    after = methods()["methods"]
+    assert after["student_temperature"] is None and "not at 0" in after["student_temperature_note"]
+    student = next(row for row in after["requests_sent"] if row["role"] == "student")
+    assert student["parameters"].startswith("no temperature")

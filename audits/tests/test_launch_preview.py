@@ -22,6 +22,7 @@ from audits.design import (
 from audits.models import Audit, ModelEndpoint
 from audits.services.endpoints import endpoint_connection_test
 from audits.tests.engine_factories import make_questions, openai_endpoint, simulation_endpoint
+from audits.tests.server_emulations import request_rows
 
 pytestmark = pytest.mark.django_db
 
@@ -225,6 +226,31 @@ def test_the_launch_preview_has_the_preview_pages_numbers(researcher_client, end
         and f'id="preview-calls">{expected.calls["total"]}<' in html
     )
     assert 'id="preview-cost">' in html and response.context["cost"].total > 0
+
+
+def test_the_launch_preview_says_what_each_model_is_sent(researcher_client, endpoints):
+    make_questions(20)
+    tutor = openai_endpoint("lp-llama", "http://127.0.0.1:9/v1", model="llama-3.1-8b", temperature=0.7, max_tokens=300)
+    student = openai_endpoint("lp-gpt5", "http://127.0.0.1:9/v1", model="gpt-5-mini", reasoning_effort="low")
+    response = researcher_client.post(
+        reverse("audits:audit-new-preview"), form_data(endpoints, tutors=[tutor.pk], student_endpoint=student.pk)
+    )
+    html = response.content.decode()
+    assert "What each model is sent" in html
+    rows = request_rows(html, 'id="preview-requests"')
+    assert rows[1:3] == [
+        "tutor llama-3.1-8b temperature 0.7, max_tokens 300",
+        # The student model takes no temperature: it answers at its default, and the preview says so.
+        "student gpt-5-mini no temperature (the model's default), reasoning_effort low, no token limit "
+        "this model takes no temperature: the student answers at the model's default, not at 0",
+    ]
+    assert [row.split()[0] for row in rows] == ["Role", "tutor", "student", "judge", "check"]
+    # A student that takes a temperature is sent 0, whatever its endpoint says.
+    response = researcher_client.post(
+        reverse("audits:audit-new-preview"), form_data(endpoints, tutors=[student.pk], student_endpoint=tutor.pk)
+    )
+    rows = request_rows(response.content.decode(), 'id="preview-requests"')
+    assert rows[2] == "student llama-3.1-8b temperature 0, max_tokens 300 temperature 0, the paper's fixed student"
 
 
 def test_intersectional_and_per_domain_options_reach_the_audit(researcher_client, endpoints):

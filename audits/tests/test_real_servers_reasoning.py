@@ -27,6 +27,7 @@ from audits.tests.server_emulations import (
     EmulatedServer,
     connection_tests,
     emulated_endpoint,
+    page_text,
     small_audit,
 )
 
@@ -127,12 +128,26 @@ def settle(settings):
 
 
 @pytestmark_db
-@pytest.mark.parametrize("flavour", ["vllm_parser", "vllm_reasoning", "openrouter", "think_tags", "r1_distill"])
+@pytest.mark.parametrize(
+    "flavour, fields",
+    [
+        ("vllm_parser", {}),
+        ("vllm_reasoning", {}),
+        ("openrouter", {}),
+        ("think_tags", {}),
+        ("r1_distill", {}),
+        # Set as the README says for R1-Distill, with a budget its reasoning fits in: the reply after </think>.
+        pytest.param("r1_distill", {"reasoning_format": "tags", "max_tokens": 500}, id="r1_distill-tags"),
+        # Groq's reasoning models, asked as the README says: the reasoning in a field, or raw in tags.
+        pytest.param("groq", {"extra_params": {"reasoning_format": "parsed"}}, id="groq-parsed"),
+        pytest.param("groq", {"extra_params": {"reasoning_format": "raw"}}, id="groq-raw"),
+    ],
+)
 def test_an_audit_on_a_reasoning_server_keeps_the_reasoning_out_of_everything_it_uses(
-    flavour, settle, researcher_client
+    flavour, fields, settle, researcher_client
 ):
     with EmulatedServer(flavour) as server:
-        endpoint = emulated_endpoint(f"{flavour} model", server)
+        endpoint = emulated_endpoint(f"{flavour} model", server, **fields)
         audit = small_audit(f"reasoning {flavour}", tutor=endpoint)
         assert audit_run_inline(audit=audit) == Audit.Status.FINISHED
         sent = server.completions()
@@ -149,8 +164,11 @@ def test_an_audit_on_a_reasoning_server_keeps_the_reasoning_out_of_everything_it
         Turn.JudgeStatus.OK
     }
 
-    # Every prompt the server saw (student, tutor, reveal check, judge) is free of reasoning.
+    # Every prompt the server saw (student, tutor, reveal check, judge) is free of reasoning, and carried the
+    # endpoint's extra parameters.
     assert Counter(r.purpose for r in sent).keys() == {"student", "tutor", "check", "judge"}
+    for name, value in fields.get("extra_params", {}).items():
+        assert {r.body.get(name) for r in sent} == {value}, name
     for request in sent:
         assert no_reasoning(json.dumps(request.messages, ensure_ascii=False)), request.purpose
     # The ledger: requests and replies without it, the reasoning kept apart on every row.
@@ -182,10 +200,28 @@ def test_an_audit_on_a_reasoning_server_keeps_the_reasoning_out_of_everything_it
     assert all(no_reasoning(call["response_text"] or "") for call in api["calls"])
 
 
-def cut_off_audit(parser: bool):
-    """An audit whose tutor's reasoning runs out of its budget of 64 tokens; (audit, tutor, requests sent to it)."""
-    with EmulatedServer("truncated", parser=parser) as thinking, EmulatedServer("openai") as plain:
-        tutor = emulated_endpoint("cut-off tutor", thinking, max_tokens=64)
+@pytestmark_db
+def test_openrouter_gets_the_attribution_headers_and_no_temperature_for_gpt5(settle):
+    headers = {"HTTP-Referer": "https://edufair.example.org", "X-Title": "EduFair audit"}
+    with EmulatedServer("openrouter") as server:
+        endpoint = emulated_endpoint("openrouter gpt-5-mini", server, model="openai/gpt-5-mini", extra_headers=headers)
+        audit = small_audit("openrouter", tutor=endpoint)
+        assert audit_run_inline(audit=audit) == Audit.Status.FINISHED
+        sent = server.completions()
+
+    assert Counter(r.purpose for r in sent).keys() == {"student", "tutor", "check", "judge"}
+    for request in sent:
+        # The extra headers reach OpenRouter on every request (header names arrive in lower case).
+        assert (request.headers["http-referer"], request.headers["x-title"]) == tuple(headers.values())
+        # `openai/gpt-5-mini` is recognised as GPT-5: no temperature, the token limit by its GPT-5 name.
+        assert "temperature" not in request.body and "max_tokens" not in request.body
+    assert not Dialogue.objects.filter(audit=audit).exclude(status=Dialogue.Status.DONE).exists()
+
+
+def cut_off_audit(flavour: str, budget: int, parser: bool = False, **fields):
+    """An audit whose tutor's reasoning runs out of its budget; (audit, tutor, requests sent to it)."""
+    with EmulatedServer(flavour, parser=parser) as thinking, EmulatedServer("openai") as plain:
+        tutor = emulated_endpoint("cut-off tutor", thinking, max_tokens=budget, **fields)
         other = emulated_endpoint("plain student and judge", plain)
         audit = small_audit("cut off", tutor=tutor, student=other, judge=other)
         audit_run_inline(audit=audit)
@@ -193,14 +229,24 @@ def cut_off_audit(parser: bool):
 
 
 @pytestmark_db
-@pytest.mark.parametrize("parser", [False, True], ids=["think-tag-unclosed", "vllm-parser-content-null"])
-def test_a_tutor_whose_reasoning_runs_out_of_budget_fails_at_once_and_is_billed(parser, settle):
-    audit, tutor, sent = cut_off_audit(parser)
+@pytest.mark.parametrize(
+    "flavour, budget, parser, fields",
+    [
+        pytest.param("truncated", 64, False, {}, id="think-tag-unclosed"),
+        pytest.param("truncated", 64, True, {}, id="vllm-parser-content-null"),
+        # R1-Distill cut off before its </think>: no tag at all; the endpoint set to "tags" reads it as reasoning.
+        pytest.param("r1_distill", 16, False, {"reasoning_format": "tags"}, id="r1-distill-tag-less"),
+    ],
+)
+def test_a_tutor_whose_reasoning_runs_out_of_budget_fails_at_once_and_is_billed(
+    flavour, budget, parser, fields, settle
+):
+    audit, tutor, sent = cut_off_audit(flavour, budget, parser, **fields)
 
     dialogues = list(Dialogue.objects.filter(audit=audit))
     assert {d.status for d in dialogues} == {Dialogue.Status.FAILED}
     for dialogue in dialogues:
-        assert "budget" in dialogue.error and "64" in dialogue.error
+        assert "budget" in dialogue.error and str(budget) in dialogue.error
         assert no_reasoning(dialogue.error)
     # Asked once: a used-up budget comes back the same, so it is not sent again.
     tutor_rows = list(LLMCall.objects.filter(endpoint=tutor))
@@ -232,6 +278,25 @@ def test_the_connection_test_says_where_the_reasoning_comes(flavour, words, rese
     for door, message in messages.items():
         assert words in message, door
         assert REASONING_MARK not in message, door
+
+
+@pytestmark_db
+def test_the_connection_test_of_r1_distill_on_auto_recommends_the_tags_setting(researcher_client):
+    advice = 'set How reasoning arrives to "tags"'
+    with EmulatedServer("r1_distill") as r1, EmulatedServer("think_tags") as tagged:
+        auto = connection_tests(researcher_client, emulated_endpoint("r1 on auto", r1))
+        tags = connection_tests(researcher_client, emulated_endpoint("r1 on tags", r1, reasoning_format="tags"))
+        opened = connection_tests(researcher_client, emulated_endpoint("think tags on auto", tagged))
+    for door in auto:
+        # A lone </think>: a reply cut off before it would hold no tag, which only "tags" reads as reasoning.
+        assert "reasoning inside the reply: will be removed" in auto[door] and advice in auto[door], door
+        assert "lone </think>" in auto[door], door
+        assert "reasoning inside the reply: will be removed" in tags[door] and advice not in tags[door], door
+        # A model that opens <think> itself is cut off inside an open block, which every setting reads.
+        assert advice not in opened[door], door
+    # The endpoint form says the same beside the setting.
+    form = page_text(researcher_client.get(reverse("audits:endpoint-new")))
+    assert "set this for DeepSeek-R1-Distill without a reasoning parser" in " ".join(form.split())
 
 
 @pytestmark_db

@@ -33,13 +33,23 @@ def test_only_the_reply_is_visible(content, field, source):
     assert split.visible == REPLY
     assert THOUGHT in split.reasoning and "think>" not in split.reasoning.lower()
     assert split.source == source and not split.unclosed
+    # Only R1-Distill's lone closing tag says the chat template opened the block.
+    assert split.opened_in_prompt == content.startswith(THOUGHT)
 
 
 def test_reasoning_cut_off_by_the_budget_leaves_no_reply():
     split = split_reasoning(f"<think>\n{THOUGHT} Let me check the carry", None)
     assert split.visible == "" and split.unclosed and split.reasoning.startswith(THOUGHT)
-    # The R1-Distill form cut off: no tag at all, so nothing marks it as reasoning.
-    assert split_reasoning(THOUGHT, None).visible == THOUGHT
+    # The R1-Distill form cut off before its </think>: no tag at all. "auto" cannot tell it from a reply...
+    assert split_reasoning(THOUGHT, None, cut_off=True).visible == THOUGHT
+    # ...an endpoint set to "tags" (the template may open the block) reads it as reasoning, with no reply.
+    assert split_reasoning(THOUGHT, None, REASONING_TAGS, cut_off=True) == ReasoningSplit(
+        visible="", reasoning=THOUGHT, source="tags", unclosed=True
+    )
+    # Not cut off, or cut off after </think>: what follows the tag is the reply.
+    assert split_reasoning(REPLY, None, REASONING_TAGS).visible == REPLY
+    late = split_reasoning(f"{THOUGHT}\n</think>\n{REPLY} And", None, REASONING_TAGS, cut_off=True)
+    assert (late.visible, late.reasoning, late.unclosed) == (f"{REPLY} And", THOUGHT, False)
 
 
 def test_a_field_and_tags_together_keep_both_pieces():
@@ -90,6 +100,19 @@ def test_a_used_up_budget_is_permanent_names_its_cause_and_keeps_the_billed_toke
             reply_from_completion(_completion(message, "length", usage), ENDPOINT)
         assert "whole budget of 300 tokens" in str(caught.value) and "300 of them reasoning" in str(caught.value)
         assert caught.value.usage.completion_tokens == 300 and caught.value.usage.prompt_tokens == 40
+
+
+def test_a_tag_less_reply_cut_off_on_a_tags_endpoint_is_a_used_up_budget():
+    endpoint = EndpointConfig(key="r1", provider="openai", model="m", max_tokens=300, reasoning_format=REASONING_TAGS)
+    usage = {"prompt_tokens": 40, "completion_tokens": 300}
+    with pytest.raises(PermanentError) as caught:
+        reply_from_completion(_completion({"content": THOUGHT}, "length", usage), endpoint)
+    assert "whole budget of 300 tokens" in str(caught.value) and THOUGHT not in str(caught.value)
+    assert caught.value.reasoning == THOUGHT and caught.value.usage.completion_tokens == 300
+    # On "auto" the same answer cannot be told from a reply (the README says to set "tags" for such models).
+    assert reply_from_completion(_completion({"content": THOUGHT}, "length", usage), ENDPOINT).text == THOUGHT
+    complete = reply_from_completion(_completion({"content": f"{THOUGHT}\n</think>\n\n{REPLY}"}), endpoint)
+    assert (complete.text, complete.reasoning, complete.reasoning_opened_in_prompt) == (REPLY, THOUGHT, True)
 
 
 def test_a_tool_call_or_a_filtered_answer_is_permanent_an_empty_one_is_retried():

@@ -95,8 +95,10 @@ def test_the_student_keeps_temperature_0_only_where_the_model_takes_one():
     rows = requests_preview(tutors=[endpoint()], student=endpoint(temperature=0.7), judge=judge, check=None)
     assert [row["role"] for row in rows] == ["tutor", "student", "judge", "check"]
     assert rows[1]["parameters"] == "temperature 0, no token limit" and "fixed student" in rows[1]["note"]
+    assert rows[1]["temperature"] == 0 and rows[0]["temperature"] == 0
     rows = requests_preview(tutors=[endpoint()], student=endpoint(model="gpt-5-mini"), judge=judge, check=None)
     assert "no temperature" in rows[1]["parameters"] and "not at 0" in rows[1]["note"]
+    assert rows[1]["temperature"] is None
 
 
 @pytest.mark.parametrize(

@@ -9,6 +9,7 @@ from audits.models import Audit, Dialogue
 from audits.services.audit_lifecycle import audit_create
 from audits.services.dialogue_batches import audit_run_inline
 from audits.tests.engine_factories import explicit_conditions, make_questions, openai_endpoint, simulation_endpoint
+from audits.tests.server_emulations import request_rows
 
 pytestmark = pytest.mark.django_db(transaction=True)  # the engine writes from its own database thread
 
@@ -112,3 +113,39 @@ def test_some_failures_read_finished_with_failures_and_a_paused_audit_has_no_rat
     paused = live(researcher_client, audit)
     assert 'data-outcome="paused"' in paused and "dialogues/min" not in paused and "calls/s" not in paused
     assert ">Resume<" in paused
+
+
+def test_the_run_page_and_the_api_say_what_each_model_is_sent_and_the_students_temperature(researcher_client):
+    tutor = openai_endpoint("sent llama", "http://127.0.0.1:9/v1", model="llama-3.1-8b", temperature=0.7)
+    gpt5 = openai_endpoint("sent gpt-5", "http://127.0.0.1:9/v1", model="gpt-5-mini", max_tokens=4000)
+    judge = simulation_endpoint("sent judge")
+
+    def audit_with(student):
+        return audit_create(
+            name=f"sent to {student.name}",
+            tutors=[tutor],
+            student_endpoint=student,
+            judge_endpoint=judge,
+            questions=make_questions(1, prefix=student.name),
+            conditions=explicit_conditions()[:2],
+        )
+
+    reasoning_student, plain_student = audit_with(gpt5), audit_with(tutor)
+    html = researcher_client.get(reverse("audits:audit-detail", args=[reasoning_student.pk])).content.decode()
+    rows = request_rows(html, "<th>Sent with every request</th>")
+    assert rows[:2] == [
+        "tutor (llama-3.1-8b): temperature 0.7, no token limit",
+        "student (gpt-5-mini): no temperature (the model's default), max_completion_tokens 4000",
+    ]
+    assert [row.split()[0] for row in rows] == ["tutor", "student", "judge", "check"]
+    assert "not at 0" in html.split("<th>Student</th>", 1)[1].split("</tr>", 1)[0]
+    # The API's audit: the same rows, and the temperature the student ran at (null: the model's default).
+    api = researcher_client.get(f"/api/audits/{reasoning_student.pk}/").json()
+    assert api["student_temperature"] is None
+    student_row = next(row for row in api["requests_sent"] if row["role"] == "student")
+    assert student_row["temperature"] is None and "not at 0" in student_row["note"]
+    api = researcher_client.get(f"/api/audits/{plain_student.pk}/").json()
+    assert api["student_temperature"] == 0
+    assert [row["temperature"] for row in api["requests_sent"] if row["role"] in ("tutor", "student")] == [0.7, 0]
+    html = researcher_client.get(reverse("audits:audit-detail", args=[plain_student.pk])).content.decode()
+    assert "temperature 0, the paper" in html.split("<th>Student</th>", 1)[1].split("</tr>")[0]

@@ -105,6 +105,13 @@ class ModelEndpointForm(forms.ModelForm):
             "extra_headers": "Extra headers (JSON, not secret)",
             "query_params": "Query parameters (JSON, not secret)",
         }
+        help_texts = {
+            "reasoning_format": "How the model's reasoning arrives: auto (a reasoning field, and <think> blocks "
+            "removed from the reply), field (a separate field only), tags (inside the reply only; a reply cut off "
+            "by max tokens before </think> is all reasoning: set this for DeepSeek-R1-Distill without a reasoning "
+            "parser, whose chat template opens <think> in the prompt, since auto cannot tell such a reply from an "
+            "answer), none (the reply as it comes). Only the reply is the turn; the reasoning is kept in the ledger.",
+        }
         fields = [
             "name",
             "provider",
