@@ -12,13 +12,13 @@ matrices those functions take. Conventions, stated in the report as well:
   post-discussion answer where they gave one;
 - an "Unsure" answer is left out of κ and α (a missing rating), and counts as a miss against the final
   label in per-annotator agreement (the strict rule);
-- κ and α over all items (before and after discussion) carry a 95 % percentile bootstrap interval over items
+- κ and α over all items and per subject and modality (before and after discussion) carry a 95 % percentile
+  bootstrap interval over items
   (`annotation.agreement_intervals`, B = 1,000, seeded from the labels) and their units: items rated, items
   with two or more ratings (the n both count), and the pairable values; α also the probability it is under
   0.667 and 0.800. Gwet's AC1 (`annotation.gwet`, on the same ratings as Fleiss' κ, the question's choices as
   its categories) stands beside them, robust to one dominant class; where unweighted κ and AC1 differ by more than
-  0.20 the cell carries the κ-paradox warning with the class shares (`annotation.gwet.prevalence_warning`).
-  Subject and modality groups give the point value with its n;
+  0.20 the cell carries the κ-paradox warning with the class shares (`annotation.gwet.prevalence_warning`);
 - time per item is the active time recorded with the item's labels; hours include pilot and
   qualification time, which annotators are paid for too.
 """
@@ -238,10 +238,8 @@ def stage_agreement(stage: Stage, labels: list[LabelRow], items: dict[int, Item]
                         "kind": kind,
                         "group": name,
                         "value": value,
-                        "pre": agreement_cell(question, pre, chosen, n_boot=REPORT_RESAMPLES if kind == "all" else 0),
-                        "post": agreement_cell(
-                            question, revised, chosen, n_boot=REPORT_RESAMPLES if kind == "all" and post else 0
-                        ),
+                        "pre": agreement_cell(question, pre, chosen, n_boot=REPORT_RESAMPLES),
+                        "post": agreement_cell(question, revised, chosen, n_boot=REPORT_RESAMPLES if post else 0),
                     }
                     for kind, name, value, chosen in groups
                 ],
