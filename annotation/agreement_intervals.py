@@ -111,12 +111,12 @@ def _bootstrap_weighted(
         weights = np.stack(
             [np.bincount(rng.integers(0, n_units, size=n_units), minlength=n_units) for _ in range(size)]
         )
-        with np.errstate(divide="ignore", invalid="ignore"):
-            parts.append(np.asarray(statistic(weights.astype(float)), dtype=float))
+        parts.append(np.asarray(statistic(weights.astype(float)), dtype=float))
     values = np.concatenate(parts) if parts else np.empty(0)
     return values[np.isfinite(values)]
 
 
+@np.errstate(divide="ignore", invalid="ignore")  # an undefined resample is NaN, dropped
 def _weighted_mean(weights: np.ndarray, per_unit: np.ndarray, among: np.ndarray) -> np.ndarray:
     """Per resample, the weighted mean of ``per_unit`` (units × k) over the units in ``among``: resamples × k."""
     chosen = weights[:, among]
@@ -204,6 +204,7 @@ def alpha_interval(
     return result
 
 
+@np.errstate(divide="ignore", invalid="ignore")  # an undefined resample is NaN, dropped
 def _alpha_of_resamples(value_counts: np.ndarray, domain: np.ndarray, level: str, weights: np.ndarray) -> np.ndarray:
     """α of each resample (rows of ``weights``) from units × values counts (every unit with ≥ 2 values): the
     `krippendorff` package's own formula — coincidences o = Σ_u (n_u n_uᵀ − diag n_u) / (m_u − 1), expected
@@ -261,6 +262,7 @@ def fleiss_interval(
     return _result(point.statistic, point.value, point.undefined_reason, values, confidence, units)
 
 
+@np.errstate(divide="ignore", invalid="ignore")  # an undefined resample is NaN, dropped
 def _fleiss_of_resamples(table: np.ndarray, weights: np.ndarray) -> np.ndarray:
     """Fleiss' κ of each resample from a units × categories table (every unit rated): the formula of
     `annotation.agreement.fleiss_kappa_from_counts` with each unit weighted by how often the resample drew it."""
@@ -341,6 +343,7 @@ def cohen_interval(
 # --- Gwet's AC1 / AC2 -------------------------------------------------------------------------------
 
 
+@np.errstate(divide="ignore", invalid="ignore")  # an undefined resample is NaN, dropped
 def _ac_of_resamples(table: np.ndarray, w: np.ndarray, weights: np.ndarray) -> np.ndarray:
     """Gwet's AC of each resample from a units × categories table (every unit rated): the formula of
     `annotation.gwet.gwet_ac_from_counts` with each unit weighted by how often the resample drew it."""
