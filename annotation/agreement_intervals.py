@@ -32,7 +32,6 @@ import math
 from collections.abc import Callable, Sequence
 from numbers import Real
 
-import krippendorff
 import numpy as np
 
 from annotation.agreement import (
@@ -44,11 +43,10 @@ from annotation.agreement import (
     _sort_key,
     cohen_kappa,
     fleiss_kappa,
-    fleiss_kappa_from_counts,
     krippendorff_alpha,
 )
 from annotation.agreement_units import rating_units
-from annotation.gwet import counts_table, gwet_ac, gwet_ac_from_counts, weight_matrix
+from annotation.gwet import counts_table, gwet_ac, weight_matrix
 
 DEFAULT_RESAMPLES = 1000
 DEFAULT_CONFIDENCE = 0.95
@@ -94,13 +92,35 @@ def _percentile_interval(values: np.ndarray, confidence: float) -> tuple[float |
     return float(low), float(high)
 
 
-def _bootstrap(statistic: Callable[[np.ndarray], float], n_units: int, *, seed: int, n_boot: int) -> np.ndarray:
-    """The statistic on ``n_boot`` resamples of unit indices (finite values only)."""
+WEIGHTS_BLOCK = 2_000_000
+"""At most this many resample × unit weights in memory at once (16 MB)."""
+
+
+def _bootstrap_weighted(
+    statistic: Callable[[np.ndarray], np.ndarray], n_units: int, *, seed: int, n_boot: int
+) -> np.ndarray:
+    """The statistic on ``n_boot`` resamples of the units (finite values only). Resample b is
+    ``rng.integers(0, n_units, size=n_units)``, the b-th draw from the seeded stream; the statistic takes a block of
+    them at once as their weights (resamples × units: how often each unit was drawn) and returns one value per
+    resample. Every coefficient here is a function of sums over units, so a resample's sums are the weighted sums."""
     rng = np.random.default_rng(seed)
-    values = np.empty(n_boot)
-    for b in range(n_boot):
-        values[b] = statistic(rng.integers(0, n_units, size=n_units))
+    block = max(1, WEIGHTS_BLOCK // max(n_units, 1))
+    parts = []
+    for start in range(0, n_boot, block):
+        size = min(block, n_boot - start)
+        weights = np.stack(
+            [np.bincount(rng.integers(0, n_units, size=n_units), minlength=n_units) for _ in range(size)]
+        )
+        parts.append(np.asarray(statistic(weights.astype(float)), dtype=float))
+    values = np.concatenate(parts) if parts else np.empty(0)
     return values[np.isfinite(values)]
+
+
+@np.errstate(divide="ignore", invalid="ignore")  # an undefined resample is NaN, dropped
+def _weighted_mean(weights: np.ndarray, per_unit: np.ndarray, among: np.ndarray) -> np.ndarray:
+    """Per resample, the weighted mean of ``per_unit`` (units × k) over the units in ``among``: resamples × k."""
+    chosen = weights[:, among]
+    return (chosen @ per_unit[among]) / chosen.sum(axis=1)[:, None]
 
 
 def _result(
@@ -171,18 +191,48 @@ def alpha_interval(
         value_counts = value_counts[keep]
         seed = content_seed("krippendorff_alpha", level, numeric, n_boot) if seed is None else seed
 
-        def statistic(index: np.ndarray) -> float:
-            sample = value_counts[index]
-            if np.count_nonzero(sample.sum(axis=0)) < 2:
-                return math.nan
-            return float(krippendorff.alpha(value_counts=sample, value_domain=domain, level_of_measurement=level))
-
-        values = _bootstrap(statistic, value_counts.shape[0], seed=seed, n_boot=n_boot)
+        values = _bootstrap_weighted(
+            lambda weights: _alpha_of_resamples(value_counts, domain, level, weights),
+            value_counts.shape[0],
+            seed=seed,
+            n_boot=n_boot,
+        )
     result = _result(point.statistic, point.value, point.undefined_reason, values, confidence, units)
     result["p_below"] = {
         float(m): (float((values < m).mean()) if point.is_defined and values.size else None) for m in minimums
     }
     return result
+
+
+@np.errstate(divide="ignore", invalid="ignore")  # an undefined resample is NaN, dropped
+def _alpha_of_resamples(value_counts: np.ndarray, domain: np.ndarray, level: str, weights: np.ndarray) -> np.ndarray:
+    """α of each resample (rows of ``weights``) from units × values counts (every unit with ≥ 2 values): the
+    `krippendorff` package's own formula — coincidences o = Σ_u (n_u n_uᵀ − diag n_u) / (m_u − 1), expected
+    e = (n nᵀ − diag n) / (N − 1), α = 1 − Σ o·d / Σ e·d — with each unit's coincidences weighted by how often the
+    resample drew it. NaN where a resample has fewer than two values."""
+    v = domain.size
+    per_unit = value_counts[:, :, None] * value_counts[:, None, :] - value_counts[:, :, None] * np.eye(v)[None]
+    per_unit /= (value_counts.sum(axis=1) - 1)[:, None, None]
+    o = (weights @ per_unit.reshape(len(value_counts), v * v)).reshape(-1, v, v)
+    n_v = o.sum(axis=1)
+    e = (n_v[:, :, None] * n_v[:, None, :] - n_v[:, :, None] * np.eye(v)[None]) / (n_v.sum(axis=1) - 1)[:, None, None]
+    x = np.asarray(domain, dtype=float)
+    if level == "nominal":
+        d = np.broadcast_to(1.0 - np.eye(v), o.shape)
+    elif level == "interval":
+        d = np.broadcast_to((x[:, None] - x[None, :]) ** 2, o.shape)
+    elif level == "ratio":
+        total = x[:, None] + x[None, :]
+        ratio = np.divide(x[:, None] - x[None, :], total, out=np.zeros((v, v)), where=total != 0)
+        d = np.broadcast_to(ratio**2, o.shape)
+    else:  # ordinal: the distance depends on the resample's own value counts
+        cumulative = np.concatenate([np.zeros((n_v.shape[0], 1)), np.cumsum(n_v, axis=1)], axis=1)
+        i = np.arange(v)
+        low, high = np.minimum(i[:, None], i[None, :]), np.maximum(i[:, None], i[None, :])
+        between = cumulative[:, high + 1] - cumulative[:, low]
+        d = (between - (n_v[:, :, None] + n_v[:, None, :]) / 2) ** 2
+    alpha = 1.0 - (o * d).sum(axis=(1, 2)) / (e * d).sum(axis=(1, 2))
+    return np.where(np.count_nonzero(n_v, axis=1) >= 2, alpha, np.nan)
 
 
 # --- Fleiss' kappa ----------------------------------------------------------------------------------
@@ -206,12 +256,26 @@ def fleiss_interval(
         table = counts[per_unit >= 1]
         seed = content_seed("fleiss_kappa", [[str(c) for c in categories]], table, n_boot) if seed is None else seed
 
-        def statistic(index: np.ndarray) -> float:
-            result = fleiss_kappa_from_counts(table[index])
-            return result.value if result.is_defined else math.nan
-
-        values = _bootstrap(statistic, table.shape[0], seed=seed, n_boot=n_boot)
+        values = _bootstrap_weighted(
+            lambda weights: _fleiss_of_resamples(table, weights), table.shape[0], seed=seed, n_boot=n_boot
+        )
     return _result(point.statistic, point.value, point.undefined_reason, values, confidence, units)
+
+
+@np.errstate(divide="ignore", invalid="ignore")  # an undefined resample is NaN, dropped
+def _fleiss_of_resamples(table: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """Fleiss' κ of each resample from a units × categories table (every unit rated): the formula of
+    `annotation.agreement.fleiss_kappa_from_counts` with each unit weighted by how often the resample drew it."""
+    n_i = table.sum(axis=1)
+    pairable = n_i >= 2
+    agreement = np.zeros(len(table))
+    agreement[pairable] = (table[pairable] * (table[pairable] - 1)).sum(axis=1) / (n_i[pairable] * (n_i[pairable] - 1))
+    observed = _weighted_mean(weights, agreement[:, None], pairable)[:, 0]
+    shares = _weighted_mean(weights, table / n_i[:, None], np.ones(len(table), dtype=bool))
+    chance = (shares**2).sum(axis=1)
+    kappa = (observed - chance) / (1.0 - chance)
+    categories = np.count_nonzero(weights @ table, axis=1)
+    return np.where((categories >= 2) & (chance < 1.0), kappa, np.nan)
 
 
 # --- Cohen's kappa ----------------------------------------------------------------------------------
@@ -279,6 +343,24 @@ def cohen_interval(
 # --- Gwet's AC1 / AC2 -------------------------------------------------------------------------------
 
 
+@np.errstate(divide="ignore", invalid="ignore")  # an undefined resample is NaN, dropped
+def _ac_of_resamples(table: np.ndarray, w: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """Gwet's AC of each resample from a units × categories table (every unit rated): the formula of
+    `annotation.gwet.gwet_ac_from_counts` with each unit weighted by how often the resample drew it."""
+    r_i = table.sum(axis=1)
+    pairable = r_i >= 2
+    q = table.shape[1]
+    weighted = table @ w.T
+    agreement = np.zeros(len(table))
+    agreement[pairable] = (table[pairable] * (weighted[pairable] - 1)).sum(axis=1) / (
+        r_i[pairable] * (r_i[pairable] - 1)
+    )
+    observed = _weighted_mean(weights, agreement[:, None], pairable)[:, 0]
+    shares = _weighted_mean(weights, table / r_i[:, None], np.ones(len(table), dtype=bool))
+    chance = w.sum() / (q * (q - 1)) * (shares * (1 - shares)).sum(axis=1)
+    return np.where(chance < 1.0, (observed - chance) / (1.0 - chance), np.nan)
+
+
 def ac1_interval(
     ratings: object,
     categories: Sequence,
@@ -302,7 +384,7 @@ def ac1_interval(
         w = weight_matrix(categories, weights)
         labels = [c if isinstance(c, Real) else str(c) for c in sorted(categories, key=_sort_key)]
         seed = content_seed("gwet_ac", weights, labels, table, n_boot) if seed is None else seed
-        values = _bootstrap(
-            lambda index: gwet_ac_from_counts(table[index], w), table.shape[0], seed=seed, n_boot=n_boot
+        values = _bootstrap_weighted(
+            lambda weights: _ac_of_resamples(table, w, weights), table.shape[0], seed=seed, n_boot=n_boot
         )
     return _result(point.statistic, point.value, point.undefined_reason, values, confidence, units)

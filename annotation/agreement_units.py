@@ -22,3 +22,11 @@ def units_text(units: Mapping[str, int]) -> str:
         f"{units.get('items_rated', 0)} items rated, {units.get('items_pairable', 0)} with ≥ 2 ratings, "
         f"{units.get('pairable_values', 0)} pairable values"
     )
+
+
+def p_below_text(p_below: Mapping) -> str:
+    """α's probabilities of falling under its minimums in words, as the pages show them beside α's interval:
+    "P(α < 0.667) = 0.02 · P(α < 0.800) = 0.41" ("" when there are none, or α has no valid resample)."""
+    return " · ".join(
+        f"P(α < {float(minimum):.3f}) = {share:.2f}" for minimum, share in p_below.items() if share is not None
+    )

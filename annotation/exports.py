@@ -10,7 +10,8 @@ Besides the annotators' labels, the CSV and JSONL hold a row per gold label, per
 published file and per settled consensus (the ``record`` column says which; those rows name no annotator).
 
 The judge-validation report exports as CSV (a row per metric and judge: the verdict with its named rule, κ, α,
-AC1/AC2, the alt-test and the judge's direction, each with its interval) or JSON (the whole report).
+AC1/AC2, the alt-test with each annotator's BY-adjusted p in its own columns, and the judge's direction, each with
+its interval) or JSON (the whole report).
 
 The same doors serve the soft labels of every aggregation method (`annotation.soft_label_exports`: ``soft-csv``,
 ``soft-jsonl``, ``soft-parquet``).
@@ -243,9 +244,37 @@ JUDGE_VALIDATION_FIELDS = (
 )
 
 
+ALT_TEST_ANNOTATOR_FIELDS = ("n_items", "advantage", "p_value", "p_adjusted", "rejected")
+"""Per annotator of the alt-test, a column each: its items, the judge's advantage ρ_j, the one-sided p, the p
+adjusted by Benjamini–Yekutieli across the annotators, and whether the test rejected (the judge may replace them)."""
+
+
+def _alt_test_annotators(report: dict) -> list[str]:
+    """Every annotator the report's alt-tests compared the judge with, in order (their pseudonyms)."""
+    found = {
+        a["annotator"]
+        for row in report["metrics"]
+        for judge_layers in ((row.get("layers") or {}).get("judges") or {}).values()
+        for a in ((judge_layers.get("judge_vs_humans") or {}).get("alt_test") or {}).get("per_annotator") or []
+    }
+    return sorted(found)
+
+
+def judge_validation_fields(report: dict) -> tuple[str, ...]:
+    """The CSV's columns: `JUDGE_VALIDATION_FIELDS`, then ``alt_test_<annotator>_<field>`` for every annotator the
+    alt-tests compared and every `ALT_TEST_ANNOTATOR_FIELDS` (empty where a metric's test did not compare them)."""
+    per_annotator = tuple(
+        f"alt_test_{annotator}_{field}"
+        for annotator in _alt_test_annotators(report)
+        for field in ALT_TEST_ANNOTATOR_FIELDS
+    )
+    return JUDGE_VALIDATION_FIELDS + per_annotator
+
+
 def judge_validation_rows(report: dict) -> Iterator[dict]:
-    """One row per metric and judge of a judge-validation report: the verdict under its named rule, and the three
-    layers' headline numbers with their intervals (the JSON export holds everything, per annotator and stratum)."""
+    """One row per metric and judge of a judge-validation report: the verdict under its named rule, the three
+    layers' headline numbers with their intervals, and the alt-test per annotator (`judge_validation_fields`; the
+    JSON export holds everything, per stratum too)."""
     names = {judge["key"]: judge["name"] for judge in report["judges"]}
     for row in report["metrics"]:
         layers = row.get("layers") or {}
@@ -297,20 +326,27 @@ def judge_validation_rows(report: dict) -> Iterator[dict]:
                 "condition_rank_tau": condition.get("estimate"),
                 "condition_rank_tau_low": condition.get("low"),
                 "condition_rank_tau_high": condition.get("high"),
+                **{
+                    f"alt_test_{a['annotator']}_{field}": a.get(field)
+                    for a in alt.get("per_annotator") or []
+                    for field in ALT_TEST_ANNOTATOR_FIELDS
+                },
             }
 
 
 def export_judge_validation(report: dict, fmt: str) -> tuple[str, str, str]:
     """(body, content type, file name) of a judge-validation report in ``fmt``: CSV (a row per metric and judge,
-    the verdict's rule in every row) or JSON (the whole report, exact floats, its rule at the top)."""
+    the verdict's rule in every row, the alt-test's BY-adjusted p per annotator in its columns) or JSON (the whole
+    report, exact floats, its rule at the top)."""
     stem = f"judge-validation-{report['project']['id']}-{report['rubric']['label'].replace(' ', '-')}"
     if fmt == "json":
         return json.dumps(report, ensure_ascii=False, default=str), "application/json", f"{stem}.json"
     if fmt == "csv":
         out = io.StringIO()
         writer = csv.writer(out)
-        writer.writerow(JUDGE_VALIDATION_FIELDS)
+        fields = judge_validation_fields(report)
+        writer.writerow(fields)
         for record in judge_validation_rows(report):
-            writer.writerow([neutralise_cell("" if record[f] is None else record[f]) for f in JUDGE_VALIDATION_FIELDS])
+            writer.writerow([neutralise_cell("" if record.get(f) is None else record[f]) for f in fields])
         return out.getvalue(), "text/csv; charset=utf-8", f"{stem}.csv"
     raise ValueError(f"format is one of {', '.join(JUDGE_VALIDATION_FORMATS)}")

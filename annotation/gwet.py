@@ -23,7 +23,8 @@ none are given, the ones used): an unused category still changes p_e, as in irrC
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Iterable, Sequence
 from numbers import Real
 from typing import Literal
 
@@ -115,6 +116,19 @@ def gwet_ac(ratings: object, categories: Sequence | None = None, weights: AC2Wei
     return AgreementResult(statistic=statistic, value=value, n_units=n_pairable)
 
 
+def class_shares(values: Iterable, categories: Sequence) -> dict:
+    """Each category's share of ``values`` (the ratings κ and AC1 use), in the order given; {} when none."""
+    counts = Counter(values)
+    total = sum(counts.values())
+    return {category: counts.get(category, 0) / total for category in categories} if total else {}
+
+
+def shares_text(class_shares: dict) -> str:
+    """The class shares in words, the most common first: "no 84%, yes 16%"."""
+    ordered = sorted(class_shares.items(), key=lambda item: (-item[1], str(item[0])))
+    return ", ".join(f"{label} {share:.0%}" for label, share in ordered)
+
+
 def prevalence_warning(
     kappa: float | None, ac1: float | None, class_shares: dict, margin: float = DEFAULT_PREVALENCE_MARGIN
 ) -> str:
@@ -129,8 +143,7 @@ def prevalence_warning(
     gap = ac1 - kappa
     if abs(gap) <= margin:
         return ""
-    ordered = sorted(class_shares.items(), key=lambda item: (-item[1], str(item[0])))
-    shares = ", ".join(f"{label} {share:.0%}" for label, share in ordered)
+    shares = shares_text(class_shares)
     higher, lower = ("AC1", "κ") if gap > 0 else ("κ", "AC1")
     return (
         f"κ = {kappa:.3f} and AC1 = {ac1:.3f} differ by {abs(gap):.3f}, more than {margin:.2f}: {higher} is the "

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import ClassVar
 
-from annotation.agreement_units import units_text
+from annotation.agreement_units import p_below_text, units_text
 
 # --- display rounding --------------------------------------------------------------------------------
 
@@ -35,8 +35,9 @@ def fmt(value, digits: int = 3) -> str:
 
 
 def _stat(cell: dict, name: str) -> str:
-    """A coefficient with its interval where it has one, and its own three counts (`annotation.agreement_units`):
-    items rated, items with ≥ 2 ratings, pairable values — κ and α count different things."""
+    """A coefficient with its interval where it has one (α's also with its probabilities of falling under 0.667 and
+    0.800), and its own three counts (`annotation.agreement_units`): items rated, items with ≥ 2 ratings, pairable
+    values — κ and α count different things."""
     result = cell[name]
     counts = f" ({units_text(result['units'])})" if result.get("units") else ""
     if result["value"] is None:
@@ -44,6 +45,8 @@ def _stat(cell: dict, name: str) -> str:
     text = fmt(result["value"])
     if result.get("low") is not None:
         text += f" [{fmt(result['low'])}, {fmt(result['high'])}]"
+        if result.get("p_below"):
+            text += f"; {p_below_text(result['p_below'])}"
     return text + counts
 
 
@@ -284,13 +287,36 @@ def _agreement(report: dict) -> list[Section]:
         for a in s["annotators"]
     ]
     return [
-        Section("Agreement", (_table(columns, rows, marker="agreement"),)),
+        Section("Agreement", (_table(columns, rows, marker="agreement"), *_prevalence(report))),
         Section(
             "Each annotator against the final labels",
             (_table(["Stage", "Annotator", "Compared", "Agreement"], annotators),),
             level=3,
         ),
     ]
+
+
+def _prevalence(report: dict) -> tuple[Paragraph | BulletList, ...]:
+    """The κ-paradox warnings of the agreement table (`annotation.gwet.prevalence_warning`, with the class shares),
+    one per cell whose κ and AC1 differ by more than the margin; else the rule and that no cell met it."""
+    warnings, margin = [], None
+    for stage in report["stages"]:
+        for question in stage["agreement"]:
+            for group in question["groups"]:
+                name = group["group"] if group["kind"] == "all" else f"{group['kind']}: {group['group']}"
+                rounds = ("pre", "post") if question["has_post_discussion"] else ("pre",)
+                for round_ in rounds:
+                    cell = group[round_]
+                    margin = cell.get("prevalence_margin", margin)
+                    if cell.get("prevalence_warning"):
+                        where = f"{stage['name']}, {question['question']}, {name} ({round_}-discussion)"
+                        warnings.append((Span(where, strong=True), Span(f": {cell['prevalence_warning']}")))
+    if warnings:
+        return (BulletList(tuple(warnings), marker="prevalence-warnings"),)
+    if margin is None:  # no cell carries the rule (nothing labelled yet)
+        return ()
+    text = f"No cell's Fleiss κ and Gwet's AC1 differ by more than {margin:.2f}: no κ-paradox warning."
+    return (Paragraph(text, marker="prevalence-warnings", muted=True),)
 
 
 def _aggregation(report: dict) -> list[Section]:

@@ -146,20 +146,268 @@ class VerdictRuleSerializer(serializers.Serializer):
     description = serializers.CharField()
 
 
+# --- The report's layers, typed for the schema (keys may be absent where a value is undefined) ----------------
+
+
+def _number(help_text: str = "") -> serializers.FloatField:
+    return serializers.FloatField(required=False, allow_null=True, help_text=help_text)
+
+
+def _integer(help_text: str = "") -> serializers.IntegerField:
+    return serializers.IntegerField(required=False, allow_null=True, help_text=help_text)
+
+
+def _text(help_text: str = "") -> serializers.CharField:
+    return serializers.CharField(required=False, allow_blank=True, allow_null=True, help_text=help_text)
+
+
+class JvUnitsSerializer(serializers.Serializer):
+    """What a coefficient counts."""
+
+    items_rated = _integer()
+    items_pairable = _integer("Items with two or more ratings.")
+    pairable_values = _integer("The ratings in those items (α's n).")
+
+
+class JvCoefficientSerializer(serializers.Serializer):
+    """A coefficient's point value (`undefined_reason` says why it is null); κ's also with its interval."""
+
+    statistic = _text()
+    value = _number()
+    n_units = _integer()
+    undefined_reason = _text()
+    coverage = serializers.JSONField(required=False, allow_null=True)
+    units = JvUnitsSerializer(required=False)
+    ci_low = _number()
+    ci_high = _number()
+    ci_level = _number()
+    resamples = _integer()
+    seed = _integer()
+
+
+class JvIntervalSerializer(serializers.Serializer):
+    """A coefficient with its percentile bootstrap interval over items (α also with P(α < minimum))."""
+
+    statistic = _text()
+    estimate = _number()
+    low = _number()
+    high = _number()
+    confidence = _number()
+    n_boot = _integer("Valid resamples.")
+    method = _text()
+    units = JvUnitsSerializer(required=False)
+    undefined_reason = _text()
+    p_below = serializers.DictField(
+        child=serializers.FloatField(allow_null=True),
+        required=False,
+        help_text="α only: minimum (0.667, 0.8) → the share of resampled α below it.",
+    )
+
+
+class JvCeilingAnnotatorSerializer(serializers.Serializer):
+    annotator = serializers.CharField(help_text="Pseudonym.")
+    kappa_vs_others = JvCoefficientSerializer(help_text="Cohen's κ (linear) against the others' majority value.")
+    n_items = serializers.IntegerField()
+    alpha_without = JvCoefficientSerializer(help_text="The panel's α without this annotator.")
+
+
+class JvHumanCeilingSerializer(serializers.Serializer):
+    human_alpha = JvIntervalSerializer()
+    per_annotator = JvCeilingAnnotatorSerializer(many=True)
+
+
+class JvAltTestAnnotatorSerializer(serializers.Serializer):
+    annotator = serializers.CharField(help_text="Pseudonym.")
+    n_items = serializers.IntegerField()
+    judge_align = serializers.FloatField()
+    human_align = serializers.FloatField()
+    advantage = serializers.FloatField(help_text="ρ_j: the share of items where the judge aligns at least as well.")
+    p_value = serializers.FloatField(help_text="One-sided p of the test with margin ε.")
+    p_adjusted = serializers.FloatField(help_text="p adjusted by Benjamini–Yekutieli across the annotators.")
+    rejected = serializers.BooleanField(help_text="The judge may replace this annotator.")
+
+
+class JvAltTestSerializer(serializers.Serializer):
+    omega = _number("ω: the share of annotators the judge may replace; null when none could be tested.")
+    rho = _number("ρ: the judge's mean advantage; ranks judges.")
+    passed = serializers.BooleanField(help_text="ω ≥ 0.5 and every requirement met.")
+    epsilon = serializers.FloatField()
+    epsilon_text = _text()
+    alpha = serializers.FloatField(help_text="The level of the BY-adjusted tests.")
+    per_annotator = JvAltTestAnnotatorSerializer(many=True)
+    unmet = serializers.ListField(child=serializers.CharField(), help_text="The requirements not met, in words.")
+
+
+class JvJudgeVersusHumansSerializer(serializers.Serializer):
+    kappa_linear = JvCoefficientSerializer()
+    kappa_unweighted = JvCoefficientSerializer()
+    ac1 = JvIntervalSerializer()
+    ac2_linear = JvIntervalSerializer()
+    class_shares = serializers.DictField(child=serializers.FloatField(), help_text="Class → its share of the ratings.")
+    prevalence_margin = serializers.FloatField()
+    prevalence_warning = serializers.CharField(allow_blank=True, help_text="Empty unless κ and AC1 differ by more.")
+    alt_test = JvAltTestSerializer()
+
+
+class JvDifferenceSerializer(serializers.Serializer):
+    """Mean (judge − human) with its interval, overall or in one stratum."""
+
+    stratum = _text()
+    estimate = _number()
+    low = _number()
+    high = _number()
+    confidence = _number()
+    n = _integer()
+    n_boot = _integer()
+    units = _text()
+    undefined_reason = _text()
+
+
+class JvRankGroupSerializer(serializers.Serializer):
+    group = serializers.CharField()
+    judge_mean = _number()
+    human_mean = _number()
+
+
+class JvRankAgreementSerializer(serializers.Serializer):
+    """Kendall's τ-b between the groups' mean judge and mean human scores, with its interval."""
+
+    grouping = _text()
+    statistic = _text()
+    estimate = _number()
+    low = _number()
+    high = _number()
+    confidence = _number()
+    n_groups = _integer()
+    n = _integer()
+    n_boot = _integer()
+    groups = JvRankGroupSerializer(many=True, required=False)
+    units = _text()
+    undefined_reason = _text()
+
+
+class JvDirectionSerializer(serializers.Serializer):
+    mean_difference = JvDifferenceSerializer()
+    by_stratum = serializers.DictField(
+        child=JvDifferenceSerializer(many=True), help_text="tutor / condition → per stratum."
+    )
+    rank_agreement = serializers.DictField(child=JvRankAgreementSerializer(), help_text="tutor / condition → τ.")
+
+
+class JvJudgeLayersSerializer(serializers.Serializer):
+    judge_vs_humans = JvJudgeVersusHumansSerializer()
+    direction = JvDirectionSerializer()
+
+
+class JvJudgeRhoSerializer(serializers.Serializer):
+    judge = serializers.CharField()
+    rho = _number()
+
+
+class JvLayersSerializer(serializers.Serializer):
+    human_ceiling = JvHumanCeilingSerializer(help_text="(a) How well the humans agree.")
+    judges = serializers.DictField(
+        child=JvJudgeLayersSerializer(), help_text="Judge key → (b) the judge against the humans, (c) its direction."
+    )
+    judges_by_rho = JvJudgeRhoSerializer(many=True)
+    epsilon = serializers.FloatField()
+    epsilon_text = _text()
+
+
+class JvVerdictIntervalSerializer(serializers.Serializer):
+    low = _number()
+    high = _number()
+    level = _number()
+
+
+class JvVerdictConditionSerializer(serializers.Serializer):
+    condition = serializers.CharField()
+    met = serializers.BooleanField(allow_null=True)
+    text = serializers.CharField()
+
+
+class JvVerdictSerializer(serializers.Serializer):
+    rule = serializers.CharField(help_text="The rule this verdict follows (one of verdict_rules' names).")
+    rule_text = _text()
+    n = _integer()
+    interval = JvVerdictIntervalSerializer(required=False)
+    kappa = _text()
+    outcome = serializers.CharField(help_text="pass, fail or undecided.")
+    reasons = serializers.ListField(child=serializers.CharField())
+    conditions = JvVerdictConditionSerializer(many=True)
+
+
+class JvJudgeSectionSerializer(serializers.Serializer):
+    n_compared = _integer()
+    n_scored = _integer()
+    exact_agreement = _number()
+    within_one = _number()
+    kappa_linear = JvCoefficientSerializer()
+    applicability_mismatch = _number()
+    alpha_with_judge = JvCoefficientSerializer(required=False, allow_null=True)
+    confusion = serializers.DictField(required=False)
+    largest_differences = serializers.ListField(child=serializers.DictField(), required=False)
+    verdict = JvVerdictSerializer()
+    verdict_by_rule = serializers.DictField(child=serializers.CharField(), help_text="Rule → outcome.")
+
+
+class JvMetricSerializer(serializers.Serializer):
+    metric = serializers.CharField()
+    scale = serializers.ListField(child=serializers.CharField())
+    n_items_labelled = _integer()
+    n_consensus = _integer()
+    human_alpha_pre = JvCoefficientSerializer()
+    human_alpha_post = JvCoefficientSerializer()
+    judges = serializers.DictField(child=JvJudgeSectionSerializer(), help_text="Judge key → κ and the verdict.")
+    label_stage = _integer()
+    layers = JvLayersSerializer(required=False, help_text="The three validity layers; absent without a judge.")
+
+
+class JvAltTestChoiceSerializer(serializers.Serializer):
+    epsilon = serializers.FloatField()
+    epsilon_text = _text()
+    epsilon_defaults = serializers.DictField(child=serializers.CharField(), help_text="ε → its meaning.")
+
+
+class JvPlanInputsSerializer(serializers.Serializer):
+    judge_accuracy = _number()
+    annotator_accuracy = _number()
+    kappa = _number()
+    prevalence = _number()
+    kappa_half_width = _number()
+
+
+class JvPlanAltTestSerializer(serializers.Serializer):
+    n_annotators = serializers.IntegerField()
+    items_per_annotator = _integer("Null: more than the largest size tried.")
+    pass_rate = serializers.DictField(child=serializers.FloatField(), help_text="Items per annotator → pass rate.")
+    assumptions = _text()
+
+
+class JvValidationPlanSerializer(serializers.Serializer):
+    inputs = JvPlanInputsSerializer()
+    epsilon = serializers.FloatField()
+    target = serializers.FloatField(help_text="The pass probability aimed at.")
+    alt_test = JvPlanAltTestSerializer(many=True)
+    kappa_items = _integer("Items for κ's 95 % interval to reach the half-width.")
+    kappa_note = _text()
+    kappa_assumptions = _text()
+
+
 class ValidationReportSerializer(serializers.Serializer):
     project = serializers.DictField()
     rubric = serializers.DictField()
     thresholds = serializers.DictField()
     verdict_rule = VerdictRuleSerializer(help_text="The rule every verdict of this response follows.")
     verdict_rules = VerdictRuleSerializer(many=True, help_text="Every rule that can be chosen with ?rule=.")
-    alt_test = serializers.DictField(
+    alt_test = JvAltTestChoiceSerializer(
         help_text="The alt-test's ε (?epsilon=) with its meaning, and the defaults' meanings (0.2 experts, 0.1 crowd)."
     )
     n_sample = serializers.IntegerField()
     consensus_source = serializers.CharField()
     judges = serializers.ListField(child=serializers.DictField())
     metrics = serializers.ListField(
-        child=serializers.DictField(),
+        child=JvMetricSerializer(),
         help_text=(
             "Per metric: human α with its units (items rated, items with ≥ 2 ratings, pairable values), and per "
             "judge κ with its interval and units (turns rated by both), and the verdict under verdict_rule: "
@@ -174,7 +422,7 @@ class ValidationReportSerializer(serializers.Serializer):
     )
     best_judge = serializers.JSONField()
     imported = serializers.JSONField()
-    validation_plan = serializers.DictField(
+    validation_plan = JvValidationPlanSerializer(
         help_text=(
             "How large the validation must be: items per annotator (3, 4, 5 annotators) for the alt-test at the "
             "chosen ε to pass with probability 0.8 for a judge of the given accuracy (simulated), and items for "

@@ -27,7 +27,7 @@ from collections.abc import Mapping
 from annotation.agreement import cohen_kappa
 from annotation.agreement_intervals import ac1_interval, alpha_interval, content_seed
 from annotation.alt_test import EPSILON_CROWD, EPSILON_EXPERT, alt_test
-from annotation.gwet import DEFAULT_PREVALENCE_MARGIN, prevalence_warning
+from annotation.gwet import DEFAULT_PREVALENCE_MARGIN, class_shares, prevalence_warning
 from annotation.judge_validation import direction
 from annotation.judge_validation.report import MetricLabels, human_alpha, weighted_kappa
 
@@ -114,12 +114,6 @@ def human_ceiling(labels: MetricLabels) -> dict:
     return {"human_alpha": alpha, "per_annotator": per_annotator}
 
 
-def _class_shares(values: list[str], scale) -> dict[str, float]:
-    counts = Counter(values)
-    total = sum(counts.values())
-    return {c: counts.get(c, 0) / total for c in scale} if total else {}
-
-
 def judge_against_humans(labels: MetricLabels, judge: Mapping[int, str], kappa: dict, *, epsilon: float) -> dict:
     """Layer (b) for one judge: κ (given: the report's, with its interval), AC1 and AC2 with their intervals, the
     κ-paradox warning, and the alt-test at ``epsilon``."""
@@ -137,7 +131,7 @@ def judge_against_humans(labels: MetricLabels, judge: Mapping[int, str], kappa: 
     else:
         ac1 = ac2 = {"estimate": None, "low": None, "high": None, "undefined_reason": "no turn compared", "units": {}}
     unweighted = cohen_kappa([j for _, j, _ in pairs], [c for _, _, c in pairs], None, labels=scale)
-    shares = _class_shares([v for row in ratings for v in row], scale)
+    shares = class_shares([v for row in ratings for v in row], scale)
     warning = prevalence_warning(unweighted.value, ac1.get("estimate"), shares, DEFAULT_PREVALENCE_MARGIN)
     humans = {str(a): {} for by in labels.human_pre.values() for a in by}
     for item, by_annotator in labels.human_pre.items():

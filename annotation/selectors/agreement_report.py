@@ -12,12 +12,13 @@ matrices those functions take. Conventions, stated in the report as well:
   post-discussion answer where they gave one;
 - an "Unsure" answer is left out of κ and α (a missing rating), and counts as a miss against the final
   label in per-annotator agreement (the strict rule);
-- κ and α over all items (before and after discussion) carry a 95 % percentile bootstrap interval over items
+- κ and α over all items and per subject and modality (before and after discussion) carry a 95 % percentile
+  bootstrap interval over items
   (`annotation.agreement_intervals`, B = 1,000, seeded from the labels) and their units: items rated, items
   with two or more ratings (the n both count), and the pairable values; α also the probability it is under
   0.667 and 0.800. Gwet's AC1 (`annotation.gwet`, on the same ratings as Fleiss' κ, the question's choices as
-  its categories) stands beside them, robust to one dominant class. Subject and modality groups give the point
-  value with its n;
+  its categories) stands beside them, robust to one dominant class; where unweighted κ and AC1 differ by more than
+  0.20 the cell carries the κ-paradox warning with the class shares (`annotation.gwet.prevalence_warning`);
 - time per item is the active time recorded with the item's labels; hours include pilot and
   qualification time, which annotators are paid for too.
 """
@@ -33,8 +34,8 @@ from django.db.models import Count
 
 from annotation.agreement import UNSURE, fleiss_kappa, gold_agreement, krippendorff_alpha
 from annotation.agreement_intervals import ac1_interval, alpha_interval, fleiss_interval
-from annotation.agreement_units import rating_units, units_text
-from annotation.gwet import gwet_ac
+from annotation.agreement_units import p_below_text, rating_units, units_text
+from annotation.gwet import DEFAULT_PREVALENCE_MARGIN, class_shares, gwet_ac, prevalence_warning, shares_text
 from annotation.models import (
     Adjudication,
     AnnotationProject,
@@ -135,7 +136,19 @@ def _with_interval(result: dict, interval: dict) -> dict:
     }
     if "p_below" in interval:
         found["p_below"] = {f"{m:.3f}": p for m, p in interval["p_below"].items()}
+        found["p_below_text"] = p_below_text(interval["p_below"])
     return found
+
+
+def _prevalence(kappa: dict, ac1: dict, shares: dict) -> dict:
+    """The class shares of the ratings κ and AC1 use, and the κ-paradox warning when they differ by more than the
+    margin (`annotation.gwet.prevalence_warning`, the rule the judge-validation report applies too)."""
+    return {
+        "class_shares": shares,
+        "class_shares_text": shares_text(shares),
+        "prevalence_margin": DEFAULT_PREVALENCE_MARGIN,
+        "prevalence_warning": prevalence_warning(kappa["value"], ac1["value"], shares, DEFAULT_PREVALENCE_MARGIN),
+    }
 
 
 def agreement_cell(
@@ -153,7 +166,13 @@ def agreement_cell(
             "units": units,
             "units_text": units_text(units),
         }
-        return {"fleiss_kappa": empty, "krippendorff_alpha": empty, "gwet_ac1": empty, "items": len(items)}
+        return {
+            "fleiss_kappa": empty,
+            "krippendorff_alpha": empty,
+            "gwet_ac1": empty,
+            "items": len(items),
+            **_prevalence(empty, empty, {}),
+        }
     level = "ordinal" if question.level == LabelQuestion.Level.ORDINAL else "nominal"
     domain = [str(choice["value"]) for choice in question.choices] if level == "ordinal" else None
     if domain is not None:
@@ -173,7 +192,15 @@ def agreement_cell(
         kappa = _with_interval(kappa, fleiss_interval(matrix, n_boot=n_boot))
         alpha = _with_interval(alpha, alpha_interval(transposed, level, value_domain=domain, n_boot=n_boot))
         ac1 = _with_interval(ac1, ac1_interval(matrix, categories, n_boot=n_boot))
-    return {"fleiss_kappa": kappa, "krippendorff_alpha": alpha, "gwet_ac1": ac1, "level": level, "items": len(items)}
+    shares = class_shares((v for row in matrix for v in row if v is not None), categories)
+    return {
+        "fleiss_kappa": kappa,
+        "krippendorff_alpha": alpha,
+        "gwet_ac1": ac1,
+        "level": level,
+        "items": len(items),
+        **_prevalence(kappa, ac1, shares),
+    }
 
 
 def stage_agreement(stage: Stage, labels: list[LabelRow], items: dict[int, Item]) -> list[dict]:
@@ -211,10 +238,8 @@ def stage_agreement(stage: Stage, labels: list[LabelRow], items: dict[int, Item]
                         "kind": kind,
                         "group": name,
                         "value": value,
-                        "pre": agreement_cell(question, pre, chosen, n_boot=REPORT_RESAMPLES if kind == "all" else 0),
-                        "post": agreement_cell(
-                            question, revised, chosen, n_boot=REPORT_RESAMPLES if kind == "all" and post else 0
-                        ),
+                        "pre": agreement_cell(question, pre, chosen, n_boot=REPORT_RESAMPLES),
+                        "post": agreement_cell(question, revised, chosen, n_boot=REPORT_RESAMPLES if post else 0),
                     }
                     for kind, name, value, chosen in groups
                 ],

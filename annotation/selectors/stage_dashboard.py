@@ -3,7 +3,8 @@
 While the stage runs: items complete / in progress / waiting, labels per annotator with their median seconds per item,
 the running Fleiss κ and Krippendorff α on the pre-discussion labels so far (computed by `annotation.agreement`, through
 the report's own `agreement_cell`, each with a 95 % bootstrap interval over items of ``DASHBOARD_RESAMPLES``
-resamples — fewer than the report's 1,000, as the page refreshes every few seconds — and its units), the
+resamples — fewer than the report's 1,000, as the page refreshes every few seconds — and its units; α with the
+probabilities it is under 0.667 and 0.800), Gwet's AC1 with the class shares and the report's κ-paradox warning, the
 disagreement and adjudication rates, revised labels and reservations held.
 
 A handful of queries per request whatever the stage's size, read again on every refresh."""
@@ -16,6 +17,7 @@ from collections import Counter, defaultdict
 from django.utils import timezone
 
 from annotation.agreement import UNSURE
+from annotation.gwet import DEFAULT_PREVALENCE_MARGIN
 from annotation.models import Adjudication, Assignment, Label, LabelRevision, MainItem, Phase, Stage
 from annotation.selectors.adjudication import QUEUE_STATUSES
 from annotation.selectors.agreement_report import agreement_cell, annotator_pseudonyms
@@ -90,6 +92,9 @@ def stage_dashboard(stage: Stage) -> dict:
                 "krippendorff_alpha": cell["krippendorff_alpha"],
                 "gwet_ac1": cell["gwet_ac1"],
                 "items": cell["items"],
+                "class_shares": cell["class_shares"],
+                "class_shares_text": cell["class_shares_text"],
+                "prevalence_warning": cell["prevalence_warning"],
             }
         )
 
@@ -118,6 +123,7 @@ def stage_dashboard(stage: Stage) -> dict:
         "reservations_held": reservations,
         "annotators": annotators,
         "agreement": agreement,
+        "prevalence_margin": DEFAULT_PREVALENCE_MARGIN,
         "disagreement_rate": len(disagreed) / complete if complete else None,
         "adjudication_rate": len(escalated) / complete if complete else None,
         "in_queue": sum(statuses.get(status, 0) for status in QUEUE_STATUSES),

@@ -6,8 +6,11 @@ import pytest
 from sklearn.metrics import cohen_kappa_score
 from statsmodels.stats.inter_rater import fleiss_kappa as statsmodels_fleiss_kappa
 
-from annotation.agreement import REASON_NO_PAIRABLE_UNIT, REASON_ONE_CATEGORY
+from annotation.agreement import REASON_NO_PAIRABLE_UNIT, REASON_ONE_CATEGORY, fleiss_kappa_from_counts
 from annotation.agreement_intervals import (
+    _ac_of_resamples,
+    _alpha_of_resamples,
+    _fleiss_of_resamples,
     _kappa_from_tables,
     ac1_interval,
     alpha_interval,
@@ -15,7 +18,7 @@ from annotation.agreement_intervals import (
     content_seed,
     fleiss_interval,
 )
-from annotation.gwet import gwet_ac
+from annotation.gwet import counts_table, gwet_ac, gwet_ac_from_counts, weight_matrix
 from annotation.tests.published_ratings import CAC_RAW4RATERS
 
 N_BOOT = 200  # enough to test the shape and the seeding quickly; the coverage benchmark uses 1,000
@@ -200,3 +203,45 @@ def test_invalid_parameters_raise():
         alpha_interval(ratings(), "ordinal", n_boot=0)
     with pytest.raises(ValueError):
         fleiss_interval(ratings().T, confidence=1.0)
+
+
+# --- the resampled coefficients, all resamples at once ------------------------------------------------
+
+
+def _drawn(rng, n_units, size=25):
+    """Resamples of unit indices and their weights (how often each unit was drawn)."""
+    indices = [rng.integers(0, n_units, size=n_units) for _ in range(size)]
+    return indices, np.stack([np.bincount(i, minlength=n_units) for i in indices]).astype(float)
+
+
+@pytest.mark.parametrize("level", ["nominal", "ordinal", "interval", "ratio"])
+def test_resampled_alpha_equals_the_krippendorff_package_on_each_resample(level):
+    rng = np.random.default_rng(11)
+    data = ratings(seed=9, raters=4, items=30)
+    data[rng.random(data.shape) < 0.25] = np.nan
+    domain = np.array([0.0, 1.0, 2.0])
+    counts = np.stack([(data == v).sum(axis=0) for v in domain], axis=1).astype(float)
+    counts = counts[counts.sum(axis=1) >= 2]
+    indices, weights = _drawn(rng, len(counts))
+    expected = [
+        krippendorff.alpha(value_counts=counts[i], value_domain=domain, level_of_measurement=level) for i in indices
+    ]
+    assert np.allclose(_alpha_of_resamples(counts, domain, level, weights), expected, atol=1e-12, rtol=0)
+
+
+def test_resampled_fleiss_and_ac_equal_their_formulas_on_each_resample():
+    rng = np.random.default_rng(12)
+    data = ratings(seed=4, raters=4, items=30).T
+    data[rng.random(data.shape) < 0.3] = np.nan  # unequal numbers of ratings, some items rated once
+    table, categories = counts_table(data.tolist(), [0.0, 1.0, 2.0])
+    table = table[table.sum(axis=1) >= 1]
+    indices, weights = _drawn(rng, len(table))
+    fleiss = [fleiss_kappa_from_counts(table[i]).value for i in indices]
+    assert np.allclose(_fleiss_of_resamples(table, weights), fleiss, atol=1e-12, rtol=0)
+    for name in (None, "linear", "quadratic"):
+        w = weight_matrix(categories, name)
+        ac = [gwet_ac_from_counts(table[i], w) for i in indices]
+        assert np.allclose(_ac_of_resamples(table, w, weights), ac, atol=1e-12, rtol=0)
+    # A resample with one category only is left out, as the coefficient is undefined on it.
+    one = np.array([[2.0, 0.0, 0.0], [0.0, 3.0, 0.0]])
+    assert np.isnan(_fleiss_of_resamples(one, np.array([[2.0, 0.0]])))[0]

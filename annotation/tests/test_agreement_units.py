@@ -1,10 +1,15 @@
-"""Every agreement cell states its own counts (items rated, items with ≥ 2 ratings, pairable values), κ apart from α."""
+"""Every agreement cell states its own counts (items rated, items with ≥ 2 ratings, pairable values), κ apart from α;
+α its probabilities of falling under its minimums; κ beside AC1 with the class shares and the κ-paradox warning."""
 
 from copy import deepcopy
 
-from annotation.agreement_units import rating_units, units_text
+from django.template.loader import render_to_string
+from django.utils.html import escape
+
+from annotation.agreement_units import p_below_text, rating_units, units_text
+from annotation.gwet import DEFAULT_PREVALENCE_MARGIN, prevalence_warning
 from annotation.models import LabelQuestion
-from annotation.report_sections import report_sections
+from annotation.report_sections import report_sections, sections_markdown
 from annotation.selectors.agreement_report import agreement_cell
 from annotation.tests.test_report_sections import REPORT
 
@@ -37,3 +42,65 @@ def test_kappa_and_alpha_cells_carry_their_own_counts():
     texts = [c.text for c in table.rows[0].cells]
     assert any(t.endswith(f"({kappa['units_text']})") for t in texts)
     assert any(t.endswith(f"({alpha['units_text']})") for t in texts)
+
+
+# 84 % of one class: the raters agree on 17 items of 20, yet κ is near 0 while AC1 is high (the κ paradox).
+SKEWED = {i: {1: "no", 2: "no"} for i in range(17)} | {17: {1: "no", 2: "yes"}, 18: {1: "yes", 2: "no"}}
+SKEWED[19] = {1: "no", 2: "yes"}
+YES_NO = LabelQuestion(key="q", level="nominal", choices=[{"value": v, "label": v} for v in ("yes", "no")])
+
+
+def test_a_cell_carries_the_prevalence_warning_of_the_judge_report_with_its_class_shares():
+    cell = agreement_cell(YES_NO, SKEWED, sorted(SKEWED), n_boot=200)
+    assert cell["class_shares"] == {"yes": 3 / 40, "no": 37 / 40}
+    assert cell["class_shares_text"] == "no 92%, yes 8%"
+    kappa, ac1 = cell["fleiss_kappa"]["value"], cell["gwet_ac1"]["value"]
+    assert ac1 - kappa > DEFAULT_PREVALENCE_MARGIN == cell["prevalence_margin"]
+    # The one rule, the one margin: the same words as the judge-validation report would give.
+    assert cell["prevalence_warning"] == prevalence_warning(kappa, ac1, cell["class_shares"])
+    assert "κ paradox" in cell["prevalence_warning"] and "no 92%, yes 8%" in cell["prevalence_warning"]
+    balanced = {i: {1: v, 2: v} for i, v in enumerate(["yes", "no"] * 5)}
+    assert agreement_cell(YES_NO, balanced, sorted(balanced))["prevalence_warning"] == ""
+
+    # α's interval carries the probabilities it is under Krippendorff's minimums, in words beside it.
+    alpha = cell["krippendorff_alpha"]
+    assert alpha["p_below_text"] == p_below_text(alpha["p_below"])
+    assert alpha["p_below_text"].startswith("P(α < 0.667) = ") and " · P(α < 0.800) = " in alpha["p_below_text"]
+
+    # The Appendix-D report: α with P(α < minimum) in its cell, and the warning under the table, in HTML and Markdown.
+    report = deepcopy(REPORT)
+    report["stages"][0]["agreement"][0]["groups"] = [{"kind": "all", "group": "All items", "pre": cell, "post": cell}]
+    sections = report_sections(report)
+    agreement = next(s for s in sections if s.title == "Agreement")
+    table, warnings = agreement.blocks
+    assert alpha["p_below_text"] in table.rows[0].cells[5].text
+    assert warnings.marker == "prevalence-warnings"
+    assert [[span.text for span in item] for item in warnings.items] == [
+        ["Stage 1, q1, All items (pre-discussion)", f": {cell['prevalence_warning']}"],
+        ["Stage 1, q1, All items (post-discussion)", f": {cell['prevalence_warning']}"],
+    ]
+    markdown = "\n".join(sections_markdown(sections))
+    assert f"- Stage 1, q1, All items (pre-discussion): {cell['prevalence_warning']}" in markdown
+    assert alpha["p_below_text"] in markdown
+    html = render_to_string("annotation/reports/report_body.html", {"sections": sections})
+    assert "<ul data-prevalence-warnings>" in html and escape(alpha["p_below_text"]) in html
+
+    # Without a warning the section says the rule was applied and met by no cell.
+    quiet_cell = agreement_cell(YES_NO, balanced, sorted(balanced))
+    report["stages"][0]["agreement"][0]["groups"] = [
+        {"kind": "all", "group": "All items", "pre": quiet_cell, "post": quiet_cell}
+    ]
+    quiet = next(s for s in report_sections(report) if s.title == "Agreement").blocks[1]
+    assert quiet.text == "No cell's Fleiss κ and Gwet's AC1 differ by more than 0.20: no κ-paradox warning."
+
+
+def test_the_dashboard_shows_the_class_shares_the_warning_and_p_below():
+    cell = agreement_cell(YES_NO, SKEWED, sorted(SKEWED), n_boot=200)
+    row = {"question": "q", **cell}
+    dash = {"agreement": [row], "prevalence_margin": DEFAULT_PREVALENCE_MARGIN, "running": False, "in_queue": 0}
+    dash |= {"items": {}, "annotators": [], "disagreement_rate": None, "adjudication_rate": None}
+    html = render_to_string("annotation/dashboard/_body.html", {"dash": dash, "stage": None, "poll_seconds": 5})
+    assert "data-class-shares>class shares: no 92%, yes 8%<" in html
+    assert f'data-prevalence-warning="q"><strong>q:</strong> {escape(cell["prevalence_warning"])}<' in html
+    assert f"data-alpha-p-below>{escape(cell['krippendorff_alpha']['p_below_text'])}<" in html
+    assert "differ by more than 0.20" in html

@@ -1,9 +1,14 @@
 """The three validity layers per metric (pure): the human ceiling (α with its interval, each annotator against the
 others), the judge against the humans (κ, AC1/AC2 with intervals, the κ-paradox warning, the alt-test at a chosen
-ε, judges ranked by ρ) and the judge's direction (mean judge − human per stratum, tutors' Kendall τ)."""
+ε, judges ranked by ρ) and the judge's direction (mean judge − human per stratum, tutors' Kendall τ); the CSV
+export's alt-test columns per annotator."""
 
+import io
+
+import pandas as pd
 import pytest
 
+from annotation import exports
 from annotation.agreement import krippendorff_alpha
 from annotation.alt_test import alt_test
 from annotation.gwet import gwet_ac
@@ -77,3 +82,28 @@ def test_epsilon_is_validated_and_its_defaults_are_named():
     for wrong in ("0", "0.9", "x", "-0.1"):
         with pytest.raises(validity.EpsilonError):
             validity.epsilon_from(wrong)
+
+
+def test_the_csv_export_carries_the_alt_tests_p_adjusted_per_annotator(layers):
+    _, _, judges, row, found = layers
+    body = {
+        "project": {"id": 1},
+        "rubric": {"label": "v 1"},
+        "judges": [{"key": key, "name": key} for key in judges],
+        "metrics": [{**row, "layers": found}],
+    }
+    text, content_type, name = exports.export_judge_validation(body, "csv")
+    assert content_type.startswith("text/csv") and name.endswith(".csv")
+    table = pd.read_csv(io.StringIO(text)).set_index("judge")
+    assert len(table) == len(judges)  # still one row per metric and judge
+    for key in judges:
+        alt = found["judges"][key]["judge_vs_humans"]["alt_test"]
+        assert len(alt["per_annotator"]) == 3
+        for a in alt["per_annotator"]:
+            prefix = f"alt_test_{a['annotator']}_"
+            assert table.loc[key, prefix + "p_adjusted"] == pytest.approx(a["p_adjusted"], rel=1e-12)
+            assert table.loc[key, prefix + "p_value"] == pytest.approx(a["p_value"], rel=1e-12)
+            assert table.loc[key, prefix + "advantage"] == pytest.approx(a["advantage"], rel=1e-12)
+            assert bool(table.loc[key, prefix + "rejected"]) is a["rejected"]
+            assert table.loc[key, prefix + "n_items"] == a["n_items"]
+        assert table.loc[key, "alt_test_omega"] == pytest.approx(alt["omega"])

@@ -2,8 +2,12 @@
 default ``interval``), the recorded validation, and the audit side's "is this judge validated" (its text, its
 verdicts, the status API). A recording made before the rules had names is read under the interval rule."""
 
+import json
+
 import pytest
 from django.urls import reverse
+from drf_spectacular.generators import SchemaGenerator
+from openapi_schema_validator import OAS30Validator
 
 from annotation.judge_validation import report as report_math
 from annotation.judge_validation.services import validation_project_create
@@ -106,6 +110,15 @@ def test_the_three_layers_and_the_planner_on_the_page_the_api_and_the_exports(ma
     assert [r["n_annotators"] for r in plan["alt_test"]] == [3, 4, 5] and plan["kappa_items"] > 0
     assert plan["epsilon"] == 0.1
     assert researcher_client.get(url, {"epsilon": "2"}).status_code == 400
+    # The schema types the layers, the alt-test and the plan, and this body conforms to it.
+    schema = json.loads(json.dumps(SchemaGenerator().get_schema(request=None, public=True), default=str))
+    report_schema = schema["components"]["schemas"]["ValidationReport"]["properties"]
+    assert report_schema["metrics"]["items"] == {"$ref": "#/components/schemas/JvMetric"}
+    assert {"$ref": "#/components/schemas/JvAltTestChoice"} in report_schema["alt_test"]["allOf"]
+    alt = schema["components"]["schemas"]["JvAltTestAnnotator"]["properties"]
+    assert "p_adjusted" in alt and "rejected" in alt
+    validator = OAS30Validator({"$ref": "#/components/schemas/ValidationReport", "components": schema["components"]})
+    assert [e.message for e in validator.iter_errors(body)] == []
     assert researcher_client.get(url, {"judge_accuracy": "7"}).status_code == 400
 
     page = researcher_client.get(reverse("annotation:judge-validation", args=[project.pk]))

@@ -81,10 +81,15 @@ def test_agreement_equals_an_independent_computation(labelled):
     maths = [0, 2, 4]
     k_maths, _ = independent_kappa_and_alpha([FIRST[i] for i in maths], [SECOND[i] for i in maths])
     assert by_group["maths"]["pre"]["fleiss_kappa"]["value"] == pytest.approx(k_maths, abs=1e-12)
+    # Sub-group rows carry the same seeded bootstrap interval as the overall row.
+    maths_kappa = by_group["maths"]["pre"]["fleiss_kappa"]
+    assert maths_kappa["low"] <= k_maths <= maths_kappa["high"] and maths_kappa["n_boot"] > 0
+    assert set(by_group["maths"]["pre"]["krippendorff_alpha"]["p_below"]) == {"0.667", "0.800"}
     multi = [0, 3]  # both unanimous "yes": one category only, so κ is undefined, not 1
     assert by_group["Multi-turn"]["pre"]["items"] == len(multi)
     assert by_group["Multi-turn"]["pre"]["fleiss_kappa"]["value"] is None
     assert by_group["Multi-turn"]["pre"]["fleiss_kappa"]["undefined_reason"]
+    assert by_group["Multi-turn"]["pre"]["fleiss_kappa"]["low"] is None  # no interval on an undefined value
     # Each group names the subject or modality that selects its items, as the items and exports spell it.
     assert [(g["kind"], g["value"]) for g in groups] == [
         ("all", ""),
