@@ -4,8 +4,8 @@ The soft label is the posterior over the question's values. A row per (stage, qu
 `annotation.crowd_aggregation.METHODS` lists them: the aggregated label, its posterior, the item's number of labels, its
 adjudicated final and gold values, and one column per value, ``p_<value>``, holding the soft label (the question's
 values; a value of another question is empty in CSV, null in Parquet, absent in JSONL, so each row's ``p_`` columns
-sum to 1). ``pandas.read_csv`` and ``pyarrow.parquet`` read the files as they are. CSV cells a spreadsheet would read
-as a formula are neutralised, as in the labels export.
+sum to 1). ``pandas.read_csv``, ``pandas.read_json(lines=True)`` and ``pyarrow.parquet`` read the files as they are.
+CSV cells a spreadsheet would read as a formula are neutralised, as in the labels export.
 """
 
 from __future__ import annotations

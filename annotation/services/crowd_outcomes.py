@@ -41,7 +41,6 @@ def crowd_may_work(user: User) -> bool:
 
 
 @transaction.atomic
-@transaction.atomic
 def crowd_leave(*, recruit: CrowdRecruit) -> CrowdRecruit:
     """The recruit chose not to consent (or to leave): recorded as not consented, with that outcome's code, unless
     they had finished already (their outcome stays). Their unsubmitted main items go back to the pool at once."""

@@ -17,6 +17,7 @@ from rest_framework.pagination import PageNumberPagination
 from annotation.models import CrowdRecruit, Enrollment, Label
 from annotation.selectors.crowd_outcomes import OUTCOME_COLUMNS
 from annotation.services.crowd import crowd_link_configure
+from annotation.services.crowd_outcomes import FINISHED, crowd_may_work, crowd_work_refusal
 from annotation.services.labelling import label_next, main_label_submit
 from annotation.services.training import guideline_confirm
 from annotation.workflow.crowd_status import crowd_status
@@ -357,18 +358,41 @@ def test_the_write_routes_include_the_labelling_training_and_discussion_doors():
     } <= paths
 
 
-@pytest.fixture
-def left_recruit(crowd):
-    browser, recruit = enter(crowd.link, "P-LEFT")
-    browser.post(f"/annotation/crowd/{crowd.link.key}/leave/")
-    return browser
+OUTCOMES = ("completed", "screened_out", "not_consented")
+# Each route once, the three outcomes in turn: every outcome meets every kind of door (a route's methods follow one
+# another, so they meet different outcomes), at the cost of one sweep.
+SWEEP = [(OUTCOMES[n % len(OUTCOMES)], method, path) for n, (method, path) in enumerate(WRITE_ROUTES)]
 
 
-@pytest.mark.parametrize("method, path", WRITE_ROUTES, ids=[f"{m.upper()} {p}" for m, p in WRITE_ROUTES])
-def test_a_finished_recruit_is_refused_on_every_writing_route(left_recruit, method, path):
-    response = getattr(left_recruit, method)(path, {}, content_type="application/json")
+def finished(crowd, outcome: str) -> tuple[Client, CrowdRecruit]:
+    """A recruit who has just finished with `outcome`; no page has recorded it yet but the leave button's."""
+    browser, recruit = enter(crowd.link, f"P-{outcome}")
+    if outcome == "completed":
+        complete_quota(crowd, recruit)
+    elif outcome == "screened_out":
+        Enrollment.objects.filter(user=recruit.user).update(gate_passed=False, status=Enrollment.Status.FAILED)
+    else:
+        browser.post(f"/annotation/crowd/{crowd.link.key}/leave/")
+    return browser, recruit
+
+
+def test_the_refusal_names_each_outcomes_code_and_records_it(crowd, annotator):
+    for outcome in OUTCOMES:
+        _, recruit = finished(crowd, outcome)
+        assert crowd_work_refusal(recruit.user) == FINISHED.format(code=CODES[outcome]), outcome
+        recruit.refresh_from_db()
+        assert (recruit.outcome, recruit.code) == (outcome, CODES[outcome])
+    _, working = enter(crowd.link, "P-WORKING")
+    assert crowd_work_refusal(working.user) == "" and crowd_may_work(working.user)
+    assert crowd_work_refusal(annotator) == "" and crowd_work_refusal(None) == ""
+
+
+@pytest.mark.parametrize("outcome, method, path", SWEEP, ids=[f"{o} {m.upper()} {p}" for o, m, p in SWEEP])
+def test_a_finished_recruit_is_refused_on_every_writing_route(crowd, outcome, method, path):
+    browser, _ = finished(crowd, outcome)
+    response = getattr(browser, method)(path, {}, content_type="application/json")
     assert response.status_code == 403
-    expected = f"You have finished this study; your completion code is {CODES['not_consented']}."
+    expected = FINISHED.format(code=CODES[outcome])
     if path.startswith("/api/"):
         assert response.json() == {"detail": expected}
     else:
