@@ -1,5 +1,6 @@
-"""Template context of a crowd recruit's pages: where their "I do not consent / leave" button posts, and the link's
-terms (time, pay, quota) the training page repeats."""
+"""Template context of a crowd recruit's pages: their "leave" button's address and the link's terms.
+
+The button posts "I do not consent / leave"; the terms (time, pay, quota) are repeated on the stage's training page."""
 
 from django.urls import reverse
 
