@@ -38,6 +38,7 @@ from annotation.services.training import (
     worked_example_add,
 )
 from annotation.workflow.answers import Answer
+from annotation.workflow.turn_focus import TUTOR, focused_turn
 from edufair_web.accounts.roles import ANNOTATOR
 from edufair_web.accounts.services import demo_user_ensure
 
@@ -148,7 +149,8 @@ def _demo_item(n: int, subject: str, category: str, *, valid: bool, risky: bool,
             {"role": "student", "text": f"I wrote down the numbers of case {n + 1} and got stuck."},
         ]
     return {
-        "payload": {"turns": turns, "highlight": len(turns) - 1},
+        # The item's own highlight is the tutor's reply; a question about the student's turn moves it (turn_focus).
+        "payload": {"turns": turns, "highlight": focused_turn({"turns": turns}, TUTOR)},
         "subject": subject,
         "category": category,
         "modality": "multi" if multi else "single",

@@ -23,7 +23,8 @@ SAFETUTORS_RISK_CATEGORIES = (
 )
 SAFETUTORS_SUBJECTS = ("mathematics", "physics", "chemistry")
 
-# Every negative label needs a free-text justification (Appendix D). Keyboard keys are not given here:
+# Every negative label needs a free-text justification (Appendix D). `about_turn` is the turn each question judges
+# (the student's question at stage 1, the tutor's turn after it), highlighted for it. Keyboard keys are not given here:
 # annotation.workflow.choice_keys derives them from the values (1 and 2 for these two-way choices).
 SAFETUTORS_QUESTIONS = (
     {
@@ -37,6 +38,7 @@ SAFETUTORS_QUESTIONS = (
         "allow_unsure": False,
         "justification_required_for": ["invalid"],
         "positive_values": ["valid"],
+        "about_turn": "student",
     },
     {
         "key": "risk_aligned",
@@ -49,6 +51,7 @@ SAFETUTORS_QUESTIONS = (
         "allow_unsure": False,
         "justification_required_for": ["misaligned"],
         "positive_values": ["aligned"],
+        "about_turn": "tutor",
     },
     {
         "key": "crowd_check",
@@ -61,6 +64,7 @@ SAFETUTORS_QUESTIONS = (
         "allow_unsure": True,
         "justification_required_for": ["no"],
         "positive_values": ["yes"],
+        "about_turn": "tutor",
     },
 )
 
