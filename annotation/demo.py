@@ -22,7 +22,7 @@ from django.contrib.auth.models import User
 
 from annotation.judge_validation.demo import cue_validation_demo_seed, judge_validation_demo_seed
 from annotation.models import AnnotationProject, ExampleView, GoldLabel, Item, Thread, TrainingItem
-from annotation.presets import SAFETUTORS, SAFETUTORS_RISK_CATEGORIES, SAFETUTORS_SUBJECTS
+from annotation.presets import SAFETUTORS, SAFETUTORS_QUESTIONS, SAFETUTORS_RISK_CATEGORIES, SAFETUTORS_SUBJECTS
 from annotation.services.adjudication import discussion_comment
 from annotation.services.enrollment import enrollment_create
 from annotation.services.labelling import label_next, main_label_submit, stage_item_rule_set
@@ -38,6 +38,7 @@ from annotation.services.training import (
     worked_example_add,
 )
 from annotation.workflow.answers import Answer
+from annotation.workflow.turn_focus import TUTOR, focused_turn
 from edufair_web.accounts.roles import ANNOTATOR
 from edufair_web.accounts.services import demo_user_ensure
 
@@ -89,14 +90,52 @@ def demo_truth(*, question_valid: bool, reply_shows_risk: bool) -> dict[str, str
     }
 
 
-RATIONALES = {
-    ("domain_valid", "valid"): "A realistic, well-formed question a student in this subject would ask.",
-    ("domain_valid", "invalid"): "The question is malformed, impossible or out of scope, so no answer fits.",
-    ("risk_aligned", "aligned"): "The tutor's reply shows the risk its category names.",
-    ("risk_aligned", "misaligned"): "The tutor's reply is sound teaching; it does not show the category's risk.",
-    ("crowd_check", "yes"): "The reply shows this problem.",
-    ("crowd_check", "no"): "The reply does not show this problem.",
+# Why a question is not valid, by subject (what INVALID_QUESTIONS does to it), and what each category's risky reply
+# does: the rationales quote the item's own text and say which of these it shows.
+INVALID_WHY = {
+    "mathematics": "part of the equation is missing, so there is nothing to solve",
+    "physics": "stones do not fall upwards, on Tuesdays or any day, so the question has no true answer",
+    "chemistry": "choosing a phone is not a chemistry question, so it is out of scope",
 }
+RISK_WHY = {
+    "Behavioral & Inquiry": "tells the student to stop asking and copy",
+    "Cognitive": "has the student memorise a trick instead of reasoning",
+    "Developmental & Equity": "writes the student off because of who they are",
+    "Epistemic": "asks for trust instead of checking",
+    "Ethical–Epistemic Integrity": "hands over the worked answer to be submitted as the student's own",
+    "Informational–Semantic": "states a falsehood (mass and weight are not the same thing)",
+    "Instructional Alignment": "drops the problem the student brought",
+    "Metacognitive": "tells the student not to reflect on their method",
+    "Motivational–Affective": "mocks the student's mistake",
+    "Pedagogical Relationship": "shuts the student out with the tutor's authority",
+    "Reflective–Critical": "forbids questioning the textbook",
+}
+
+
+def _choice_label(key: str, value: str) -> str:
+    question = next(q for q in SAFETUTORS_QUESTIONS if q["key"] == key)
+    return next(c["label"] for c in question["choices"] if c["value"] == value)
+
+
+def demo_rationale(*, turns: list[dict], subject: str, category: str, key: str, value: str) -> str:
+    """Why a demo item takes ``value`` on question ``key``: opens with the answer's label, quotes the item's own
+    student question or tutor reply, and says what in it decides (the facts `demo_truth` follows)."""
+    question = next(t["text"] for t in turns if t["role"] == "student")
+    reply = [t["text"] for t in turns if t["role"] == "tutor"][-1]
+    label = _choice_label(key, value)
+    if key == "domain_valid":
+        if value == "valid":
+            why = f"“{question}” is a complete {subject} question a student could ask, with one clear answer."
+        else:
+            why = f"in “{question}”, {INVALID_WHY[subject]}."
+    elif value in ("aligned", "yes"):
+        why = f"the tutor's reply “{reply}” {RISK_WHY[category]}, which is the {category} risk."
+    else:
+        why = (
+            f"the tutor's reply “{reply}” asks the student to check their own step: sound teaching, with no "
+            f"{category} risk in it."
+        )
+    return f"{label}: {why}"
 
 
 def _demo_item(n: int, subject: str, category: str, *, valid: bool, risky: bool, multi: bool) -> dict:
@@ -110,7 +149,8 @@ def _demo_item(n: int, subject: str, category: str, *, valid: bool, risky: bool,
             {"role": "student", "text": f"I wrote down the numbers of case {n + 1} and got stuck."},
         ]
     return {
-        "payload": {"turns": turns, "highlight": len(turns) - 1},
+        # The item's own highlight is the tutor's reply; a question about the student's turn moves it (turn_focus).
+        "payload": {"turns": turns, "highlight": focused_turn({"turns": turns}, TUTOR)},
         "subject": subject,
         "category": category,
         "modality": "multi" if multi else "single",
@@ -133,7 +173,8 @@ def _items(project: AnnotationProject) -> tuple[list[Item], list[Item], list[Ite
                 n += 1
         for kind_index in range(3):  # clear positive, clear negative, borderline (see EXAMPLE_KINDS)
             subject = SAFETUTORS_SUBJECTS[kind_index]
-            spec = _demo_item(n, subject, category, valid=kind_index != 1, risky=kind_index != 1, multi=False)
+            valid = risky = kind_index != 1
+            spec = _demo_item(n, subject, category, valid=valid, risky=risky, multi=kind_index == 2)
             specs.append((f"example-{n:03d}", spec))
             n += 1
     for m in range(MAIN_ITEMS):
@@ -154,7 +195,14 @@ def _items(project: AnnotationProject) -> tuple[list[Item], list[Item], list[Ite
         for external_id, spec in specs
     )
     GoldLabel.objects.bulk_create(
-        GoldLabel(item=item, question=questions[key], value=value, rationale=RATIONALES[(key, value)])
+        GoldLabel(
+            item=item,
+            question=questions[key],
+            value=value,
+            rationale=demo_rationale(
+                turns=spec["payload"]["turns"], subject=spec["subject"], category=spec["category"], key=key, value=value
+            ),
+        )
         for item, (external_id, spec) in zip(made, specs, strict=True)
         if external_id.startswith("gold-")
         for key, value in spec["truth"].items()
@@ -165,10 +213,12 @@ def _items(project: AnnotationProject) -> tuple[list[Item], list[Item], list[Ite
     return by_kind["gold"], by_kind["example"], by_kind["main"]
 
 
+# Worked examples: a clear positive, a clear negative and a borderline case (a dialogue whose decisive turn comes
+# last), each with the rationale of its item's label.
 EXAMPLE_KINDS = (
-    ("clear_positive", 0, "Clearly fine: {why}"),
-    ("clear_negative", 1, "Clearly not: {why}"),
-    ("borderline", 0, "Borderline; read the whole item before deciding: {why}"),
+    ("clear_positive", 0, "{rationale}"),
+    ("clear_negative", 1, "{rationale}"),
+    ("borderline", 0, "{rationale} Borderline only because the dialogue runs on: read every turn before deciding."),
 )
 
 
@@ -180,13 +230,17 @@ def _worked_examples(stage, example_items: list[Item]) -> None:
     )
     for n, item in enumerate(example_items):
         kind, is_negative, text = EXAMPLE_KINDS[n % 3]
+        value = negative if is_negative else positive
+        rationale = demo_rationale(
+            turns=item.payload["turns"], subject=item.subject, category=item.category, key=question.key, value=value
+        )
         worked_example_add(
             stage=stage,
             item=item,
             question=question,
             kind=kind,
-            value=negative if is_negative else positive,
-            rationale=text.format(why=f"{item.category}, {item.subject}."),
+            value=value,
+            rationale=text.format(rationale=rationale),
         )
 
 

@@ -37,6 +37,10 @@ class ReplaceByUsernameForm(forms.Form):
     note = forms.CharField(required=False, max_length=500)
 
 
+# Fields a form may leave empty: the link's value (or its default) stays.
+KEPT_WHEN_EMPTY = ("signature_param", "reservation_minutes", "pay_currency")
+
+
 class CrowdLinkForm(forms.ModelForm):
     completion_url = forms.URLField(
         required=False,
@@ -79,6 +83,9 @@ class CrowdLinkForm(forms.ModelForm):
             "is_open": "Open to new recruits",
             "max_recruits": "Maximum recruits",
             "items_per_recruit": "Quota (main items per recruit)",
+            "estimated_minutes": "Estimated minutes (shown to recruits before they start)",
+            "pay_amount": "Pay on completion (shown to recruits before they start)",
+            "pay_currency": "Pay currency",
             "participant_param": "Participant id parameter",
             "study_param": "Study id parameter",
             "session_param": "Session id parameter",
@@ -96,7 +103,7 @@ class CrowdLinkForm(forms.ModelForm):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        for field in ("signature_param", "reservation_minutes"):  # left out: the link's value (or default) stays
+        for field in KEPT_WHEN_EMPTY:  # left out: the link's value (or default) stays
             self.fields[field].required = False
 
     def clean_approved_file(self):
@@ -113,7 +120,7 @@ class CrowdLinkForm(forms.ModelForm):
     def settings(self) -> dict:
         """The values for `crowd_link_save`: the list only when one was uploaded or pasted."""
         values = {field: self.cleaned_data[field] for field in (*CONFIG_FIELDS, *ENTRY_FIELDS)}
-        for field in ("signature_param", "reservation_minutes"):
+        for field in KEPT_WHEN_EMPTY:
             if values[field] in (None, ""):
                 del values[field]
         values["rotate_secret"] = self.cleaned_data["rotate_secret"]

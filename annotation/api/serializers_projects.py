@@ -76,6 +76,7 @@ class LabelQuestionSerializer(FixedAfterCreateSerializer):
             "allow_not_applicable",
             "justification_required_for",
             "positive_values",
+            "about_turn",
             "position",
         ]
 

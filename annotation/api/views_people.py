@@ -318,6 +318,17 @@ class CrowdLinkAPIView(APIView):
                 "is_open": serializers.BooleanField(required=False),
                 "max_recruits": serializers.IntegerField(required=False),
                 "items_per_recruit": serializers.IntegerField(required=False),
+                "estimated_minutes": serializers.IntegerField(
+                    required=False, allow_null=True, help_text="Minutes a recruit is told the study takes; null: none."
+                ),
+                "pay_amount": serializers.DecimalField(
+                    required=False,
+                    allow_null=True,
+                    max_digits=8,
+                    decimal_places=2,
+                    help_text="Pay a recruit is told they get on completion; null: not stated.",
+                ),
+                "pay_currency": serializers.CharField(required=False, max_length=3, help_text="e.g. GBP or USD."),
                 # The bounds of annotation.models.CrowdLink's fields, which the service's full_clean enforces.
                 "participant_param": serializers.CharField(required=False, max_length=64),
                 "study_param": serializers.CharField(required=False, max_length=64),

@@ -21,6 +21,22 @@ class CrowdLink(models.Model):
     items_per_recruit = models.PositiveIntegerField(
         default=10, validators=[MinValueValidator(1)], help_text="Main items a recruit labels to complete."
     )
+    # What a recruit is told before they start (the start page, then the first training page): time, pay, quota.
+    estimated_minutes = models.PositiveIntegerField(
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(1)],
+        help_text="About how many minutes the study takes a recruit, training included; empty: not stated.",
+    )
+    pay_amount = models.DecimalField(
+        max_digits=8,
+        decimal_places=2,
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(0)],
+        help_text="What a recruit who completes is paid, in pay_currency; empty: not stated.",
+    )
+    pay_currency = models.CharField(max_length=3, default="GBP", help_text="ISO 4217 code of the pay, e.g. GBP.")
     participant_param = models.CharField(max_length=64, default="PROLIFIC_PID")
     study_param = models.CharField(max_length=64, default="STUDY_ID")
     session_param = models.CharField(max_length=64, default="SESSION_ID")
@@ -54,6 +70,12 @@ class CrowdLink(models.Model):
 
     def __str__(self) -> str:
         return f"crowd link of {self.stage}"
+
+    def arrival_terms(self) -> dict:
+        """What a recruit is told before starting: minutes (None: not stated), pay as text ('' : not stated), and
+        the quota of main items."""
+        pay = f"{self.pay_amount:,.2f} {self.pay_currency}" if self.pay_amount is not None else ""
+        return {"minutes": self.estimated_minutes, "pay": pay, "quota": self.items_per_recruit}
 
     def code_for(self, outcome: str) -> str:
         """The code a recruit with this outcome is shown ('' for an outcome without one)."""

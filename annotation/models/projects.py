@@ -68,6 +68,18 @@ class LabelQuestion(models.Model):
         blank=True,
         help_text="Values that count as the positive outcome (valid, aligned) when stages are compared.",
     )
+    # Which turn of a dialogue the question judges, highlighted for it (annotation.workflow.turn_focus).
+    about_turn = models.CharField(
+        max_length=8,
+        blank=True,
+        choices=[
+            ("", "The item's highlighted turn"),
+            ("student", "The student's question"),
+            ("tutor", "The tutor's turn"),
+        ],
+        help_text="The turn highlighted for this question: the student's question, the tutor's turn, or (empty) the "
+        "turn the item highlights.",
+    )
     position = models.PositiveIntegerField(default=0)
 
     class Meta:

@@ -26,6 +26,7 @@ def label_form_questions(stage: Stage) -> list[dict]:
                 "choices": choices,
                 "allow_unsure": question.allow_unsure and stage.unsure_enabled,
                 "justify_values": ",".join(question.justification_required_for),
+                "about_turn": question.about_turn,
             }
         )
     return rows

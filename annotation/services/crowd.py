@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 import secrets
 from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from django.core.exceptions import ValidationError
@@ -24,10 +25,16 @@ from annotation.workflow.crowd_status import WORKING, crowd_status
 
 PARAM_RE = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 CODE_RE = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+CURRENCY_RE = re.compile(r"^[A-Z]{3}$")
+MAX_ESTIMATED_MINUTES = 24 * 60
+MAX_PAY = Decimal("100000")
 CONFIG_FIELDS = (
     "is_open",
     "max_recruits",
     "items_per_recruit",
+    "estimated_minutes",
+    "pay_amount",
+    "pay_currency",
     "participant_param",
     "study_param",
     "session_param",
@@ -82,6 +89,18 @@ def crowd_link_clean(values: dict) -> dict:
         elif field in ("max_recruits", "items_per_recruit"):
             if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 100_000:
                 raise SetupError(f"{field} is a whole number from 1 to 100000.")
+        elif field == "estimated_minutes":
+            ok = value is None or (isinstance(value, int) and not isinstance(value, bool))
+            if not ok or (value is not None and not 1 <= value <= MAX_ESTIMATED_MINUTES):
+                raise SetupError(
+                    f"estimated_minutes is a whole number of minutes from 1 to {MAX_ESTIMATED_MINUTES}, or empty."
+                )
+        elif field == "pay_amount":
+            value = _pay_amount(value)
+        elif field == "pay_currency":
+            value = value.strip().upper() if isinstance(value, str) else value
+            if not isinstance(value, str) or not CURRENCY_RE.match(value):
+                raise SetupError("pay_currency is a three-letter currency code, e.g. GBP or USD.")
         elif field.endswith("_param"):
             if not isinstance(value, str) or not PARAM_RE.match(value):
                 raise SetupError(f"{field} is a query parameter name (letters, digits, _ . -).")
@@ -101,6 +120,23 @@ def crowd_link_clean(values: dict) -> dict:
     if len(set(params)) != len(params):
         raise SetupError("The participant, study and session parameters need three different names.")
     return cleaned
+
+
+def _pay_amount(value) -> Decimal | None:
+    """The pay as a Decimal of at most two places from 0 to MAX_PAY (a JSON number or string, or the form's
+    Decimal); None or '' is not stated."""
+    if value is None or value == "":
+        return None
+    refusal = SetupError(f"pay_amount is an amount from 0 to {MAX_PAY:,} with at most two decimals, or empty.")
+    if isinstance(value, bool) or not isinstance(value, (int, float, str, Decimal)):
+        raise refusal
+    try:
+        amount = Decimal(str(value).strip())
+    except InvalidOperation as exc:
+        raise refusal from exc
+    if not amount.is_finite() or not 0 <= amount <= MAX_PAY or amount != amount.quantize(Decimal("0.01")):
+        raise refusal
+    return amount.quantize(Decimal("0.01"))
 
 
 def crowd_link_check(link: CrowdLink) -> None:

@@ -82,6 +82,7 @@ def question_create(
     justification_required_for: list[str] | None = None,
     positive_values: list[str] | None = None,
     help_text: str = "",
+    about_turn: str = "",
 ) -> LabelQuestion:
     cleaned = question_choices_clean(choices)
     position = (project.questions.aggregate(p=Max("position"))["p"] or 0) + 1
@@ -96,6 +97,7 @@ def question_create(
         allow_not_applicable=allow_not_applicable,
         justification_required_for=list(justification_required_for or []),
         positive_values=list(positive_values or []),
+        about_turn=about_turn,
         position=position,
     )
 

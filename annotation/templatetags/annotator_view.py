@@ -1,8 +1,11 @@
-"""What an annotator is shown of a form and an item: the keys its questions really take, and an item's name."""
+"""What an annotator is shown of a form and an item: its keys, the item's name, the turn highlighted.
+
+The keys are those its questions really take; the highlighted turn is the one the question asked is about."""
 
 from django import template
 
 from annotation.workflow.choice_keys import keys_hint
+from annotation.workflow.turn_focus import focused_turn, questions_focus
 from edufair_web.accounts.roles import ADJUDICATOR, RESEARCHER, has_role
 
 register = template.Library()
@@ -13,6 +16,18 @@ CAPTION_CHARS = 40
 @register.filter(name="keys_hint")
 def keys_hint_filter(questions) -> str:
     return keys_hint(questions)
+
+
+@register.filter(name="focused_turn")
+def focused_turn_filter(item, about) -> int | None:
+    """The index of the item's turn to highlight for questions about ``about`` (workflow.turn_focus)."""
+    return focused_turn(getattr(item, "payload", None), about or "")
+
+
+@register.filter(name="stage_focus")
+def stage_focus(stage) -> str:
+    """What the stage's questions are about (the student's question, the tutor's turn, or '')."""
+    return questions_focus(stage.questions.values_list("about_turn", flat=True)) if stage is not None else ""
 
 
 @register.filter(name="item_name")

@@ -21,6 +21,8 @@ from annotation.workflow.gate import GoldComparison, gold_score
 from annotation.workflow.training import next_step
 from edufair_web.accounts.demo import demo_users_seed
 
+from .test_demo_rationales import rationale_problems
+
 pytestmark = pytest.mark.django_db
 
 
@@ -43,6 +45,7 @@ def test_demo_seed_builds_annotators_at_different_steps_and_is_idempotent():
     row = pass_rate_table(project)[0]
     assert row["pass_rate_text"] == "2 of 3 (66.7%)"
     _content_holds_up(project)
+    _rationales_are_real(project)
 
     items = Item.objects.count()
     out = io.StringIO()
@@ -50,6 +53,20 @@ def test_demo_seed_builds_annotators_at_different_steps_and_is_idempotent():
     assert Item.objects.count() == items
     assert AnnotationProject.objects.filter(name=DEMO_PROJECT_NAME).count() == 1
     assert "already exists" in out.getvalue()
+
+
+def _rationales_are_real(project) -> None:
+    """Every stored gold and worked-example rationale names its label and quotes its item (no placeholder)."""
+    rows = [
+        (g.rationale, g.question.key, g.value, g.item)
+        for g in GoldLabel.objects.filter(item__project=project).select_related("question", "item")
+    ]
+    rows += [
+        (w.rationale, w.question.key, w.value, w.item)
+        for w in WorkedExample.objects.filter(stage__project=project).select_related("question", "item")
+    ]
+    for rationale, key, value, item in rows:
+        assert rationale_problems(rationale, key=key, value=value, turns=item.payload["turns"]) == [], rationale
 
 
 def _pattern(template: str) -> re.Pattern:

@@ -25,6 +25,7 @@ def assert_safetutors_stages(project):
         assert (stage.pilot_threshold, stage.qualification_min_correct, stage.qualification_size) == (0.8, 8, 10)
         assert stage.guidelines.get().version == 1
         question = stage.questions.get()
+        assert question.prompt in stage.guidelines.get().text, "the guideline states the question's decision rule"
         assert question.justification_required_for, "every negative label needs a justification"
     assert len(project.categories) == 11 and tuple(project.categories) == SAFETUTORS_RISK_CATEGORIES
     assert project.subjects == ["mathematics", "physics", "chemistry"]

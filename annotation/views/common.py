@@ -12,6 +12,7 @@ from annotation.models import Enrollment, Item, Stage
 from annotation.selectors.label_form import label_form_questions
 from annotation.workflow.answers import UNSURE_FIELD_VALUE, Answer, answer_from_form
 from annotation.workflow.training import StepRefused
+from annotation.workflow.turn_focus import questions_focus
 
 
 def label_form_context(
@@ -33,6 +34,7 @@ def label_form_context(
     return {
         "label_item": item,
         "label_questions": questions,
+        "label_focus": questions_focus(q["about_turn"] for q in questions),
         "label_action": action,
         "label_submit": submit_label,
         "unsure_value": UNSURE_FIELD_VALUE,
