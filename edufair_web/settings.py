@@ -110,6 +110,8 @@ TEMPLATES = [
                 # A crowd recruit's "I do not consent / leave" button.
                 "annotation.crowd_context.crowd_leave",
             ],
+            # How every page writes a rate, a count, a cost and a time (`edufair_web.display`).
+            "builtins": ["edufair_web.display_tags"],
         },
     },
 ]
