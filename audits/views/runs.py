@@ -62,6 +62,7 @@ from audits.services.judging import audit_turns_rejudge
 from edufair_web.accounts.permissions import ResearcherRequiredMixin
 from edufair_web.api_parameters import choice_refusal
 from edufair_web.converters import IdModelMultipleChoiceField, parse_id
+from edufair_web.display import AUDIT_COST_CURRENCY
 from edufair_web.json_input import DepthBoundedDecoder
 from edufair_web.text_limits import NOTE_MAX
 
@@ -93,8 +94,8 @@ class ModelEndpointForm(forms.ModelForm):
             "tokens_per_minute": "Tokens per minute",
             "extra_params": "Extra request parameters (JSON)",
             "simulation_config": "Simulation settings (JSON)",
-            "price_input_per_million": "Price per million input tokens",
-            "price_output_per_million": "Price per million output tokens",
+            "price_input_per_million": f"Price per million input tokens ({AUDIT_COST_CURRENCY})",
+            "price_output_per_million": f"Price per million output tokens ({AUDIT_COST_CURRENCY})",
             "batch_capable": "Batch API capable",
             "batch_price_factor": "Batch price factor",
             "batch_fallback": "Without a Batch API",
@@ -104,6 +105,11 @@ class ModelEndpointForm(forms.ModelForm):
             "api_key_header": "API key header",
             "extra_headers": "Extra headers (JSON, not secret)",
             "query_params": "Query parameters (JSON, not secret)",
+        }
+        # Every audit cost is in one currency (`edufair_web.display`), so an endpoint's prices are too.
+        help_texts = {
+            "price_input_per_million": f"In {AUDIT_COST_CURRENCY}; costs on the pages are in it.",
+            "price_output_per_million": f"In {AUDIT_COST_CURRENCY}.",
         }
         fields = [
             "name",
