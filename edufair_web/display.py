@@ -52,7 +52,7 @@ def count(value) -> str:
 
 
 def money(amount, currency: str = AUDIT_COST_CURRENCY) -> str:
-    """An amount with its currency: "$0" for zero, "< $0.0001" for a tiny non-zero amount, four significant
+    """An amount with its currency: "$0" for zero, "< $0.0001" for a tiny non-zero amount, up to four
     decimals below one unit ("$0.0012", "$0.50"), cents above ("$1,234.56"); a currency without a symbol is written
     after the number ("12.50 CHF"); "—" when undefined."""
     number = _number(amount)
