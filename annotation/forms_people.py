@@ -8,7 +8,7 @@ from django import forms
 from annotation.models import CrowdLink
 from annotation.services.crowd import CONFIG_FIELDS
 from annotation.services.crowd_entry_settings import ENTRY_FIELDS, MAX_APPROVED_BYTES
-from edufair_web.accounts.roles import ROLES
+from edufair_web.accounts.roles import ANNOTATOR, ROLES
 
 # An approved list's text, uploaded or pasted (a Prolific export of 100000 participants is a few MB).
 
@@ -21,6 +21,10 @@ class PersonCreateForm(forms.Form):
     def __init__(self, *args, roles=ROLES, **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["role"].choices = [(role, role) for role in ROLES if role in roles]
+        # The role most people are given is the one offered first: an invitation meant for an annotator is not
+        # sent as an adjudicator's by a form left as it opened.
+        if ANNOTATOR in roles:
+            self.fields["role"].initial = ANNOTATOR
 
 
 class BulkEnrolForm(forms.Form):

@@ -110,6 +110,8 @@ TEMPLATES = [
                 # A crowd recruit's "I do not consent / leave" button.
                 "annotation.crowd_context.crowd_leave",
             ],
+            # How every page writes a rate, a count, a cost and a time (`edufair_web.display`).
+            "builtins": ["edufair_web.display_tags"],
         },
     },
 ]
@@ -435,6 +437,8 @@ IMPORT_RECORD_MAX_BYTES = int(os.environ.get("IMPORT_RECORD_MAX_BYTES", 1024 * 1
 # A worker is shown as alive on /healthz when it wrote its heartbeat this recently.
 WORKER_HEARTBEAT_SECONDS = int(os.environ.get("WORKER_HEARTBEAT_SECONDS", "10"))
 WORKER_ALIVE_SECONDS = int(os.environ.get("WORKER_ALIVE_SECONDS", "60"))
+# A worker silent longer than this is gone (stopped, or restarted under another name): /system/ no longer lists it.
+WORKER_GONE_SECONDS = int(os.environ.get("WORKER_GONE_SECONDS", "3600"))
 # Anonymous /healthz answers from a probe at most this old (per process); signed-in staff get a live one.
 HEALTHZ_STATUS_SECONDS = float(os.environ.get("HEALTHZ_STATUS_SECONDS", "5"))
 

@@ -43,7 +43,10 @@ def test_rules_on_the_pages_the_api_and_the_report(make_user):
         text = body.replace("&#x27;", "'").replace("&quot;", '"')
         assert QUALIFICATION in text, name
         assert PILOT in text, name
-    assert "coverage (answered / pilot items) <strong data-pilot-coverage>0.75" in bodies["pilot feedback"]
+    # Scores are percentages, as the thresholds they are compared with ("at least 80%").
+    assert "coverage (answered / pilot items) <strong data-pilot-coverage>75%" in bodies["pilot feedback"]
+    assert "<strong>100%</strong> on the items you answered" in bodies["pilot feedback"]
+    assert '<td class="num" data-pilot-score>100%</td>' in bodies["stage page"]
     state = annotator.get(f"/api/annotation/training/{stage_pk}/").json()
     assert state["gate"]["rules"]["qualification"] == QUALIFICATION
     assert report["gate"][0]["rules"]["pilot"] == PILOT and report["gate"][0]["min_coverage"] == 0.7

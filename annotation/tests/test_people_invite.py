@@ -6,6 +6,7 @@ import re
 import pytest
 from django.contrib.auth.models import User
 from django.test import Client
+from django.urls import reverse
 from rest_framework.test import APIClient
 
 from edufair_web.accounts.people import PeopleError, person_create, person_deactivate, person_invite_path
@@ -204,3 +205,10 @@ def test_a_taken_username_is_refused(make_user, researcher):
     make_user("annotator", username="taken")
     page = client_for(researcher).post("/annotation/people/", {"username": "Taken", "role": "annotator"})
     assert page.status_code == 400 and "is taken" in page.content.decode()
+
+
+@pytest.mark.parametrize("by_role", ["researcher", "operator"])
+def test_the_create_form_opens_on_the_annotator_role(make_user, by_role):
+    page = client_for(make_user(by_role)).get(reverse("annotation:people")).content.decode()
+    selected = re.findall(r'<option value="(\w+)"[^>]*selected', page)
+    assert selected == ["annotator"]

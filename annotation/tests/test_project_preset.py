@@ -39,7 +39,7 @@ def test_preset_in_one_click_on_the_page(researcher_client):
     assert response.status_code == 302 and response.url == reverse("annotation:project", args=[project.pk])
     assert_safetutors_stages(project)
     page = researcher_client.get(response.url).content.decode()
-    assert "Crowd check" in page and "10.00 USD" in page
+    assert "Crowd check" in page and "$10.00" in page
 
 
 def test_preset_through_the_api(researcher_client):

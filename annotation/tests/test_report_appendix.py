@@ -5,6 +5,7 @@ and JSON renderings (and `manage.py annotation_report`) carry the same numbers."
 
 import io
 import json
+import re
 from decimal import Decimal
 
 import krippendorff
@@ -144,11 +145,15 @@ def test_the_three_formats_and_the_command_agree(labelled, researcher_client):
     assert from_command["stages"][0]["adjudication"]["headline"] == "2/6 = 33.3% no majority"
     page = researcher_client.get(reverse("annotation:report", args=[labelled.project.pk]))
     assert page.status_code == 200 and kappa_text in page.content.decode()
+    # Pages give the time to the minute in the site's zone; the JSON keeps ISO 8601.
+    assert re.search(r"Generated \d{4}-\d\d-\d\d \d\d:\d\d UTC", page.content.decode())
+    assert not re.search(r"Generated \d{4}-\d\d-\d\dT", page.content.decode())
     for fmt in ("html", "md", "json"):
         download = researcher_client.get(reverse("annotation:report-download", args=[labelled.project.pk, fmt]))
         assert download.status_code == 200 and "33.3% no majority" in download.content.decode()
     api = researcher_client.get(reverse("annotation-report", args=[labelled.project.pk]))
     assert api.json()["stages"][0]["adjudication"]["headline"] == "2/6 = 33.3% no majority"
+    assert "T" in api.json()["generated_at"]
 
 
 def test_only_researchers_read_the_report(labelled, client, make_user):

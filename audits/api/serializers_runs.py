@@ -16,6 +16,7 @@ from audits.models.llm import ENDPOINT_REQUEST_FIELDS, validate_env_var_name
 from audits.run_outcome import FAILED, FINISHED, FINISHED_WITH_FAILURES, run_outcome
 from audits.selectors.endpoints import endpoint_model_mismatches
 from audits.selectors.runs import audit_requests_sent, audit_run_outcome
+from audits.services.audit_lifecycle import CLONE_FACTORS
 from edufair_web.json_parser import DepthBoundedJSONField
 from edufair_web.text_limits import NOTE_MAX
 
@@ -248,10 +249,12 @@ class CalibrationTutorSerializer(serializers.Serializer):
 
 
 class CloneSerializer(serializers.Serializer):
-    factor = serializers.ChoiceField(
-        choices=["student_endpoint", "judge_endpoint", "check_endpoint", "judge_template", "seed", "tutors"]
+    factor = serializers.ChoiceField(choices=list(CLONE_FACTORS))
+    value = DepthBoundedJSONField(
+        help_text="An endpoint id, a template id, a seed, a list of tutor ids, or for `conditions` an object of the "
+        "launch form's condition fields (control, explicit_dimensions, intersectional_dimensions, implicit, "
+        "names_per_cell, tell_tutor_name, opposite; one left out takes the launch form's default)."
     )
-    value = DepthBoundedJSONField(help_text="An endpoint id, a template id, a seed, or a list of tutor ids.")
     name = serializers.CharField(required=False, allow_blank=True, default="", max_length=200)
 
 

@@ -12,11 +12,12 @@ import numpy as np
 from django.db.models import Avg, Count, F, FloatField, Min, Q, Sum
 from django.utils import timezone
 
-from audits.conditions import analysis_design
+from audits.conditions import ConditionChoice, analysis_design
 from audits.judge import CONVERSATION_METRICS, METRICS, STUDENT_METRICS
 from audits.llm.dialogue import requests_preview
 from audits.models import Audit, Condition, Dialogue, LLMCall, ModelEndpoint, PromptTemplate, Turn, TurnScore
 from audits.run_outcome import LABELS, TONES, group_failures, host_of, run_outcome
+from audits.selectors.design import design_dimensions
 from audits.selectors.endpoints import endpoint_limit_statuses
 
 
@@ -172,9 +173,53 @@ def audit_list(*, user=None):
     )
 
 
+CLONE_CONDITION_FIELDS = {
+    "control": bool,
+    "explicit_dimensions": list,
+    "intersectional_dimensions": list,
+    "implicit": bool,
+    "names_per_cell": int,
+    "tell_tutor_name": bool,
+    "opposite": bool,
+}
+
+
+def clone_conditions(value) -> ConditionChoice:
+    """A clone's conditions as the launch form's condition fields give them (an object of those fields; one left
+    out takes the launch form's default), checked as the launch form checks them."""
+    if not isinstance(value, dict):
+        raise ValueError(f"conditions are an object with the fields {', '.join(CLONE_CONDITION_FIELDS)}")
+    unknown = sorted(set(value) - set(CLONE_CONDITION_FIELDS))
+    if unknown:
+        raise ValueError(f"unknown condition field {unknown[0]!r}; the fields are {', '.join(CLONE_CONDITION_FIELDS)}")
+    known = {key for key, _ in design_dimensions()}
+    choice = {}
+    for name, kind in CLONE_CONDITION_FIELDS.items():
+        given = value.get(name)
+        if given is None:
+            continue
+        if kind is int and (isinstance(given, bool) or not isinstance(given, int) or given < 1):
+            raise ValueError(f"{name} is a whole number of at least 1, or null for every name")
+        if kind is bool and not isinstance(given, bool):
+            raise ValueError(f"{name} is true or false")
+        if kind is list:
+            if not isinstance(given, list) or not all(isinstance(d, str) for d in given):
+                raise ValueError(f"{name} is a list of dimension keys")
+            strange = [d for d in given if d not in known]
+            if strange:
+                raise ValueError(f"{name}: no dimension {strange[0]!r}; the dimensions are {', '.join(sorted(known))}")
+            given = tuple(given)
+        choice[name] = given
+    if len(choice.get("intersectional_dimensions", ())) == 1:
+        raise ValueError("intersectional_dimensions: cross at least two dimensions, or none")
+    return ConditionChoice(**choice)
+
+
 def clone_factor_value(factor: str, value):
     """The object a clone factor names (`audits.services.audit_lifecycle.audit_clone`), from the id (or
-    seed) a form or the API sends."""
+    seed, or the conditions' fields) a form or the API sends."""
+    if factor == "conditions":
+        return clone_conditions(value)
     if factor == "seed":
         return int(value)
     if factor == "tutors":

@@ -30,6 +30,8 @@ from audits.services.task_queue import AUDIT_RUN_BATCH, AUDIT_SWEEP, audit_task_
 
 # --- conditions ----------------------------------------------------------------------------------
 
+# The fields of a `ConditionChoice` that are tuples (lists once stored as an audit's design).
+_TUPLE_CHOICES = ("explicit_dimensions", "intersectional_dimensions", "implicit_rows", "opposite_levels")
 CONDITION_FIELDS = (
     "kind",
     "key",
@@ -163,8 +165,7 @@ def audit_create_from_design(
     question_ids = [pk for ids in picked.values() for pk in ids]
     if not question_ids:
         raise ValueError("the selection holds no questions; import some first")
-    tuple_fields = ("explicit_dimensions", "intersectional_dimensions", "implicit_rows", "opposite_levels")
-    choice = {k: tuple(v) if k in tuple_fields else v for k, v in choice.items()}
+    choice = {k: tuple(v) if k in _TUPLE_CHOICES else v for k, v in choice.items()}
     specs = design_conditions(choice=ConditionChoice(**choice))
     return audit_create(
         name=name,
@@ -377,7 +378,30 @@ def audit_next_lease_expiry(*, audit_id: int) -> float | None:
 # --- cloning -------------------------------------------------------------------------------------
 
 
-CLONE_FACTORS = ("student_endpoint", "judge_endpoint", "judge_template", "seed", "tutors", "check_endpoint")
+CLONE_FACTORS = (
+    "student_endpoint",
+    "judge_endpoint",
+    "judge_template",
+    "seed",
+    "tutors",
+    "check_endpoint",
+    "conditions",
+)
+
+
+def conditions_described(choice: ConditionChoice) -> str:
+    """A condition choice in words, for a clone's name and its one change."""
+    parts = ["control"] if choice.control else []
+    if choice.explicit_dimensions:
+        parts.append(f"explicit {'/'.join(choice.explicit_dimensions)}")
+    if choice.intersectional_dimensions:
+        parts.append(f"intersectional {' × '.join(choice.intersectional_dimensions)}")
+    if choice.implicit:
+        names = f"{choice.names_per_cell} per cell" if choice.names_per_cell else "every name"
+        parts.append(f"implicit names ({names}{', told to the tutor' if choice.tell_tutor_name else ''})")
+    if choice.opposite:
+        parts.append("opposite 2 × 2")
+    return ", ".join(parts) or "no condition"
 
 
 @transaction.atomic
@@ -385,7 +409,8 @@ def audit_clone(*, audit: Audit, change: dict, created_by=None, name: str = "") 
     """A copy of the audit with exactly one factor changed. Unchanged calls come from the ledger.
 
     `change` holds one of: student_endpoint, judge_endpoint, check_endpoint, judge_template (PromptTemplate),
-    seed (int), tutors (list of endpoints).
+    seed (int), tutors (list of endpoints), conditions (a `ConditionChoice`, drawn over the design tables as the
+    launch form draws it, its names seeded by the audit's seed).
     """
     if len(change) != 1 or next(iter(change)) not in CLONE_FACTORS:
         raise ValueError(f"change exactly one of: {', '.join(CLONE_FACTORS)}")
@@ -404,7 +429,22 @@ def audit_clone(*, audit: Audit, change: dict, created_by=None, name: str = "") 
         "check": audit.check_template,
     }
     tutors = list(audit.tutors.all())
-    if factor == "tutors":
+    conditions = [{f: getattr(c, f) for f in CONDITION_FIELDS} for c in audit.conditions.all()]
+    design = audit.design
+    if factor == "conditions":
+        choice = dataclasses.replace(value, seed=audit.seed)
+        specs = design_conditions(choice=choice)
+        if len(specs) < 2:
+            raise ValueError("these conditions leave nothing to compare: choose at least two")
+        if {condition_values(spec)["key"] for spec in specs} == {c["key"] for c in conditions}:
+            raise ValueError("these are the audit's own conditions: change at least one")
+        conditions = specs
+        design = {
+            **(audit.design or {}),
+            **{k: list(v) if k in _TUPLE_CHOICES else v for k, v in dataclasses.asdict(choice).items()},
+        }
+        described = conditions_described(choice)
+    elif factor == "tutors":
         tutors = list(value)
         described = ", ".join(str(t) for t in tutors)
     elif factor == "judge_template":
@@ -418,13 +458,13 @@ def audit_clone(*, audit: Audit, change: dict, created_by=None, name: str = "") 
         description=audit.description,
         tutors=tutors,
         questions=audit.questions.all(),
-        conditions=[{f: getattr(c, f) for f in CONDITION_FIELDS} for c in audit.conditions.all()],
+        conditions=conditions,
         t_max=audit.t_max,
         answer_precheck=audit.answer_precheck,
         max_reasks=audit.max_reasks,
         templates=templates,
         question_selection=audit.question_selection,
-        design=audit.design,
+        design=design,
         batch_size=audit.batch_size,
         created_by=created_by,
         **fields,

@@ -94,8 +94,8 @@ def test_the_preview_page_plans_with_a_typed_sd_and_says_how_to_get_one_without(
     assert shown.plan.strata == strata and row.per_stratum == expected.per_side
     assert row.turns == expected.per_side * strata and row.labels == expected.per_side * strata * 3
     html = response.content.decode()
-    assert f"data-per-stratum>{expected.per_side}<" in html
-    assert f"data-labels>{expected.per_side * strata * 3}<" in html and "λ = 1" in html
+    assert f"data-per-stratum>{expected.per_side:,}<" in html
+    assert f"data-labels>{expected.per_side * strata * 3:,}<" in html and "λ = 1" in html
     assert "has no recorded judge validation" in html
 
     blank = researcher_client.get(url, {**QUERY, "judge_endpoint": judge.pk})

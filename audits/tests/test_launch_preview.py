@@ -222,8 +222,8 @@ def test_the_launch_preview_has_the_preview_pages_numbers(researcher_client, end
     assert got.contrast_list == expected.contrast_list
     html = response.content.decode()
     assert (
-        f'id="preview-dialogues">{expected.dialogues}<' in html
-        and f'id="preview-calls">{expected.calls["total"]}<' in html
+        f'id="preview-dialogues">{expected.dialogues:,}<' in html
+        and f'id="preview-calls">{expected.calls["total"]:,}<' in html
     )
     assert 'id="preview-cost">' in html and response.context["cost"].total > 0
 

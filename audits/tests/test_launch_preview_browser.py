@@ -55,7 +55,7 @@ def test_launch_from_the_form_with_the_preview_visible(page, make_user, monkeypa
     page.locator("#id_explicit_dimensions").get_by_label("Gender").check()
     # Control + three gender levels on 15 questions; 15 pairs per contrast is enough: no warning.
     expect(dialogues).to_have_text("60")
-    expect(page.locator("#preview-calls")).to_have_text(str(60 * 10 * (2 + 3 + 1)))
+    expect(page.locator("#preview-calls")).to_have_text(f"{60 * 10 * (2 + 3 + 1):,}")
     expect(page.locator("#launch-check")).to_have_text("")
     assert "yes" in page.inner_text("#preview-power") and not page.locator("#id_confirm").count()
     # Five questions: five pairs per contrast, so the form asks for "launch anyway".

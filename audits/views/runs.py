@@ -62,6 +62,7 @@ from audits.services.judging import audit_turns_rejudge
 from edufair_web.accounts.permissions import ResearcherRequiredMixin
 from edufair_web.api_parameters import choice_refusal
 from edufair_web.converters import IdModelMultipleChoiceField, parse_id
+from edufair_web.display import AUDIT_COST_CURRENCY
 from edufair_web.json_input import DepthBoundedDecoder
 from edufair_web.text_limits import NOTE_MAX
 
@@ -93,8 +94,8 @@ class ModelEndpointForm(forms.ModelForm):
             "tokens_per_minute": "Tokens per minute",
             "extra_params": "Extra request parameters (JSON)",
             "simulation_config": "Simulation settings (JSON)",
-            "price_input_per_million": "Price per million input tokens",
-            "price_output_per_million": "Price per million output tokens",
+            "price_input_per_million": f"Price per million input tokens ({AUDIT_COST_CURRENCY})",
+            "price_output_per_million": f"Price per million output tokens ({AUDIT_COST_CURRENCY})",
             "batch_capable": "Batch API capable",
             "batch_price_factor": "Batch price factor",
             "batch_fallback": "Without a Batch API",
@@ -105,12 +106,15 @@ class ModelEndpointForm(forms.ModelForm):
             "extra_headers": "Extra headers (JSON, not secret)",
             "query_params": "Query parameters (JSON, not secret)",
         }
+        # Every audit cost is in one currency (`edufair_web.display`), so an endpoint's prices are too.
         help_texts = {
             "reasoning_format": "How the model's reasoning arrives: auto (a reasoning field, and <think> blocks "
             "removed from the reply), field (a separate field only), tags (inside the reply only; a reply cut off "
             "by max tokens before </think> is all reasoning: set this for DeepSeek-R1-Distill without a reasoning "
             "parser, whose chat template opens <think> in the prompt, since auto cannot tell such a reply from an "
             "answer), none (the reply as it comes). Only the reply is the turn; the reasoning is kept in the ledger.",
+            "price_input_per_million": f"In {AUDIT_COST_CURRENCY}; costs on the pages are in it.",
+            "price_output_per_million": f"In {AUDIT_COST_CURRENCY}.",
         }
         fields = [
             "name",
@@ -154,7 +158,49 @@ class ModelEndpointForm(forms.ModelForm):
         return cleaned
 
 
-class AuditForm(forms.Form):
+class ConditionFieldsForm(forms.Form):
+    """The design's condition fields (`audits/partials/condition_fields.html`): the launch form's, and the clone
+    form's when the conditions are the factor changed."""
+
+    control = forms.BooleanField(required=False, initial=True, label="Control (no cue)")
+    explicit_dimensions = forms.MultipleChoiceField(
+        choices=(), required=False, widget=forms.CheckboxSelectMultiple, label="Explicit: dimensions"
+    )
+    intersectional_dimensions = forms.MultipleChoiceField(
+        choices=(), required=False, widget=forms.CheckboxSelectMultiple, label="Intersectional: cross these dimensions"
+    )
+    implicit = forms.BooleanField(required=False, label="Implicit (names)")
+    names_per_cell = forms.IntegerField(required=False, min_value=1, help_text="Names per gender × ethnicity.")
+    tell_tutor_name = forms.BooleanField(required=False, label="Also tell the tutor the name")
+    opposite = forms.BooleanField(required=False, label="Opposite (2 × 2 gender)")
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        # The dimensions the launch draws its levels from (the tables, or the defaults), as the preview offers.
+        self.fields["explicit_dimensions"].choices = design_dimensions()
+        self.fields["intersectional_dimensions"].choices = design_dimensions()
+
+    def clean(self):
+        data = super().clean()
+        if len(data.get("intersectional_dimensions") or []) == 1:
+            self.add_error("intersectional_dimensions", "Cross at least two dimensions, or none.")
+        return data
+
+    def condition_values(self) -> dict:
+        """The condition fields as `audits.conditions.ConditionChoice` takes them (its seed aside)."""
+        data = self.cleaned_data
+        return {
+            "control": data.get("control", False),
+            "explicit_dimensions": list(data.get("explicit_dimensions") or []),
+            "intersectional_dimensions": list(data.get("intersectional_dimensions") or []),
+            "implicit": data.get("implicit", False),
+            "names_per_cell": data.get("names_per_cell"),
+            "tell_tutor_name": data.get("tell_tutor_name", False),
+            "opposite": data.get("opposite", False),
+        }
+
+
+class AuditForm(ConditionFieldsForm):
     """The launch form. Its design part (questions, conditions, dialogue length) is read into the same plain
     values the design preview uses, so both pages show one computation (`design_preview_compute`)."""
 
@@ -189,17 +235,6 @@ class AuditForm(forms.Form):
         help_text="Overrides, e.g. “mathematics=0.3, physics=50”: a decimal is a fraction, a whole number a count.",
     )
     seed = forms.IntegerField(initial=0, min_value=0)
-    control = forms.BooleanField(required=False, initial=True, label="Control (no cue)")
-    explicit_dimensions = forms.MultipleChoiceField(
-        choices=(), required=False, widget=forms.CheckboxSelectMultiple, label="Explicit: dimensions"
-    )
-    intersectional_dimensions = forms.MultipleChoiceField(
-        choices=(), required=False, widget=forms.CheckboxSelectMultiple, label="Intersectional: cross these dimensions"
-    )
-    implicit = forms.BooleanField(required=False, label="Implicit (names)")
-    names_per_cell = forms.IntegerField(required=False, min_value=1, help_text="Names per gender × ethnicity.")
-    tell_tutor_name = forms.BooleanField(required=False, label="Also tell the tutor the name")
-    opposite = forms.BooleanField(required=False, label="Opposite (2 × 2 gender)")
     t_max = forms.IntegerField(initial=10, min_value=1, max_value=50, label="T_max (tutor turns)")
     answer_precheck = forms.BooleanField(required=False, help_text="Skip the model check when no answer appears.")
     max_reasks = forms.IntegerField(initial=DEFAULT_MAX_REASKS, min_value=0, max_value=10, label="Judge re-asks")
@@ -230,9 +265,6 @@ class AuditForm(forms.Form):
         super().__init__(*args, **kwargs)
         domains = Question.objects.order_by("domain").values_list("domain", flat=True).distinct()
         self.fields["domains"].choices = [(d, d) for d in domains]
-        # The dimensions the launch draws its levels from (the tables, or the defaults), as the preview offers.
-        self.fields["explicit_dimensions"].choices = design_dimensions()
-        self.fields["intersectional_dimensions"].choices = design_dimensions()
         self.fields["calibration_level"].choices = calibration_levels()
         # Role-appropriate lists: each offers the endpoints of its role (`ModelEndpoint.roles`), and the endpoints
         # chosen as student and judge are not offered as tutors.
@@ -262,8 +294,6 @@ class AuditForm(forms.Form):
         data = super().clean()
         if data.get("count") and data.get("fraction"):
             raise forms.ValidationError("Choose a count or a fraction per domain, not both.")
-        if len(data.get("intersectional_dimensions") or []) == 1:
-            self.add_error("intersectional_dimensions", "Cross at least two dimensions, or none.")
         if data.get("calibration"):
             self._check_calibration(data)
         return data
@@ -318,17 +348,7 @@ class AuditForm(forms.Form):
         return QuestionSelection(**{**values, "domains": tuple(values["domains"])})
 
     def choice_values(self) -> dict:
-        data = self.cleaned_data
-        return {
-            "control": data.get("control", False),
-            "explicit_dimensions": list(data.get("explicit_dimensions") or []),
-            "intersectional_dimensions": list(data.get("intersectional_dimensions") or []),
-            "implicit": data.get("implicit", False),
-            "names_per_cell": data.get("names_per_cell"),
-            "tell_tutor_name": data.get("tell_tutor_name", False),
-            "opposite": data.get("opposite", False),
-            "seed": data.get("seed") or 0,
-        }
+        return {**self.condition_values(), "seed": self.cleaned_data.get("seed") or 0}
 
     def condition_choice(self) -> ConditionChoice:
         values = self.choice_values()
@@ -385,21 +405,30 @@ class AuditForm(forms.Form):
         return initial
 
 
-class CloneForm(forms.Form):
+class CloneForm(ConditionFieldsForm):
     FACTORS = [
         ("student_endpoint", "Student model"),
         ("judge_endpoint", "Judge model"),
         ("judge_template", "Judge rubric version"),
         ("seed", "Seed"),
         ("tutors", "Tutor"),
+        ("conditions", "Conditions"),
     ]
     factor = forms.ChoiceField(choices=FACTORS)
     endpoint = forms.ModelChoiceField(queryset=ModelEndpoint.objects.all(), required=False)
     judge_template = forms.ModelChoiceField(queryset=PromptTemplate.objects.filter(kind="judge_rubric"), required=False)
     seed = forms.IntegerField(required=False)
 
+    @classmethod
+    def for_audit(cls, audit: Audit) -> "CloneForm":
+        """The clone form opened on the audit's own conditions (its stored design), ready to change."""
+        design = audit.design or {}
+        return cls(initial={name: design[name] for name in ConditionFieldsForm.base_fields if name in design})
+
     def value(self):
         factor = self.cleaned_data["factor"]
+        if factor == "conditions":
+            return self.condition_values()
         if factor == "seed":
             return self.cleaned_data.get("seed")
         if factor == "judge_template":
@@ -655,7 +684,7 @@ class AuditDetailView(ResearcherRequiredMixin, DetailView):
         context = super().get_context_data(**kwargs)
         audit = self.object
         context.update(live_context(self.request, audit))
-        context["clone_form"] = CloneForm()
+        context["clone_form"] = CloneForm.for_audit(self.object)
         context["conditions"] = audit.conditions.all()
         context["tutors"] = audit.tutors.all()
         context["reported_models"] = audit_reported_models(audit=audit)
@@ -737,7 +766,8 @@ class AuditCloneView(ResearcherRequiredMixin, View):
                 return HttpResponseRedirect(reverse("audits:audit-detail", args=[pk]))
             messages.success(request, f"Cloned with {clone.clone_change}. Launch it to run only the new calls.")
             return HttpResponseRedirect(reverse("audits:audit-detail", args=[clone.pk]))
-        messages.error(request, "Choose the factor to change and its new value.")
+        problems = [f"{form.fields[name].label or name}: {' '.join(errors)}" for name, errors in form.errors.items()]
+        messages.error(request, " ".join(["Choose the factor to change and its new value.", *problems]))
         return HttpResponseRedirect(reverse("audits:audit-detail", args=[pk]))
 
 

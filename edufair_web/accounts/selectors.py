@@ -3,7 +3,6 @@
 import threading
 import time
 from dataclasses import asdict, dataclass
-from datetime import timedelta
 
 from django.conf import settings
 from django.db import connection
@@ -49,19 +48,33 @@ def _broker_probe() -> str:
         return conn.transport_cls if isinstance(conn.transport_cls, str) else conn.transport.driver_type
 
 
+ALIVE, SILENT, GONE = "alive", "silent", "gone"
+
+
+def worker_state(last_seen, now=None) -> str:
+    """The one rule for a worker's heartbeat age: "alive" within WORKER_ALIVE_SECONDS, "silent" until
+    WORKER_GONE_SECONDS (a stall, or a restart under way), then "gone" (stopped, or restarted under another name)."""
+    age = ((now or timezone.now()) - last_seen).total_seconds()
+    if age <= settings.WORKER_ALIVE_SECONDS:
+        return ALIVE
+    return SILENT if age <= settings.WORKER_GONE_SECONDS else GONE
+
+
 def system_health() -> dict:
     database = _timed(_database_probe)
     broker = _timed(_broker_probe)
     workers = []
     last_seen = None
     if database.ok:
-        alive_after = timezone.now() - timedelta(seconds=settings.WORKER_ALIVE_SECONDS)
-        for beat in WorkerHeartbeat.objects.all()[:50]:
+        now = timezone.now()
+        for beat in WorkerHeartbeat.objects.order_by("-last_seen")[:50]:
+            state = worker_state(beat.last_seen, now)
             workers.append(
                 {
                     "hostname": beat.hostname,
                     "last_seen": beat.last_seen.isoformat(),
-                    "alive": beat.last_seen >= alive_after,
+                    "alive": state == ALIVE,
+                    "state": state,
                 }
             )
             last_seen = max(last_seen or beat.last_seen, beat.last_seen)

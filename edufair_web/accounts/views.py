@@ -13,7 +13,7 @@ from django.views.generic import RedirectView, TemplateView
 from .home import next_steps
 from .permissions import OperatorOrResearcherRequiredMixin
 from .roles import OPERATOR, RESEARCHER, has_role
-from .selectors import health_status, system_health
+from .selectors import GONE, health_status, system_health
 from .throttles import LoginRateThrottle
 
 
@@ -66,7 +66,12 @@ class SystemView(OperatorOrResearcherRequiredMixin, TemplateView):
 
     def get_context_data(self, **kwargs):
         context = super().get_context_data(**kwargs)
-        context["health"] = system_health()
+        context["health"] = health = system_health()
+        workers = health["worker"]["workers"]
+        context["workers_listed"] = [w for w in workers if w["state"] != GONE]
+        context["workers_gone"] = len(workers) - len(context["workers_listed"])
+        context["gone_minutes"] = settings.WORKER_GONE_SECONDS // 60
+        context["silent_seconds"] = settings.WORKER_ALIVE_SECONDS
         context["database_engine"] = settings.DATABASES["default"]["ENGINE"].rsplit(".", 1)[-1]
         context["broker_scheme"] = settings.CELERY_BROKER_URL.split("://", 1)[0]
         return context

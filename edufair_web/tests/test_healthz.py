@@ -41,6 +41,29 @@ def test_healthz_tells_a_fresh_heartbeat_from_a_stale_one(client, make_user):
     assert {w["hostname"]: w["alive"] for w in worker["workers"]} == {"fresh@a": True, "stale@b": False}
 
 
+def test_the_system_page_marks_silent_workers_and_leaves_gone_ones_out(client, make_user):
+    client.force_login(make_user("operator"))
+    now = timezone.now()
+    for name, age in (("fresh@a", timedelta(0)), ("silent@b", timedelta(minutes=10)), ("gone@c", timedelta(hours=3))):
+        WorkerHeartbeat.objects.create(hostname=name, started_at=now - age, last_seen=now - age)
+    states = {w["hostname"]: w["state"] for w in client.get("/healthz").json()["worker"]["workers"]}
+    assert states == {"fresh@a": "alive", "silent@b": "silent", "gone@c": "gone"}
+    page = client.get("/system/").content.decode()
+    assert '<tr data-worker-state="alive"><td>fresh@a</td>' in page
+    assert '<tr data-worker-state="silent"><td>silent@b</td>' in page
+    assert "gone@c" not in page and "1 gone worker (no heartbeat for over 60 minutes) not listed" in page
+    # The last heartbeat as a time to the minute, not an ISO string with microseconds.
+    assert now.isoformat() not in page and f"{timezone.localtime(now):%Y-%m-%d %H:%M}" in page
+
+
+def test_a_page_whose_workers_are_all_gone_says_none_answered_lately(client, make_user):
+    client.force_login(make_user("researcher"))
+    old = timezone.now() - timedelta(days=2)
+    WorkerHeartbeat.objects.create(hostname="gone@c", started_at=old, last_seen=old)
+    page = client.get("/system/").content.decode()
+    assert "No worker has answered in the last 60 minutes" in page and "No worker has ever answered" not in page
+
+
 def test_healthz_answers_503_when_the_broker_is_unreachable(researcher_client, monkeypatch):
     from kombu import Connection
 
