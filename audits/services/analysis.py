@@ -12,6 +12,8 @@ decision 1: the database is the truth, the broker only wakes workers):
   constraint, or moved back to `queued` by compare-and-swap when it is stale, or queued/running with a
   lease that ran out (its worker died, or the broker lost the message) — sends the task on commit, and
   returns the row's `AnalysisState` (status, cells done / total, error). It never computes.
+- `analysis_start` queues the default analysis when an audit finishes or a judging run changes its
+  scores (`audits.services.audit_lifecycle`, `audits.services.judge_runs`): nobody has to open it first.
 - `analysis_run` (the task's body) claims a queued row by compare-and-swap, so one computation runs per
   row at a time; it writes its progress at most a few times a second, renewing its lease with each write,
   and stores the result only while its claim still holds.
@@ -592,6 +594,14 @@ def analysis_request(*, audit: Audit, parameters: AnalysisParameters | None = No
         row.audit = audit
         return _analysis_from_row(row, parameters, fingerprint or row.scores_fingerprint)
     return AnalysisState.of(row)
+
+
+def analysis_start(*, audit_id: int) -> None:
+    """Queue a finished audit's default analysis for a worker unless it is done on the current scores (the
+    audit just finished, or a judging run changed its scores), so it is ready before anyone opens it."""
+    audit = Audit.objects.filter(pk=audit_id, status=Audit.Status.FINISHED).first()
+    if audit is not None:
+        _ensure(audit, AnalysisParameters(), send=True)
 
 
 def analysis_state(*, audit: Audit, parameters: AnalysisParameters | None = None) -> AnalysisState:
