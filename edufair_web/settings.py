@@ -417,6 +417,9 @@ JUDGE_BATCH_POLL_SECONDS = float(os.environ.get("JUDGE_BATCH_POLL_SECONDS", "30"
 # died, or the broker lost the message) is queued again by the next request for it.
 ANALYSIS_TASK_QUEUE = os.environ.get("ANALYSIS_TASK_QUEUE") or AUDITS_TASK_QUEUE
 ANALYSIS_LEASE_SECONDS = int(os.environ.get("ANALYSIS_LEASE_SECONDS", "120"))
+# An audit's default analysis is queued when the audit finishes and when re-judging changes its scores, so it is
+# ready before anyone opens it (0: computed when first asked for).
+ANALYSIS_ON_FINISH = env_bool("ANALYSIS_ON_FINISH", True)
 # Processes one analysis forks for its statistics (results never depend on it; 1 = in the worker itself).
 ANALYSIS_PROCESSES = max(1, int(os.environ.get("ANALYSIS_PROCESSES", "1")))
 # Question files up to this size import inside the request; larger ones run on a worker.

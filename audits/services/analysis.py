@@ -53,7 +53,7 @@ from audits.fairness import (
     ContrastTable,
     SummaryCell,
 )
-from audits.models import AnalysisResult, Audit
+from audits.models import AnalysisResult, Audit, Dialogue
 from audits.selectors.results import (
     audit_analysis_inputs,
     audit_content_identities,
@@ -598,9 +598,12 @@ def analysis_request(*, audit: Audit, parameters: AnalysisParameters | None = No
 
 def analysis_start(*, audit_id: int) -> None:
     """Queue a finished audit's default analysis for a worker unless it is done on the current scores (the
-    audit just finished, or a judging run changed its scores), so it is ready before anyone opens it."""
+    audit just finished, or a judging run changed its scores), so it is ready before anyone opens it. An audit
+    with no finished dialogue has nothing to analyse; `ANALYSIS_ON_FINISH` off leaves it to the first request."""
+    if not settings.ANALYSIS_ON_FINISH:
+        return
     audit = Audit.objects.filter(pk=audit_id, status=Audit.Status.FINISHED).first()
-    if audit is not None:
+    if audit is not None and audit.dialogues.filter(status=Dialogue.Status.DONE).exists():
         _ensure(audit, AnalysisParameters(), send=True)
 
 

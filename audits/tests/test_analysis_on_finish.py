@@ -16,6 +16,11 @@ from audits.tasks import audit_run_batch_task
 from audits.tests.engine_factories import explicit_conditions, make_questions, scored_audit, simulation_endpoint
 
 
+@pytest.fixture(autouse=True)
+def analysis_on_finish(settings):
+    settings.ANALYSIS_ON_FINISH = True
+
+
 @pytest.fixture
 def sent(monkeypatch) -> list[int]:
     """The analysis ids that would have been sent to the broker, in order."""
@@ -51,6 +56,23 @@ def test_an_audit_with_open_work_queues_nothing(sent, django_capture_on_commit_c
     with django_capture_on_commit_callbacks(execute=True):
         assert audit_refresh_status(audit_id=audit.pk) == Audit.Status.RUNNING
     assert _default_row(audit) is None and sent == []
+
+
+@pytest.mark.django_db
+def test_an_audit_whose_every_dialogue_failed_or_the_setting_off_queues_nothing(
+    sent, settings, django_capture_on_commit_callbacks
+):
+    failed = scored_audit("failed audit", questions=4, dimensions=("first_language",))
+    Audit.objects.filter(pk=failed.pk).update(status=Audit.Status.RUNNING, finished_at=None)
+    failed.dialogues.update(status=Dialogue.Status.FAILED)
+    off = scored_audit("setting off", questions=4, dimensions=("first_language",))
+    Audit.objects.filter(pk=off.pk).update(status=Audit.Status.RUNNING, finished_at=None)
+    with django_capture_on_commit_callbacks(execute=True):
+        assert audit_refresh_status(audit_id=failed.pk) == Audit.Status.FINISHED
+    settings.ANALYSIS_ON_FINISH = False
+    with django_capture_on_commit_callbacks(execute=True):
+        assert audit_refresh_status(audit_id=off.pk) == Audit.Status.FINISHED
+    assert _default_row(failed) is None and _default_row(off) is None and sent == []
 
 
 @pytest.mark.django_db(transaction=True)
