@@ -68,10 +68,11 @@ def no_analysis_on_finish(settings):
 @pytest.fixture(autouse=True)
 def fresh_throttle_counts():
     """Each test starts with no throttle counts (they live in the default cache): tests log in often, all from
-    127.0.0.1, and user ids repeat from one test to the next."""
-    from django.core.cache import cache
+    127.0.0.1, and user ids repeat from one test to the next. Nor with results pages' parts kept by another."""
+    from django.core.cache import cache, caches
 
     cache.clear()
+    caches["results_pages"].clear()
 
 
 @pytest.fixture

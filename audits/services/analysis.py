@@ -585,15 +585,47 @@ def _analysis_from_row(row: AnalysisResult, parameters: AnalysisParameters, fing
 # --- the doors ---------------------------------------------------------------------------------------
 
 
-def analysis_request(*, audit: Audit, parameters: AnalysisParameters | None = None) -> AuditAnalysis | AnalysisState:
-    """The audit's analysis under `parameters` if it is done on the current scores; otherwise its state,
-    after making sure a worker will compute it (see the module docstring). Never computes."""
+@dataclass(frozen=True)
+class ReadyAnalysis:
+    """A done analysis on the current scores, its stored result not read yet: what a page keys a cache of
+    what it renders from the analysis on (`key`); `load()` reads the analysis."""
+
+    audit: Audit
+    parameters: AnalysisParameters
+    row: AnalysisResult
+    fingerprint: str
+
+    @property
+    def key(self) -> str:
+        """Changes whenever the analysis does: its row, when it was computed, the scores, the parameters."""
+        computed_at = self.row.computed_at.isoformat() if self.row.computed_at else ""
+        return f"{self.row.pk}:{computed_at}:{self.fingerprint}:{parameters_hash(self.parameters)}"
+
+    def load(self, *, exclusion_counts: ExclusionCounts | None = None) -> AuditAnalysis:
+        """The analysis; `exclusion_counts`: what stands behind each cell, when the caller has just read it."""
+        analysis = _analysis_from_row(self.row, self.parameters, self.fingerprint)
+        analysis._exclusion_counts = exclusion_counts
+        return analysis
+
+
+def analysis_request_ready(
+    *, audit: Audit, parameters: AnalysisParameters | None = None
+) -> ReadyAnalysis | AnalysisState:
+    """`analysis_request` without reading the stored result: the done analysis as a `ReadyAnalysis`, or the
+    state of one on its way (queued on a worker as `analysis_request` does). Never computes."""
     parameters = parameters or AnalysisParameters()
     row, fingerprint = _ensure(audit, parameters)
     if row.status == Status.DONE:
         row.audit = audit
-        return _analysis_from_row(row, parameters, fingerprint or row.scores_fingerprint)
+        return ReadyAnalysis(audit, parameters, row, fingerprint or row.scores_fingerprint)
     return AnalysisState.of(row)
+
+
+def analysis_request(*, audit: Audit, parameters: AnalysisParameters | None = None) -> AuditAnalysis | AnalysisState:
+    """The audit's analysis under `parameters` if it is done on the current scores; otherwise its state,
+    after making sure a worker will compute it (see the module docstring). Never computes."""
+    found = analysis_request_ready(audit=audit, parameters=parameters)
+    return found.load() if isinstance(found, ReadyAnalysis) else found
 
 
 def analysis_start(*, audit_id: int) -> None:
