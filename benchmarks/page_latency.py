@@ -8,7 +8,8 @@ levels of gender, immigration, first language and SES, one implicit name per nam
 cells, 26 conditions; explicit: the first two, 10) × questions over three domains (1,040 or 1,000 dialogues), run
 to the end in this process through the engine and the offline simulation provider, as the demo is; its
 default analysis computed in this process; then, as a logged-in researcher through Django's test client, GET
-`/audits/results/<id>/` and `/audits/runs/<id>/`: one warm-up request each, then `--repeat` timed requests
+`/audits/results/<id>/` and `/audits/runs/<id>/`: one warm-up request each (its time is `first_ms`: the first view
+in this process), then `--repeat` timed requests
 (time.perf_counter around the request, so server time without a network), and one more inside
 CaptureQueriesContext for the query count. Prints JSON: the CPU model (/proc/cpuinfo), each page's times,
 median and query count. `--root` runs it against another checkout of the code (default: the one this file
@@ -83,7 +84,9 @@ def measure(client, url: str, repeat: int) -> dict:
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
+    started = time.perf_counter()
     response = client.get(url)  # warm-up (templates, imports, caches of the process)
+    first = time.perf_counter() - started
     assert response.status_code == 200, (url, response.status_code)
     times = []
     for _ in range(repeat):
@@ -95,6 +98,7 @@ def measure(client, url: str, repeat: int) -> dict:
         client.get(url)
     return {
         "url": url,
+        "first_ms": round(1000 * first, 1),
         "seconds": [round(t, 4) for t in times],
         "median_ms": round(1000 * statistics.median(times), 1),
         "queries": len(queries.captured_queries),
