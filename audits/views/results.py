@@ -79,6 +79,7 @@ PARAMETER_FIELDS = ("effect", "zero_method", "n_boot", "threshold", "seed", "min
 # as after a deploy, renders them with its own templates and code).
 RESULTS_PAGE_PARTS = {"top": "audits/results/_results_top.html", "rest": "audits/results/_results_rest.html"}
 results_page_parts = caches["results_pages"]
+RESULTS_LINKS = {"cell": "audits:results-cell", "pairs": "audits:results-pairs"}
 
 
 class AnalysisParametersForm(forms.Form):
@@ -186,12 +187,12 @@ def pending_page(request, audit: Audit, state: AnalysisState, parameters: Analys
 
 def link_maker(audit: Audit, parameters: AnalysisParameters):
     """Links from figures to the cell and pairs pages, carrying the current parameters."""
-    names = {"cell": "audits:results-cell", "pairs": "audits:results-pairs"}
+    paths = {page: reverse(name, args=[audit.pk]) for page, name in RESULTS_LINKS.items()}
     params = parameters_query(parameters)
 
     def link(page: str, **values) -> str:
         query = {**{k: str(v) for k, v in values.items()}, **params}
-        return f"{reverse(names[page], args=[audit.pk])}?{urlencode(query)}"
+        return f"{paths[page]}?{urlencode(query)}"
 
     return link
 
