@@ -59,12 +59,20 @@ def fast_password_hashing(settings):
 
 
 @pytest.fixture(autouse=True)
+def no_analysis_on_finish(settings):
+    """An audit that finishes in a test queues no analysis (nobody consumes the broker, and a queued row would
+    hold a later request at the progress state for its lease): tests of that queueing turn it on."""
+    settings.ANALYSIS_ON_FINISH = False
+
+
+@pytest.fixture(autouse=True)
 def fresh_throttle_counts():
     """Each test starts with no throttle counts (they live in the default cache): tests log in often, all from
-    127.0.0.1, and user ids repeat from one test to the next."""
-    from django.core.cache import cache
+    127.0.0.1, and user ids repeat from one test to the next. Nor with results pages' parts kept by another."""
+    from django.core.cache import cache, caches
 
     cache.clear()
+    caches["results_pages"].clear()
 
 
 @pytest.fixture
@@ -153,6 +161,7 @@ def worker_environment() -> dict[str, str]:
             auth += f":{db['PASSWORD']}"
         env["DATABASE_URL"] = f"postgres://{auth + '@' if auth else ''}{host}:{port}/{db['NAME']}"
     env["CELERY_BROKER_URL"] = settings.CELERY_BROKER_URL
+    env["ANALYSIS_ON_FINISH"] = "1" if settings.ANALYSIS_ON_FINISH else "0"
     env.setdefault("DEBUG", "1")
     env["PYTHONUNBUFFERED"] = "1"
     return env

@@ -235,6 +235,14 @@ def shared_cache(cache_url: str, broker_url: str) -> dict:
 CACHES = {
     "default": shared_cache(CACHE_URL, os.environ.get("CELERY_BROKER_URL", "")),
     # The built API schema (edufair_web.accounts.schema): per process, so always the running code's.
+    # The results page's parts rendered from an analysis (audits.views.results): per process, so always the running
+    # code's; compressed, a few MB at most.
+    "results_pages": {
+        "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
+        "LOCATION": "edufair-results-pages",
+        "TIMEOUT": 3600,
+        "OPTIONS": {"MAX_ENTRIES": 32},
+    },
     "schema": {
         "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
         "LOCATION": "edufair-schema",
@@ -420,6 +428,9 @@ JUDGE_BATCH_POLL_SECONDS = float(os.environ.get("JUDGE_BATCH_POLL_SECONDS", "30"
 # died, or the broker lost the message) is queued again by the next request for it.
 ANALYSIS_TASK_QUEUE = os.environ.get("ANALYSIS_TASK_QUEUE") or AUDITS_TASK_QUEUE
 ANALYSIS_LEASE_SECONDS = int(os.environ.get("ANALYSIS_LEASE_SECONDS", "120"))
+# An audit's default analysis is queued when the audit finishes and when re-judging changes its scores, so it is
+# ready before anyone opens it (0: computed when first asked for).
+ANALYSIS_ON_FINISH = env_bool("ANALYSIS_ON_FINISH", True)
 # Processes one analysis forks for its statistics (results never depend on it; 1 = in the worker itself).
 ANALYSIS_PROCESSES = max(1, int(os.environ.get("ANALYSIS_PROCESSES", "1")))
 # Question files up to this size import inside the request; larger ones run on a worker.

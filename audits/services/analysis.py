@@ -12,6 +12,8 @@ decision 1: the database is the truth, the broker only wakes workers):
   constraint, or moved back to `queued` by compare-and-swap when it is stale, or queued/running with a
   lease that ran out (its worker died, or the broker lost the message) — sends the task on commit, and
   returns the row's `AnalysisState` (status, cells done / total, error). It never computes.
+- `analysis_start` queues the default analysis when an audit finishes or a judging run changes its
+  scores (`audits.services.audit_lifecycle`, `audits.services.judge_runs`): nobody has to open it first.
 - `analysis_run` (the task's body) claims a queued row by compare-and-swap, so one computation runs per
   row at a time; it writes its progress at most a few times a second, renewing its lease with each write,
   and stores the result only while its claim still holds.
@@ -51,7 +53,7 @@ from audits.fairness import (
     ContrastTable,
     SummaryCell,
 )
-from audits.models import AnalysisResult, Audit
+from audits.models import AnalysisResult, Audit, Dialogue
 from audits.selectors.results import (
     audit_analysis_inputs,
     audit_content_identities,
@@ -583,15 +585,58 @@ def _analysis_from_row(row: AnalysisResult, parameters: AnalysisParameters, fing
 # --- the doors ---------------------------------------------------------------------------------------
 
 
-def analysis_request(*, audit: Audit, parameters: AnalysisParameters | None = None) -> AuditAnalysis | AnalysisState:
-    """The audit's analysis under `parameters` if it is done on the current scores; otherwise its state,
-    after making sure a worker will compute it (see the module docstring). Never computes."""
+@dataclass(frozen=True)
+class ReadyAnalysis:
+    """A done analysis on the current scores, its stored result not read yet: what a page keys a cache of
+    what it renders from the analysis on (`key`); `load()` reads the analysis."""
+
+    audit: Audit
+    parameters: AnalysisParameters
+    row: AnalysisResult
+    fingerprint: str
+
+    @property
+    def key(self) -> str:
+        """Changes whenever the analysis does: its row, when it was computed, the scores, the parameters."""
+        computed_at = self.row.computed_at.isoformat() if self.row.computed_at else ""
+        return f"{self.row.pk}:{computed_at}:{self.fingerprint}:{parameters_hash(self.parameters)}"
+
+    def load(self, *, exclusion_counts: ExclusionCounts | None = None) -> AuditAnalysis:
+        """The analysis; `exclusion_counts`: what stands behind each cell, when the caller has just read it."""
+        analysis = _analysis_from_row(self.row, self.parameters, self.fingerprint)
+        analysis._exclusion_counts = exclusion_counts
+        return analysis
+
+
+def analysis_request_ready(
+    *, audit: Audit, parameters: AnalysisParameters | None = None
+) -> ReadyAnalysis | AnalysisState:
+    """`analysis_request` without reading the stored result: the done analysis as a `ReadyAnalysis`, or the
+    state of one on its way (queued on a worker as `analysis_request` does). Never computes."""
     parameters = parameters or AnalysisParameters()
     row, fingerprint = _ensure(audit, parameters)
     if row.status == Status.DONE:
         row.audit = audit
-        return _analysis_from_row(row, parameters, fingerprint or row.scores_fingerprint)
+        return ReadyAnalysis(audit, parameters, row, fingerprint or row.scores_fingerprint)
     return AnalysisState.of(row)
+
+
+def analysis_request(*, audit: Audit, parameters: AnalysisParameters | None = None) -> AuditAnalysis | AnalysisState:
+    """The audit's analysis under `parameters` if it is done on the current scores; otherwise its state,
+    after making sure a worker will compute it (see the module docstring). Never computes."""
+    found = analysis_request_ready(audit=audit, parameters=parameters)
+    return found.load() if isinstance(found, ReadyAnalysis) else found
+
+
+def analysis_start(*, audit_id: int) -> None:
+    """Queue a finished audit's default analysis for a worker unless it is done on the current scores (the
+    audit just finished, or a judging run changed its scores), so it is ready before anyone opens it. An audit
+    with no finished dialogue has nothing to analyse; `ANALYSIS_ON_FINISH` off leaves it to the first request."""
+    if not settings.ANALYSIS_ON_FINISH:
+        return
+    audit = Audit.objects.filter(pk=audit_id, status=Audit.Status.FINISHED).first()
+    if audit is not None and audit.dialogues.filter(status=Dialogue.Status.DONE).exists():
+        _ensure(audit, AnalysisParameters(), send=True)
 
 
 def analysis_state(*, audit: Audit, parameters: AnalysisParameters | None = None) -> AnalysisState:

@@ -25,6 +25,7 @@ from audits.design import QuestionSelection, select_questions
 from audits.judge import DEFAULT_MAX_REASKS
 from audits.models import Audit, Condition, Dialogue, ModelEndpoint, PromptTemplate, Question, Turn
 from audits.selectors.design import design_conditions, question_ids_by_domain
+from audits.services.analysis import analysis_start
 from audits.services.design import default_template
 from audits.services.task_queue import AUDIT_RUN_BATCH, AUDIT_SWEEP, audit_task_queue, task_send
 
@@ -306,14 +307,17 @@ def audit_claimable_dialogue_ids(*, audit_id: int) -> list[int]:
 
 
 def audit_refresh_status(*, audit_id: int) -> str:
-    """A running audit with nothing pending or running is finished (compare-and-swap on the status)."""
+    """A running audit with nothing pending or running is finished (compare-and-swap on the status); the
+    call that finishes it queues its default analysis on commit, so the results are ready when opened."""
     open_work = Dialogue.objects.filter(
         audit_id=audit_id, status__in=[Dialogue.Status.PENDING, Dialogue.Status.RUNNING]
     ).exists()
     if not open_work:
-        Audit.objects.filter(pk=audit_id, status=Audit.Status.RUNNING).update(
+        finished = Audit.objects.filter(pk=audit_id, status=Audit.Status.RUNNING).update(
             status=Audit.Status.FINISHED, finished_at=timezone.now()
         )
+        if finished == 1:
+            transaction.on_commit(lambda: analysis_start(audit_id=audit_id))
     return Audit.objects.filter(pk=audit_id).values_list("status", flat=True).first() or ""
 
 

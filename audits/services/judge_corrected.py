@@ -32,12 +32,18 @@ from audits.selectors.judge_validation import audit_human_subset
 from audits.selectors.results import side_condition_ids
 from audits.services.analysis import AuditAnalysis, audit_analysis
 
-__all__ = ["CorrectedCell", "JudgeCorrectedResults", "judge_corrected_results"]
+__all__ = ["CorrectedCell", "JudgeCorrectedResults", "judge_corrected_available", "judge_corrected_results"]
 
 # The results page, the HTML report and the exports each ask for the table; reading every tutor turn's scores and
 # running the estimator per cell is seconds at paper scale, so the table is kept (in the default cache) by what it
 # is a function of.
 CACHE_SECONDS = 3600
+
+
+def judge_corrected_available(audit: Audit) -> bool:
+    """Whether the audit has a human subset to correct with (a judge-validation project built from it): without
+    one the table is empty, and a page that says so need not read the analysis."""
+    return audit_human_subset(audit) is not None
 
 
 def judge_corrected_results(

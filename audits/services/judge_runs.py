@@ -34,6 +34,7 @@ from django.utils import timezone
 from audits.judge import PARSE_OK, TurnJudgement
 from audits.models import Audit, Dialogue, JudgeBatch, JudgeRun, ModelEndpoint, PromptTemplate, Turn
 from audits.selectors.judge_runs import judge_run_latest
+from audits.services.analysis import analysis_start
 from audits.services.database_outage import OUTAGE_ERRORS, drop_connection
 from audits.services.design import prompt_template_mark_used
 from audits.services.judging import judgements_run, turn_scores_store, turns_to_judge
@@ -400,4 +401,10 @@ def audit_rejudge_run(*, run_id: int) -> str:
             **judgement_counts(result.judgements.values()),
         }
 
-    return judge_run_execute(run_id=run_id, body=body)
+    status = judge_run_execute(run_id=run_id, body=body)
+    if status in (JudgeRun.Status.DONE, JudgeRun.Status.DONE_WITH_FAILURES):
+        params = JudgeRun.objects.get(pk=run_id).task_args
+        if Audit.objects.filter(pk=params["audit_id"], judge_template_id=params["template_id"]).exists():
+            # The run stored scores under the audit's own rubric: its default analysis is computed again.
+            analysis_start(audit_id=params["audit_id"])
+    return status

@@ -31,6 +31,7 @@ from audits.judge import DEFAULT_MAX_REASKS, METRICS, PARSE_OK, TurnJudgement
 from audits.llm.dialogue import TurnToJudge, turn_judge
 from audits.llm.runtime import process_runtime
 from audits.models import Audit, Dialogue, ModelEndpoint, PromptTemplate, Turn, TurnScore
+from audits.services.analysis import analysis_start
 from audits.services.dialogue_batches import (
     condition_facts,
     dialogue_facts,
@@ -281,6 +282,8 @@ def audit_turns_rejudge_run(*, audit_id: int) -> dict:
             key = {PARSE_OK: "scored", Turn.JudgeStatus.UNPARSABLE: "unparsable"}.get(judgement.status, "failed")
             counts[key] += 1
     logger.info("audit %s re-judged: %s", audit_id, counts)
+    if counts["turns"]:
+        analysis_start(audit_id=audit_id)  # new scores: the default analysis again, before anyone asks
     return counts
 
 

@@ -49,3 +49,30 @@ def test_cache_per_parameters_and_recompute_when_scores_change():
     ]
     assert touched and any(b != a for b, a in touched)
     assert audit_analysis(audit=audit).from_cache
+
+
+def test_the_results_page_renders_its_analysis_parts_once_per_analysis_and_query(
+    researcher_client, analysis_inline, monkeypatch
+):
+    from django.urls import reverse
+
+    from audits import exports
+    from audits.models import Dialogue
+
+    audit = results_audit("page parts audit", questions=16)
+    built = []
+    export_tables = exports.export_tables
+    monkeypatch.setattr(exports, "export_tables", lambda *a, **k: built.append(1) or export_tables(*a, **k))
+    url = reverse("audits:results", args=[audit.pk])
+
+    first, again = (researcher_client.get(url).content.decode() for _ in range(2))
+    assert len(built) == 1 and first.split("<main", 1)[1] == again.split("<main", 1)[1]
+    assert 'id="violations"' in again and '<span class="bad">1 failed</span>' not in again
+
+    filtered = researcher_client.get(url, {"violations": "on"}).content.decode()
+    assert len(built) == 2 and "(filtered)" in filtered
+
+    # A dialogue fails after the analysis: the analysis and what stands behind its cells change, and so does the page.
+    Dialogue.objects.filter(pk=audit.dialogues.order_by("pk").first().pk).update(status=Dialogue.Status.FAILED)
+    changed = researcher_client.get(url).content.decode()
+    assert len(built) == 3 and '<span class="bad">1 failed</span>' in changed

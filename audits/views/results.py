@@ -15,15 +15,20 @@ failed validation are marked "†" in every table and figure, with the same lege
 
 from __future__ import annotations
 
+import hashlib
 import math
+import zlib
 from collections.abc import Collection, Sequence
 from dataclasses import asdict, replace
 from urllib.parse import urlencode
 
 from django import forms
+from django.core.cache import caches
 from django.http import Http404, HttpResponse, HttpResponseRedirect
 from django.shortcuts import get_object_or_404, render
+from django.template.loader import render_to_string
 from django.urls import reverse
+from django.utils.functional import cached_property
 from django.utils.safestring import mark_safe
 from django.views import View
 from django.views.generic import TemplateView
@@ -45,22 +50,36 @@ from audits.judge_failed_marks import judge_failed_among, summary_cell_metrics
 from audits.models import Audit, Question
 from audits.results_filter import RowFilter, choices
 from audits.run_outcome import FAILED
-from audits.selectors.results import audit_analysis_inputs, audit_content_identities, contrast_side_dialogues
+from audits.selectors.judge_validation import audit_judge_validation
+from audits.selectors.results import (
+    audit_analysis_inputs,
+    audit_content_identities,
+    audit_exclusion_counts,
+    contrast_side_dialogues,
+)
 from audits.selectors.runs import audit_progress, audit_run_outcome
 from audits.services.analysis import (
     AnalysisState,
     AuditAnalysis,
+    ReadyAnalysis,
     analysis_parameters_from,
     analysis_request,
+    analysis_request_ready,
     analysis_retry,
     analysis_state,
 )
-from audits.services.judge_corrected import judge_corrected_results
+from audits.services.judge_corrected import judge_corrected_available, judge_corrected_results
 from audits.violation_rules import DEFAULT_THRESHOLD
 from edufair_web.accounts.permissions import ResearcherRequiredMixin
 from edufair_web.converters import parse_id
 
 PARAMETER_FIELDS = ("effect", "zero_method", "n_boot", "threshold", "seed", "min_pairs", "rule")
+
+# The results page's parts rendered from the analysis, kept compressed in this process's memory (a new process,
+# as after a deploy, renders them with its own templates and code).
+RESULTS_PAGE_PARTS = {"top": "audits/results/_results_top.html", "rest": "audits/results/_results_rest.html"}
+results_page_parts = caches["results_pages"]
+RESULTS_LINKS = {"cell": "audits:results-cell", "pairs": "audits:results-pairs"}
 
 
 class AnalysisParametersForm(forms.Form):
@@ -168,12 +187,12 @@ def pending_page(request, audit: Audit, state: AnalysisState, parameters: Analys
 
 def link_maker(audit: Audit, parameters: AnalysisParameters):
     """Links from figures to the cell and pairs pages, carrying the current parameters."""
-    names = {"cell": "audits:results-cell", "pairs": "audits:results-pairs"}
+    paths = {page: reverse(name, args=[audit.pk]) for page, name in RESULTS_LINKS.items()}
     params = parameters_query(parameters)
 
     def link(page: str, **values) -> str:
         query = {**{k: str(v) for k, v in values.items()}, **params}
-        return f"{reverse(names[page], args=[audit.pk])}?{urlencode(query)}"
+        return f"{paths[page]}?{urlencode(query)}"
 
     return link
 
@@ -213,12 +232,15 @@ class ResultsPageMixin(ResearcherRequiredMixin):
             context = {"audit": self.audit, "simulation": self.audit.uses_simulation, "progress": progress}
             context["simulation_label"] = exports.SIMULATION_LABEL
             return render(request, "audits/results/pending.html", context)
-        found, self.form = analysis_for_request(self.audit, request.GET)
+        found, self.form = self.request_analysis(request.GET)
         if isinstance(found, AnalysisState):
             results_url = self._results_url(self.form.parameters()) if self.links_back_to_results else ""
             return pending_page(request, self.audit, found, self.form.parameters(), results_url=results_url)
         self.setup_analysis(found)
         return super().get(request, *args, **kwargs)
+
+    def request_analysis(self, query) -> tuple[AuditAnalysis | ReadyAnalysis | AnalysisState, AnalysisParametersForm]:
+        return analysis_for_request(self.audit, query)
 
     def _results_url(self, parameters: AnalysisParameters) -> str:
         return f"{reverse('audits:results', args=[self.audit.pk])}?{urlencode(parameters_query(parameters))}"
@@ -246,13 +268,90 @@ class ResultsPageMixin(ResearcherRequiredMixin):
 
 
 class AuditResultsView(ResultsPageMixin, TemplateView):
+    """The results page. What it renders from the analysis (figures, tables, findings, methods: nearly all of
+    it, megabytes at a thousand dialogues) is kept per process by everything it is a function of (`_parts_key`),
+    so a page seen before reads the analysis's row and a few counts and renders only its live parts: the audit's
+    progress and the judge-corrected note."""
+
     template_name = "audits/results/results.html"
     links_back_to_results = False
 
+    def request_analysis(self, query):
+        form = AnalysisParametersForm.from_query(query)
+        return analysis_request_ready(audit=self.audit, parameters=form.parameters()), form
+
+    def setup_analysis(self, ready: ReadyAnalysis) -> None:
+        self.ready = ready
+        self.link = link_maker(self.audit, ready.parameters)
+        self.query = urlencode(parameters_query(ready.parameters))
+        self.exclusions = audit_exclusion_counts(self.audit)
+
+    @cached_property
+    def analysis(self) -> AuditAnalysis:
+        return self.ready.load(exclusion_counts=self.exclusions)
+
+    @cached_property
+    def methods(self) -> dict:
+        return exports.analysis_methods(self.analysis)
+
+    @cached_property
+    def failed(self) -> list[str]:
+        return self.methods["judge_failed_metrics"]
+
+    def _parts_key(self) -> str:
+        """Everything the analysis's parts of the page are a function of besides the code: the analysis, the
+        query (parameters, filter, backbone), what stands behind each cell, the judge's validation, and the
+        audit's own words."""
+        audit = self.audit
+        facts = (
+            self.ready.key,
+            sorted(self.request.GET.lists()),
+            sorted((key, sorted(counts.items())) for key, counts in self.exclusions.dialogues.items()),
+            sorted((key, sorted(counts.items())) for key, counts in self.exclusions.turns.items()),
+            audit_judge_validation(audit),
+            audit.name,
+            audit.status,
+            str(audit.judge_endpoint),
+            str(audit.judge_template),
+            audit.judge_template.version,
+        )
+        return "results-page:" + hashlib.sha256(repr(facts).encode()).hexdigest()
+
     def get_context_data(self, **kwargs):
         context = super().get_context_data(**kwargs)
+        context.update(
+            {
+                "audit": self.audit,
+                "simulation": self.audit.uses_simulation,
+                "simulation_label": exports.SIMULATION_LABEL,
+                "query": self.query,
+                "progress": audit_progress(audit=self.audit),
+                "judge_corrected_url": self._judge_corrected_url(),
+            }
+        )
+        # Without a judge-validation project the note says so, and the analysis need not be read for it.
+        context["judge_corrected"] = (
+            judge_corrected_results(self.audit, analysis=self.analysis)
+            if judge_corrected_available(self.audit)
+            else None
+        )
+        key = self._parts_key()
+        kept = results_page_parts.get(key)
+        if kept is None:
+            parts = self._parts_context()
+            kept = {
+                name: zlib.compress(render_to_string(template, parts, request=self.request).encode(), 1)
+                for name, template in RESULTS_PAGE_PARTS.items()
+            }
+            results_page_parts.set(key, kept)
+        # Rendered from the analysis by the templates, every text in them escaped there.
+        context["fragments"] = {name: mark_safe(zlib.decompress(html).decode()) for name, html in kept.items()}  # noqa: S308
+        return context
+
+    def _parts_context(self) -> dict:
+        """What the analysis's parts of the page render (_results_top.html, _results_rest.html)."""
+        context = self.base_context()
         analysis = self.analysis
-        context.update(self.base_context())
         failed = self.failed
         tables = exports.export_tables(analysis, include_raw=False, failed=failed)
         tutor_choices = [(t, analysis.tutor_name(t)) for t in analysis.tutors]
@@ -277,9 +376,6 @@ class AuditResultsView(ResultsPageMixin, TemplateView):
         shown = filter_form.row_filter()
         context.update(
             {
-                "progress": audit_progress(audit=self.audit),
-                "judge_corrected": judge_corrected_results(self.audit, analysis=analysis),
-                "judge_corrected_url": self._judge_corrected_url(),
                 "counts": tables["cells_over_threshold"],
                 "findings": exports.analysis_findings(analysis, tables),
                 **{name: safe_figures(found) for name, found in figures.items()},
