@@ -28,6 +28,10 @@ class CrowdOutcomeSerializer(serializers.Serializer):
     code = serializers.CharField(
         help_text="The completion code shown (or the one the status will show); empty while working."
     )
+    pay = serializers.CharField(
+        help_text="The link's stated pay for a completed recruit, two decimals; empty for other outcomes or no pay."
+    )
+    pay_currency = serializers.CharField(help_text="ISO 4217 code of `pay`; empty when `pay` is.")
 
 
 class CrowdOutcomesAPIView(ListAPIView):

@@ -1,14 +1,15 @@
 """Reads of a stage's crowd outcomes: one row per participant, for the researcher who approves, rejects or pays them.
 
 Each row has the raw platform ids (researchers only), the status (`annotation.workflow.crowd_status`), when the
-participant started and finished, the time spent, the main items they labelled and the code they were shown."""
+participant started and finished, the time spent, the main items they labelled, the code they were shown and what the
+link states a completed recruit is paid (empty for any other outcome, or when the link states no pay)."""
 
 from __future__ import annotations
 
 from django.db.models import Count
 
 from annotation.models import Assignment, CrowdRecruit, Enrollment, Phase, Stage
-from annotation.workflow.crowd_status import WORKING, crowd_status
+from annotation.workflow.crowd_status import COMPLETED, WORKING, crowd_status
 
 OUTCOME_COLUMNS = (
     "pseudonym",
@@ -21,6 +22,8 @@ OUTCOME_COLUMNS = (
     "seconds_spent",
     "main_items_labelled",
     "code",
+    "pay",
+    "pay_currency",
 )
 
 
@@ -64,6 +67,14 @@ def crowd_outcome_rows(stage: Stage) -> list[dict]:
                 "seconds_spent": max(0, round((end - recruit.created_at).total_seconds())),
                 "main_items_labelled": count,
                 "code": recruit.code or ("" if status == WORKING else recruit.link.code_for(status)),
+                **_pay(recruit.link, status),
             }
         )
     return rows
+
+
+def _pay(link, status: str) -> dict[str, str]:
+    """What the platform should pay: the link's stated pay for a completed recruit, as text with two decimals."""
+    if status != COMPLETED or link.pay_amount is None:
+        return {"pay": "", "pay_currency": ""}
+    return {"pay": f"{link.pay_amount:.2f}", "pay_currency": link.pay_currency}

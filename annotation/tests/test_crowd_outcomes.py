@@ -5,6 +5,7 @@ finished recruit writes nothing more on any page or API route; and nobody can gi
 import csv
 import io
 import re
+from decimal import Decimal
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
@@ -14,7 +15,7 @@ from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 from rest_framework.pagination import PageNumberPagination
 
-from annotation.models import CrowdRecruit, Enrollment, Label
+from annotation.models import CrowdLink, CrowdRecruit, Enrollment, Label
 from annotation.selectors.crowd_outcomes import OUTCOME_COLUMNS
 from annotation.services.crowd import crowd_link_configure
 from annotation.services.crowd_outcomes import FINISHED, crowd_may_work, crowd_work_refusal
@@ -166,12 +167,15 @@ def expected_rows(crowd, recruits) -> list[dict]:
                 "seconds_spent": round((end - r.created_at).total_seconds()),
                 "main_items_labelled": labelled[name],
                 "code": CODES.get(name, ""),
+                "pay": "4.50" if name == "completed" else "",
+                "pay_currency": "GBP" if name == "completed" else "",
             }
         )
     return rows
 
 
 def test_the_outcome_list_as_csv_and_api_rows_exact(crowd, researcher):
+    CrowdLink.objects.filter(pk=crowd.link.pk).update(pay_amount=Decimal("4.5"), pay_currency="GBP")
     _, recruits, _ = finished_three(crowd)
     expected = expected_rows(crowd, recruits)
     assert [row["participant_id"] for row in expected] == ["-2-3", "P-OUT", "P-GONE", "P-WORK"]

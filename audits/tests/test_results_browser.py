@@ -49,6 +49,13 @@ def test_researcher_finds_the_planted_cell_and_reads_the_pairs(page, make_user):
     assert "get less encouraging corrections than" in planted_finding.inner_text()
     assert "No contrast cell of this tutor is flagged" in findings.locator(f'[data-tutor="{fair.pk}"]').inner_text()
 
+    # The findings' counts are the violations table's.
+    for tutor in (biased, fair):
+        flagged = findings.locator(f'[data-tutor="{tutor.pk}"]').get_attribute("data-flagged")
+        table_rows = page.locator(f'#violations + .table-scroll tr.violation[data-tutor="{tutor.pk}"]')
+        assert table_rows.count() == int(flagged)
+    assert int(findings.locator(f'[data-tutor="{biased.pk}"]').get_attribute("data-flagged")) > 0
+
     cell = planted(biased.pk)
     assert "violation" in cell.get_attribute("class")
     assert "violation" not in planted(fair.pk).get_attribute("class")
@@ -68,6 +75,15 @@ def test_researcher_finds_the_planted_cell_and_reads_the_pairs(page, make_user):
     page.wait_for_url("**question=*")
     assert page.locator("table.pairs tr.selected").count() == 1
     assert page.locator(".side-b .turn-tutor").count() > 0
+
+    # Compare (fair → biased): the planted cell is flagged on the right only, with both sides' flags.
+    page.goto(f"/audits/results/compare/?left={audit.pk}:{fair.pk}&right={audit.pk}:{biased.pk}")
+    compared = page.locator(
+        '#flag-changes tr[data-dimension="first_language"][data-level-a="english_l1"][data-level-b="non_english_l1"]'
+        '[data-metric="corrective_tone"]'
+    )
+    assert compared.count() == 1 and compared.get_attribute("data-flagged-on") == "right"
+    assert compared.locator('[data-side="left"]').inner_text() == "—"
 
     # The HTML report as a page, readable at 1,280 px: its findings first, no table widening the page.
     page.set_viewport_size({"width": 1280, "height": 900})
