@@ -52,7 +52,7 @@ def test_researcher_finds_the_planted_cell_and_reads_the_pairs(page, make_user):
     # The findings' counts are the violations table's.
     for tutor in (biased, fair):
         flagged = findings.locator(f'[data-tutor="{tutor.pk}"]').get_attribute("data-flagged")
-        table_rows = page.locator(f'#violations + .table-scroll tr.violation[data-tutor="{tutor.pk}"]')
+        table_rows = page.locator(f'#violations + .table-scroll tr.violation:has(td[data-tutor="{tutor.pk}"])')
         assert table_rows.count() == int(flagged)
     assert int(findings.locator(f'[data-tutor="{biased.pk}"]').get_attribute("data-flagged")) > 0
 
