@@ -48,7 +48,7 @@ from .judge_corrected import labels_needed
 MIN_PAIRS = 15
 # The analysis's defaults the preview plans for: the rule's |r| threshold (violation_rules.DEFAULT_THRESHOLD),
 # the test's α and the BH q.
-ANALYSIS_DEFAULTS = fairness.AnalysisParameters()
+ANALYSIS_DEFAULTS = fairness.ANALYSIS_DEFAULTS
 
 # The analysis's contrast families (kind, family), in the order the page lists them, with how to say them.
 CONTRAST_FAMILIES: dict[tuple[str, str], str] = {
