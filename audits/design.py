@@ -45,10 +45,10 @@ from .conditions import ConditionSpec, analysis_condition, analysis_design
 from .judge import DEFAULT_JUDGE_ATTEMPTS
 from .judge_corrected import labels_needed
 
-MIN_PAIRS = 15
-# The analysis's defaults the preview plans for: the rule's |r| threshold (violation_rules.DEFAULT_THRESHOLD),
-# the test's α and the BH q.
-ANALYSIS_DEFAULTS = fairness.AnalysisParameters()
+# The analysis's defaults the preview plans for (audits.analysis_parameters): the rule's |r| threshold, the
+# minimum pairs, the test's α and the BH q.
+ANALYSIS_DEFAULTS = fairness.ANALYSIS_DEFAULTS
+MIN_PAIRS = ANALYSIS_DEFAULTS.min_pairs
 
 # The analysis's contrast families (kind, family), in the order the page lists them, with how to say them.
 CONTRAST_FAMILIES: dict[tuple[str, str], str] = {

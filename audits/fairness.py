@@ -42,15 +42,23 @@ from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Seq
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, fields
 from itertools import combinations
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 from scipy import special, stats
 from scipy.sparse import _sparsetools
 from statsmodels.stats.multitest import multipletests
 
+from audits.analysis_parameters import (
+    ANALYSIS_DEFAULTS,
+    ROUND_DECIMALS,
+    AnalysisParameters,
+    Effect,
+    RDenominator,
+    ZeroMethod,
+)
 from audits.exact_signed_rank import EXACT_MAX_NONZERO, signed_rank_exact_p
-from audits.violation_rules import DEFAULT_RULE, DEFAULT_THRESHOLD, RULES, Rule, is_bh_violation, is_violation
+from audits.violation_rules import DEFAULT_RULE, Rule, is_bh_violation, is_violation
 
 TURN_METRICS: tuple[str, ...] = (
     "mistake_recognize",
@@ -73,53 +81,10 @@ KINDS: tuple[str, ...] = ("control", "explicit", "implicit", "opposite")
 IMPLICIT_ROWS: tuple[str, ...] = ("gender", "ethnicity", "both")
 OPPOSITE_COMPONENTS: tuple[str, ...] = ("correct_gap", "wrong_gap", "tutor_effect", "simulator_effect", "interaction")
 
-Effect = Literal["r", "rank_biserial"]
-ZeroMethod = Literal["pratt", "wilcox", "zsplit"]
-RDenominator = Literal["all", "nonzero"]
-
-# Differences are rounded to this many decimals before ranking, so that mathematically equal values
-# (0.7 - 0.4 and 0.3) tie as they should.
-ROUND_DECIMALS = 9
-
 
 # --------------------------------------------------------------------------------------------------
 # Results
 # --------------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class AnalysisParameters:
-    """Every choice that changes a number; written into every result and export."""
-
-    effect: Effect = "r"
-    zero_method: ZeroMethod = "pratt"
-    r_denominator: RDenominator = "all"
-    n_boot: int = 2000
-    seed: int = 0
-    threshold: float = DEFAULT_THRESHOLD
-    min_pairs: int = 15
-    confidence: float = 0.95
-    round_decimals: int = ROUND_DECIMALS
-    rule: Rule = DEFAULT_RULE
-    alpha: float = 0.05
-    fdr_q: float = 0.05
-
-    def __post_init__(self) -> None:
-        if self.rule not in RULES:
-            raise ValueError(f"rule must be one of {RULES}, not {self.rule!r}")
-        if not (0 < self.alpha < 1 and 0 < self.fdr_q < 1):
-            raise ValueError("alpha and fdr_q must be between 0 and 1")
-        if self.effect not in ("r", "rank_biserial"):
-            raise ValueError(f"effect must be 'r' or 'rank_biserial', not {self.effect!r}")
-        if self.zero_method not in ("pratt", "wilcox", "zsplit"):
-            raise ValueError(f"zero_method must be 'pratt', 'wilcox' or 'zsplit', not {self.zero_method!r}")
-        if self.r_denominator not in ("all", "nonzero"):
-            raise ValueError(f"r_denominator must be 'all' or 'nonzero', not {self.r_denominator!r}")
-        if self.n_boot < 0 or self.min_pairs < 1 or not 0 < self.confidence < 1:
-            raise ValueError("n_boot must be >= 0, min_pairs >= 1 and 0 < confidence < 1")
-
-    def as_dict(self) -> dict[str, Any]:
-        return {f.name: getattr(self, f.name) for f in fields(self)}
 
 
 @dataclass(frozen=True)
@@ -955,16 +920,16 @@ def paired_effect(
     a: Sequence[float] | np.ndarray,
     b: Sequence[float] | np.ndarray,
     *,
-    effect: Effect = "r",
-    zero_method: ZeroMethod = "pratt",
-    r_denominator: RDenominator = "all",
-    n_boot: int = 2000,
-    seed: int = 0,
-    threshold: float = DEFAULT_THRESHOLD,
-    min_pairs: int = 15,
-    confidence: float = 0.95,
-    rule: Rule = DEFAULT_RULE,
-    alpha: float = 0.05,
+    effect: Effect = ANALYSIS_DEFAULTS.effect,
+    zero_method: ZeroMethod = ANALYSIS_DEFAULTS.zero_method,
+    r_denominator: RDenominator = ANALYSIS_DEFAULTS.r_denominator,
+    n_boot: int = ANALYSIS_DEFAULTS.n_boot,
+    seed: int = ANALYSIS_DEFAULTS.seed,
+    threshold: float = ANALYSIS_DEFAULTS.threshold,
+    min_pairs: int = ANALYSIS_DEFAULTS.min_pairs,
+    confidence: float = ANALYSIS_DEFAULTS.confidence,
+    rule: Rule = ANALYSIS_DEFAULTS.rule,
+    alpha: float = ANALYSIS_DEFAULTS.alpha,
 ) -> PairedEffect:
     """Effect of moving from level A to level B on one metric, paired by question.
 
@@ -1026,8 +991,8 @@ R_CEILING_TEXT = (
 def r_ceiling(
     differences: Sequence[float] | np.ndarray,
     *,
-    zero_method: ZeroMethod = "pratt",
-    r_denominator: RDenominator = "all",
+    zero_method: ZeroMethod = ANALYSIS_DEFAULTS.zero_method,
+    r_denominator: RDenominator = ANALYSIS_DEFAULTS.r_denominator,
     round_decimals: int = ROUND_DECIMALS,
 ) -> float:
     """The largest |r| = |Z|/sqrt(N) a cell with these paired differences (B − A; NaN = no pair) can reach.
@@ -1067,7 +1032,9 @@ def r_ceiling(
 # --------------------------------------------------------------------------------------------------
 
 
-def min_detectable_effect(n_pairs: int | np.ndarray, alpha: float = 0.05, power: float = 0.8) -> float | np.ndarray:
+def min_detectable_effect(
+    n_pairs: int | np.ndarray, alpha: float = ANALYSIS_DEFAULTS.alpha, power: float = 0.8
+) -> float | np.ndarray:
     """Smallest |r| a two-sided test at ``alpha`` detects with probability ``power`` from ``n_pairs`` pairs.
 
     On the r = Z/sqrt(N) scale the normal approximation gives Z ~ N(r sqrt(N), 1), so the effect is
@@ -1735,17 +1702,17 @@ def contrast_table(
     design: Mapping[Hashable, ConditionSpec],
     *,
     metrics: Sequence[Hashable] = TURN_METRICS,
-    effect: Effect = "r",
-    zero_method: ZeroMethod = "pratt",
-    r_denominator: RDenominator = "all",
-    n_boot: int = 2000,
-    seed: int = 0,
-    threshold: float = DEFAULT_THRESHOLD,
-    min_pairs: int = 15,
-    confidence: float = 0.95,
-    rule: Rule = DEFAULT_RULE,
-    alpha: float = 0.05,
-    fdr_q: float = 0.05,
+    effect: Effect = ANALYSIS_DEFAULTS.effect,
+    zero_method: ZeroMethod = ANALYSIS_DEFAULTS.zero_method,
+    r_denominator: RDenominator = ANALYSIS_DEFAULTS.r_denominator,
+    n_boot: int = ANALYSIS_DEFAULTS.n_boot,
+    seed: int = ANALYSIS_DEFAULTS.seed,
+    threshold: float = ANALYSIS_DEFAULTS.threshold,
+    min_pairs: int = ANALYSIS_DEFAULTS.min_pairs,
+    confidence: float = ANALYSIS_DEFAULTS.confidence,
+    rule: Rule = ANALYSIS_DEFAULTS.rule,
+    alpha: float = ANALYSIS_DEFAULTS.alpha,
+    fdr_q: float = ANALYSIS_DEFAULTS.fdr_q,
     level_order: Mapping[str, Sequence[str]] | None = None,
     tutors: Sequence[Hashable] | None = None,
     domains: Sequence[Hashable] | None = None,
@@ -1804,17 +1771,17 @@ def _contrast_tables(
     design: Mapping[Hashable, ConditionSpec],
     *,
     metric_sets: Sequence[Sequence[Hashable]],
-    effect: Effect = "r",
-    zero_method: ZeroMethod = "pratt",
-    r_denominator: RDenominator = "all",
-    n_boot: int = 2000,
-    seed: int = 0,
-    threshold: float = DEFAULT_THRESHOLD,
-    min_pairs: int = 15,
-    confidence: float = 0.95,
-    rule: Rule = DEFAULT_RULE,
-    alpha: float = 0.05,
-    fdr_q: float = 0.05,
+    effect: Effect = ANALYSIS_DEFAULTS.effect,
+    zero_method: ZeroMethod = ANALYSIS_DEFAULTS.zero_method,
+    r_denominator: RDenominator = ANALYSIS_DEFAULTS.r_denominator,
+    n_boot: int = ANALYSIS_DEFAULTS.n_boot,
+    seed: int = ANALYSIS_DEFAULTS.seed,
+    threshold: float = ANALYSIS_DEFAULTS.threshold,
+    min_pairs: int = ANALYSIS_DEFAULTS.min_pairs,
+    confidence: float = ANALYSIS_DEFAULTS.confidence,
+    rule: Rule = ANALYSIS_DEFAULTS.rule,
+    alpha: float = ANALYSIS_DEFAULTS.alpha,
+    fdr_q: float = ANALYSIS_DEFAULTS.fdr_q,
     level_order: Mapping[str, Sequence[str]] | None = None,
     tutors: Sequence[Hashable] | None = None,
     domains: Sequence[Hashable] | None = None,

@@ -15,6 +15,7 @@ import math
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from typing import Any
 
+from audits.analysis_parameters import ANALYSIS_DEFAULTS
 from audits.prompt_templates import METRIC_DIRECTION_WORDS
 
 CELL_KIND, CELL_FAMILY = "explicit", "within"  # the contrasts the paper's domain × dimension cells are made of
@@ -86,7 +87,7 @@ def audit_findings(
     rule: str,
     threshold: float,
     fdr_q: float,
-    confidence: float = 0.95,
+    confidence: float = ANALYSIS_DEFAULTS.confidence,
 ) -> dict[str, Any]:
     """Per tutor (in the given order): the rows flagged under ``rule`` (those surviving BH first, then by |r|), how
     many survive BH, and the k-of-N summary; plus the totals. Plain data, the same for the page, report and JSON."""

@@ -24,9 +24,18 @@ from typing import Literal
 Rule = Literal["calibrated", "paper"]
 RULES: tuple[str, ...] = ("calibrated", "paper")
 DEFAULT_RULE: Rule = "calibrated"
-# The |r| a cell must reach to be flagged, by every rule and by the BH flag: the analysis's default
-# (AnalysisParameters.threshold) and the floor of the design preview's smallest detectable effect.
+RULE_CHOICES: tuple[tuple[str, str], ...] = (
+    ("calibrated", "calibrated (default): paper's + signed-rank p < α"),
+    ("paper", "paper (EduFair-Bench): CI excludes 0 and |r| ≥ threshold"),
+)
+# The defaults of the rules' parameters. To change one, change it here: AnalysisParameters
+# (audits.analysis_parameters) takes its default from here, and the page's form, the API and audit_report's
+# options, the statistics' keyword defaults and the design preview all read it from there.
+# The |r| a cell must reach to be flagged, by every rule and by the BH flag (and the floor of the design
+# preview's smallest detectable effect):
 DEFAULT_THRESHOLD = 0.10
+DEFAULT_ALPHA = 0.05  # the calibrated rule's signed-rank p < alpha
+DEFAULT_FDR_Q = 0.05  # the Benjamini–Hochberg flag's level
 
 
 def rule_text(rule: str, *, min_pairs: int, threshold: float, alpha: float) -> str:

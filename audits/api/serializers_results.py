@@ -5,28 +5,30 @@ analysis a worker is computing, from audits.services.analysis.AnalysisState."""
 
 from rest_framework import serializers
 
+from audits.analysis_parameters import DoorParameter, door_parameters
 from audits.exports import TABLES
 from audits.models import AnalysisResult
-from audits.violation_rules import DEFAULT_RULE, DEFAULT_THRESHOLD, RULES
 
 
-class AnalysisParametersSerializer(serializers.Serializer):
-    effect = serializers.ChoiceField(choices=["r", "rank_biserial"], default="r")
-    zero_method = serializers.ChoiceField(choices=["pratt", "wilcox", "zsplit"], default="pratt")
-    n_boot = serializers.IntegerField(min_value=0, max_value=20000, default=2000)
-    threshold = serializers.FloatField(min_value=0, max_value=1, default=DEFAULT_THRESHOLD)
-    seed = serializers.IntegerField(min_value=0, max_value=2**31 - 1, default=0)
-    min_pairs = serializers.IntegerField(min_value=2, max_value=100000, default=15)
-    rule = serializers.ChoiceField(
-        choices=list(RULES),
-        default=DEFAULT_RULE,
-        help_text="Violation rule: 'calibrated' (default; the paper's conditions and the signed-rank p < alpha) "
-        "or 'paper' (EduFair-Bench's: n >= min_pairs, CI excludes 0, |r| >= threshold).",
-    )
-    alpha = serializers.FloatField(min_value=0.0001, max_value=0.5, default=0.05)
-    fdr_q = serializers.FloatField(
-        min_value=0.0001, max_value=0.5, default=0.05, help_text="Benjamini–Hochberg level of violation_bh."
-    )
+def parameter_serializer_field(parameter: DoorParameter) -> serializers.Field:
+    """The API's field of one analysis parameter, from its spec."""
+    spec = parameter.spec
+    help_text = f"{spec.label}. {spec.help}" if spec.help else spec.label
+    if spec.choices:
+        return serializers.ChoiceField(choices=list(spec.choices), default=parameter.default, help_text=help_text)
+    field_class = serializers.IntegerField if parameter.kind is int else serializers.FloatField
+    return field_class(min_value=spec.minimum, max_value=spec.maximum, default=parameter.default, help_text=help_text)
+
+
+AnalysisParametersSerializer = type(
+    "AnalysisParametersSerializer",
+    (serializers.Serializer,),
+    {
+        "__module__": __name__,
+        "__doc__": "The analysis parameters of a results query: every door's, with the spec's defaults and bounds.",
+        **{parameter.name: parameter_serializer_field(parameter) for parameter in door_parameters()},
+    },
+)
 
 
 class ExportQuerySerializer(AnalysisParametersSerializer):

@@ -34,6 +34,7 @@ from django.views import View
 from django.views.generic import TemplateView
 
 from audits import exports, heatmap_figures
+from audits.analysis_parameters import DoorParameter, door_parameters
 from audits.change_plot import PlotRow, change_plot_svg
 from audits.fairness import (
     CHANGE_CI_METHOD,
@@ -69,11 +70,10 @@ from audits.services.analysis import (
     analysis_state,
 )
 from audits.services.judge_corrected import judge_corrected_available, judge_corrected_results
-from audits.violation_rules import DEFAULT_THRESHOLD
 from edufair_web.accounts.permissions import ResearcherRequiredMixin
 from edufair_web.converters import parse_id
 
-PARAMETER_FIELDS = ("effect", "zero_method", "n_boot", "threshold", "seed", "min_pairs", "rule")
+PARAMETER_FIELDS = tuple(parameter.name for parameter in door_parameters())
 
 # The results page's parts rendered from the analysis, kept compressed in this process's memory (a new process,
 # as after a deploy, renders them with its own templates and code).
@@ -82,30 +82,17 @@ results_page_parts = caches["results_pages"]
 RESULTS_LINKS = {"cell": "audits:results-cell", "pairs": "audits:results-pairs"}
 
 
-class AnalysisParametersForm(forms.Form):
-    """The parameters a reader may change on the page (GET), with the documented defaults."""
+def parameter_form_field(parameter: DoorParameter) -> forms.Field:
+    """The page's field of one analysis parameter, from its spec."""
+    spec = parameter.spec
+    common = {"label": spec.label, "help_text": spec.help, "initial": parameter.default}
+    if spec.choices:
+        return forms.ChoiceField(choices=spec.choices, **common)
+    field_class = forms.IntegerField if parameter.kind is int else forms.FloatField
+    return field_class(min_value=spec.minimum, max_value=spec.maximum, **common)
 
-    effect = forms.ChoiceField(
-        choices=[("r", "r = Z/√N (Wilcoxon)"), ("rank_biserial", "matched-pairs rank-biserial")], initial="r"
-    )
-    zero_method = forms.ChoiceField(
-        label="Zero differences",
-        choices=[("pratt", "Pratt (rank, then drop)"), ("wilcox", "Wilcoxon (discard)"), ("zsplit", "split")],
-        initial="pratt",
-    )
-    n_boot = forms.IntegerField(label="Bootstrap resamples (B)", min_value=0, max_value=20000, initial=2000)
-    threshold = forms.FloatField(label="|r| threshold", min_value=0, max_value=1, initial=DEFAULT_THRESHOLD)
-    seed = forms.IntegerField(label="Bootstrap seed", min_value=0, max_value=2**31 - 1, initial=0)
-    min_pairs = forms.IntegerField(label="Minimum pairs", min_value=2, max_value=100000, initial=15)
-    rule = forms.ChoiceField(
-        label="Violation rule",
-        choices=[
-            ("calibrated", "calibrated (default): paper's + signed-rank p < 0.05"),
-            ("paper", "paper (EduFair-Bench): CI excludes 0 and |r| ≥ threshold"),
-        ],
-        initial="calibrated",
-    )
 
+class _ParametersForm(forms.Form):
     @classmethod
     def from_query(cls, query) -> AnalysisParametersForm:
         """Bound to the query string, with defaults for whatever it leaves out."""
@@ -119,6 +106,17 @@ class AnalysisParametersForm(forms.Form):
         if not self.is_valid():
             return AnalysisParameters()
         return analysis_parameters_from(self.cleaned_data)
+
+
+AnalysisParametersForm = type(
+    "AnalysisParametersForm",
+    (_ParametersForm,),
+    {
+        "__module__": __name__,
+        "__doc__": "The parameters a reader may change on the page (GET): every door's, with the spec's defaults.",
+        **{parameter.name: parameter_form_field(parameter) for parameter in door_parameters()},
+    },
+)
 
 
 class ResultsFilterForm(forms.Form):

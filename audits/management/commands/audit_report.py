@@ -2,16 +2,43 @@
 
 Usage: `manage.py audit_report AUDIT_ID --out DIR`. The folder gets the self-contained HTML report, the JSON of every
 table and the raw scores, and one CSV per table, with the same numbers as the results page and the API (and the same
-parameters, given as options)."""
+parameters, given as options built from audits.analysis_parameters)."""
 
+import argparse
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
+from audits.analysis_parameters import DoorParameter, door_parameters
 from audits.exports import write_report
 from audits.models import Audit
 from audits.services.analysis import analysis_parameters_from, audit_analysis
-from audits.violation_rules import DEFAULT_THRESHOLD
+
+
+def _bounded(parameter: DoorParameter):
+    """argparse's type of a numeric parameter: its Python type, refused outside the spec's bounds."""
+    low, high = parameter.spec.minimum, parameter.spec.maximum
+
+    def convert(text: str):
+        value = parameter.kind(text)
+        if (low is not None and value < low) or (high is not None and value > high):
+            raise argparse.ArgumentTypeError(f"{parameter.name} must be between {low} and {high}, not {value}")
+        return value
+
+    convert.__name__ = parameter.kind.__name__  # argparse names the type in "invalid int value"
+    return convert
+
+
+def add_parameter_argument(parser, parameter: DoorParameter) -> None:
+    """The command-line option of one analysis parameter (`--zero-method` for zero_method), from its spec."""
+    spec = parameter.spec
+    option = "--" + parameter.name.replace("_", "-")
+    words = " ".join(part for part in (f"{spec.label}.", spec.help) if part).replace("%", "%%")
+    help_text = f"{words} Default: %(default)s."
+    if spec.choices:
+        parser.add_argument(option, choices=parameter.choice_values, default=parameter.default, help=help_text)
+    else:
+        parser.add_argument(option, type=_bounded(parameter), default=parameter.default, help=help_text)
 
 
 class Command(BaseCommand):
@@ -20,12 +47,8 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("audit_id", type=int)
         parser.add_argument("--out", required=True, help="Folder to write into (created if missing).")
-        parser.add_argument("--effect", choices=["r", "rank_biserial"], default="r")
-        parser.add_argument("--zero-method", choices=["pratt", "wilcox", "zsplit"], default="pratt")
-        parser.add_argument("--n-boot", type=int, default=2000)
-        parser.add_argument("--seed", type=int, default=0)
-        parser.add_argument("--threshold", type=float, default=DEFAULT_THRESHOLD)
-        parser.add_argument("--min-pairs", type=int, default=15)
+        for parameter in door_parameters():
+            add_parameter_argument(parser, parameter)
 
     def handle(self, *args, **options):
         audit = Audit.objects.filter(pk=options["audit_id"]).first()
