@@ -27,7 +27,7 @@ from audits.models import Audit, Condition, Dialogue, ModelEndpoint, PromptTempl
 from audits.selectors.design import design_conditions, question_ids_by_domain
 from audits.services.analysis import analysis_start
 from audits.services.design import default_template
-from audits.services.leases import lease_claimable
+from audits.services.leases import lease_claimable, lease_soonest
 from audits.services.task_queue import AUDIT_RUN_BATCH, AUDIT_SWEEP, audit_task_queue, task_send
 
 # --- conditions ----------------------------------------------------------------------------------
@@ -369,12 +369,7 @@ def audit_sweep_schedule(*, audit_id: int | None = None, force: bool = False) ->
 
 def audit_next_lease_expiry(*, audit_id: int) -> float | None:
     """Seconds until the earliest lease of a running dialogue expires (None when nothing runs)."""
-    soonest = (
-        Dialogue.objects.filter(audit_id=audit_id, status=Dialogue.Status.RUNNING)
-        .order_by("lease_until")
-        .values_list("lease_until", flat=True)
-        .first()
-    )
+    soonest = lease_soonest(Dialogue.objects.filter(audit_id=audit_id))
     if soonest is None:
         return None
     return max(0.0, (soonest - timezone.now()).total_seconds())

@@ -41,6 +41,7 @@ from audits.services.leases import (
     lease_claimable,
     lease_release,
     lease_renew,
+    lease_soonest,
     lease_token,
 )
 from audits.services.task_queue import AUDIT_REJUDGE, JUDGE_RUNS_SWEEP, audit_task_queue, task_send
@@ -295,12 +296,7 @@ def judge_runs_sweep() -> int:
     for run in stale:
         _enqueue(run)
         sent += 1
-    soonest = (
-        JudgeRun.objects.filter(status=JudgeRun.Status.RUNNING, lease_until__gte=now)
-        .order_by("lease_until")
-        .values_list("lease_until", flat=True)
-        .first()
-    )
+    soonest = lease_soonest(JudgeRun.objects.filter(lease_until__gte=now))
     if soonest is not None:
         countdown = max(0.0, (soonest - now).total_seconds()) + 1.0
         task_send(JUDGE_RUNS_SWEEP, countdown=countdown, queue=audit_task_queue())

@@ -81,6 +81,11 @@ def lease_release(jobs: QuerySet, *, token: str, running: str | None = RUNNING, 
     return held.update(lease_until=None, **values)
 
 
+def lease_soonest(jobs: QuerySet, *, running: str = RUNNING) -> datetime | None:
+    """When the earliest lease of the running rows of `jobs` runs out (a sweep waits until then), or None."""
+    return jobs.filter(status=running).order_by("lease_until").values_list("lease_until", flat=True).first()
+
+
 class LeaseKeeper:
     """Renews a claim every `every` seconds while the work runs: on a thread of its own (`with keeper:`, for work that
     blocks) or as a task on an event loop (`keep_on(runtime)`). `renew()` returns the rows it renewed; none means the

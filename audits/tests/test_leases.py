@@ -8,7 +8,15 @@ import pytest
 from django.utils import timezone
 
 from audits.models import JudgeRun
-from audits.services.leases import ClaimLost, LeaseKeeper, lease_claim, lease_hold, lease_release, lease_renew
+from audits.services.leases import (
+    ClaimLost,
+    LeaseKeeper,
+    lease_claim,
+    lease_hold,
+    lease_release,
+    lease_renew,
+    lease_soonest,
+)
 
 QUEUED, RUNNING, DONE = JudgeRun.Status.QUEUED, JudgeRun.Status.RUNNING, JudgeRun.Status.DONE
 
@@ -103,3 +111,14 @@ def test_a_batch_keeper_holding_no_row_for_a_moment_has_lost_nothing():
             keeper._stop.wait(0.01)
     keeper.check()
     assert not keeper.lost.is_set()
+
+
+@pytest.mark.django_db
+def test_the_soonest_lease_is_that_of_a_running_job():
+    jobs = _runs(3)
+    assert lease_soonest(jobs) is None
+    first, second, queued = jobs.order_by("pk")
+    _claim(jobs.filter(pk=first.pk), "a", seconds=600)
+    _claim(jobs.filter(pk=second.pk), "b", seconds=60)
+    JudgeRun.objects.filter(pk=queued.pk).update(lease_until=timezone.now())  # not running: not counted
+    assert lease_soonest(jobs) == JudgeRun.objects.get(pk=second.pk).lease_until
