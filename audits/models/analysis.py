@@ -13,10 +13,11 @@ a done row's, the analysis is queued again on the same row.
 
 from django.db import models
 
+from .leased_job import LeasedJob
 from .runs import Audit
 
 
-class AnalysisResult(models.Model):
+class AnalysisResult(LeasedJob):
     class Status(models.TextChoices):
         QUEUED = "queued", "Queued"
         RUNNING = "running", "Running"
@@ -39,14 +40,7 @@ class AnalysisResult(models.Model):
     cells_done = models.PositiveIntegerField(default=0, help_text="Contrast × metric cells computed so far.")
     cells_total = models.PositiveIntegerField(default=0, help_text="0 until the computation knows its size.")
     error = models.TextField(blank=True, help_text="Why the last computation failed.")
-    claim_token = models.CharField(max_length=40, blank=True, help_text="The claim of the computation running.")
-    lease_until = models.DateTimeField(
-        null=True, blank=True, help_text="A queued or running row not renewed by then is queued again."
-    )
-    runs = models.PositiveIntegerField(default=0, help_text="Times a computation was claimed.")
     queued_at = models.DateTimeField(null=True, blank=True)
-    started_at = models.DateTimeField(null=True, blank=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-computed_at", "-id"]

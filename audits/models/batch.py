@@ -11,10 +11,11 @@ states what it judged (done, done with failures, failed) and the cause in the pr
 
 from django.db import models
 
+from .leased_job import LeasedJob
 from .llm import ModelEndpoint
 
 
-class JudgeRun(models.Model):
+class JudgeRun(LeasedJob):
     class Status(models.TextChoices):
         QUEUED = "queued", "Queued"
         RUNNING = "running", "Running"
@@ -40,12 +41,7 @@ class JudgeRun(models.Model):
         blank=True, help_text="The cause: why turns were left unscored or the run failed, in the provider's words."
     )
     cancel_requested_at = models.DateTimeField(null=True, blank=True)
-    claimed_by = models.CharField(max_length=200, blank=True)
-    lease_until = models.DateTimeField(null=True, blank=True)
-    runs = models.PositiveIntegerField(default=0, help_text="Times a worker claimed it (more than 1 after a crash).")
     created_at = models.DateTimeField(auto_now_add=True)
-    started_at = models.DateTimeField(null=True, blank=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-id"]

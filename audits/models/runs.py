@@ -17,6 +17,7 @@ from audits.judge import DEFAULT_MAX_REASKS
 from edufair_web.text_limits import NOTE_MAX
 
 from .design import PromptTemplate
+from .leased_job import LeasedJob
 from .llm import LLMCall, ModelEndpoint
 from .questionbank import Question
 
@@ -156,7 +157,7 @@ class Condition(models.Model):
         return quoted.group(1) if quoted else (self.persona_cue or "")
 
 
-class Dialogue(models.Model):
+class Dialogue(LeasedJob):
     class Status(models.TextChoices):
         PENDING = "pending", "Pending"
         RUNNING = "running", "Running"
@@ -171,16 +172,10 @@ class Dialogue(models.Model):
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING, db_index=True)
     end_reason = models.CharField(max_length=10, blank=True, choices=[(r, r) for r in END_REASONS])
     error = models.TextField(blank=True)
-    claim_token = models.CharField(max_length=40, blank=True)
-    claimed_by = models.CharField(max_length=200, blank=True)
-    lease_until = models.DateTimeField(null=True, blank=True)
-    runs = models.PositiveIntegerField(default=0, help_text="Times a worker claimed it (more than 1 after a crash).")
     metrics = models.JSONField(default=dict, blank=True, help_text="Conversation-level metrics.")
     calls_sent = models.PositiveIntegerField(default=0)
     calls_cached = models.PositiveIntegerField(default=0)
     calls = models.ManyToManyField(LLMCall, blank=True, related_name="dialogues")
-    started_at = models.DateTimeField(null=True, blank=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["id"]

@@ -29,7 +29,6 @@ import json
 import logging
 import math
 import time
-import uuid
 from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, field, fields
 from datetime import timedelta
@@ -63,6 +62,7 @@ from audits.selectors.results import (
 )
 from audits.selectors.runs import audit_condition_design
 from audits.services.database_outage import OUTAGE_ERRORS, drop_connection
+from audits.services.leases import ClaimLost, lease_claim, lease_hold, lease_release, lease_token
 from audits.services.task_queue import AUDIT_ANALYSIS, task_send
 
 logger = logging.getLogger(__name__)
@@ -294,15 +294,11 @@ class AnalysisState:
         }
 
 
-class AnalysisClaimLost(Exception):
-    """The row was claimed again by another computation (ours stopped renewing its lease in time)."""
+# The row was claimed again by another computation (ours stopped renewing its lease in time).
+AnalysisClaimLost = ClaimLost
 
 
 # --- the rows: find, queue, claim, renew, finish ---------------------------------------------------
-
-
-def _token() -> str:
-    return uuid.uuid4().hex
 
 
 def _row(audit: Audit, key: str) -> AnalysisResult | None:
@@ -330,7 +326,7 @@ def _queued_values(fingerprint: str, now) -> dict[str, Any]:
         "cells_done": 0,
         "cells_total": 0,
         "error": "",
-        "claim_token": _token(),
+        "claim_token": lease_token(),
         "lease_until": now + timedelta(seconds=analysis_lease_seconds()),
         "queued_at": now,
         "started_at": None,
@@ -411,34 +407,29 @@ def _ensure(audit: Audit, parameters: AnalysisParameters, *, send: bool = True) 
 def _claim(row_id: int, *, from_statuses: tuple[str, ...]) -> str | None:
     """Claim a row for one computation by compare-and-swap: a row in `from_statuses`, or running with a
     lease that ran out (its worker died). Returns the claim token, or None when someone else holds it."""
-    now = timezone.now()
-    token = _token()
-    claimed = (
-        AnalysisResult.objects.filter(pk=row_id)
-        .filter(Q(status__in=from_statuses) | Q(status=Status.RUNNING, lease_until__lt=now))
-        .update(
-            status=Status.RUNNING,
-            claim_token=token,
-            lease_until=now + timedelta(seconds=analysis_lease_seconds()),
-            started_at=now,
-            finished_at=None,
-            cells_done=0,
-            cells_total=0,
-            error="",
-            runs=F("runs") + 1,
-        )
+    token = lease_token()
+    claimed = lease_claim(
+        AnalysisResult.objects.filter(pk=row_id),
+        token=token,
+        seconds=analysis_lease_seconds(),
+        statuses=from_statuses,
+        finished_at=None,
+        cells_done=0,
+        cells_total=0,
+        error="",
     )
     return token if claimed == 1 else None
 
 
 def _renew(row_id: int, token: str, **values: Any) -> None:
     """Write progress and renew the lease, if the claim still holds; else stop the computation."""
-    lease = timezone.now() + timedelta(seconds=analysis_lease_seconds())
-    held = AnalysisResult.objects.filter(pk=row_id, status=Status.RUNNING, claim_token=token).update(
-        lease_until=lease, **values
+    lease_hold(
+        AnalysisResult.objects.filter(pk=row_id),
+        token=token,
+        seconds=analysis_lease_seconds(),
+        what=f"analysis {row_id}",
+        **values,
     )
-    if held != 1:
-        raise AnalysisClaimLost(f"analysis {row_id} was claimed by another computation")
 
 
 class _ProgressWriter:
@@ -514,14 +505,15 @@ def _compute(row_id: int, token: str, progress: Callable[[int, int], None] | Non
             "conversation": _table_to_json(conversation),
             "student": _table_to_json(student),
         }
-        finished = AnalysisResult.objects.filter(pk=row_id, status=Status.RUNNING, claim_token=token).update(
+        finished = lease_release(
+            AnalysisResult.objects.filter(pk=row_id),
+            token=token,
             status=Status.DONE,
             result=stored,
             n_scores=len(inputs.scores),
             seconds=seconds,
             computed_at=now,
             finished_at=now,
-            lease_until=None,
             cells_done=F("cells_total"),
         )
         if finished != 1:
@@ -529,11 +521,12 @@ def _compute(row_id: int, token: str, progress: Callable[[int, int], None] | Non
     except (AnalysisClaimLost, *OUTAGE_ERRORS):
         raise  # an outage is not the analysis's failure: its lease runs out and it is computed again
     except Exception as exc:
-        AnalysisResult.objects.filter(pk=row_id, status=Status.RUNNING, claim_token=token).update(
+        lease_release(
+            AnalysisResult.objects.filter(pk=row_id),
+            token=token,
             status=Status.FAILED,
             error=f"{type(exc).__name__}: {exc}"[:4000],
             finished_at=timezone.now(),
-            lease_until=None,
         )
         raise
     return _analysis_from_stored(

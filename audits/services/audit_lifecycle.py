@@ -27,6 +27,7 @@ from audits.models import Audit, Condition, Dialogue, ModelEndpoint, PromptTempl
 from audits.selectors.design import design_conditions, question_ids_by_domain
 from audits.services.analysis import analysis_start
 from audits.services.design import default_template
+from audits.services.leases import lease_claimable, lease_soonest
 from audits.services.task_queue import AUDIT_RUN_BATCH, AUDIT_SWEEP, audit_task_queue, task_send
 
 # --- conditions ----------------------------------------------------------------------------------
@@ -289,7 +290,7 @@ def audit_retry_failed(*, audit: Audit) -> int:
     ids = list(failed.values_list("pk", flat=True))
     Turn.objects.filter(dialogue_id__in=ids).delete()
     Dialogue.calls.through.objects.filter(dialogue_id__in=ids).delete()
-    failed.update(status=Dialogue.Status.PENDING, end_reason="", error="", claimed_by="", lease_until=None)
+    failed.update(status=Dialogue.Status.PENDING, end_reason="", error="", claim_token="", lease_until=None)
     Audit.objects.filter(pk=audit.pk).update(status=Audit.Status.RUNNING, finished_at=None)
     audit.refresh_from_db()
     return _enqueue_batches(audit, ids)
@@ -300,7 +301,7 @@ def audit_claimable_dialogue_ids(*, audit_id: int) -> list[int]:
     now = timezone.now()
     return list(
         Dialogue.objects.filter(audit_id=audit_id)
-        .filter(Q(status=Dialogue.Status.PENDING) | Q(status=Dialogue.Status.RUNNING, lease_until__lt=now))
+        .filter(lease_claimable([Dialogue.Status.PENDING], now))
         .order_by("pk")
         .values_list("pk", flat=True)
     )
@@ -368,12 +369,7 @@ def audit_sweep_schedule(*, audit_id: int | None = None, force: bool = False) ->
 
 def audit_next_lease_expiry(*, audit_id: int) -> float | None:
     """Seconds until the earliest lease of a running dialogue expires (None when nothing runs)."""
-    soonest = (
-        Dialogue.objects.filter(audit_id=audit_id, status=Dialogue.Status.RUNNING)
-        .order_by("lease_until")
-        .values_list("lease_until", flat=True)
-        .first()
-    )
+    soonest = lease_soonest(Dialogue.objects.filter(audit_id=audit_id))
     if soonest is None:
         return None
     return max(0.0, (soonest - timezone.now()).total_seconds())

@@ -15,12 +15,9 @@ import asyncio
 import dataclasses
 import logging
 import socket
-import uuid
-from datetime import timedelta
 
 from django.conf import settings
 from django.db import close_old_connections, connections, transaction
-from django.db.models import F, Q
 from django.utils import timezone
 
 from audits.engine import END_ERROR, DialogueSpec
@@ -32,6 +29,7 @@ from audits.models import Audit, Condition, Dialogue, ModelEndpoint, Question, T
 from audits.prompt_templates import render_prompt
 from audits.services.audit_lifecycle import audit_claimable_dialogue_ids, audit_refresh_status, audit_start_inline
 from audits.services.database_outage import OUTAGE_ERRORS, drop_connection, through_outage
+from audits.services.leases import LeaseKeeper, lease_claim, lease_claimable, lease_release, lease_renew, lease_token
 from audits.services.ledger import DatabaseLedger
 from audits.services.rate_limits import limit_statuses_start, rate_limit_store
 
@@ -111,7 +109,7 @@ def _batch_plan(audit_id: int, dialogue_ids: list[int]) -> _BatchPlan | None:
     rows = list(
         Dialogue.objects.filter(pk__in=dialogue_ids, audit_id=audit_id)
         # Only work that can be claimed: a batch delivered twice, or re-sent by a sweep, is then cheap.
-        .filter(Q(status=Dialogue.Status.PENDING) | Q(status=Dialogue.Status.RUNNING, lease_until__lt=now))
+        .filter(lease_claimable([Dialogue.Status.PENDING], now))
         .select_related("question", "condition")
         .order_by("pk")
     )
@@ -213,25 +211,14 @@ def _dialogue_job(plan: _BatchPlan, item: dict) -> DialogueJob:
 
 
 def _claim(audit_id: int, dialogue_id: int, token: str, lease: int) -> bool:
-    now = timezone.now()
-    claimed = (
-        Dialogue.objects.filter(pk=dialogue_id, audit_id=audit_id, audit__status=Audit.Status.RUNNING)
-        .filter(Q(status=Dialogue.Status.PENDING) | Q(status=Dialogue.Status.RUNNING, lease_until__lt=now))
-        .update(
-            status=Dialogue.Status.RUNNING,
-            claimed_by=token,
-            lease_until=now + timedelta(seconds=lease),
-            runs=F("runs") + 1,
-            started_at=now,
-        )
-    )
-    return claimed == 1
+    """Claim one dialogue of a running audit (pending, or running under a lease that ran out)."""
+    jobs = Dialogue.objects.filter(pk=dialogue_id, audit_id=audit_id, audit__status=Audit.Status.RUNNING)
+    return lease_claim(jobs, token=token, seconds=lease, statuses=[Dialogue.Status.PENDING]) == 1
 
 
 def _renew(token: str, lease: int) -> int:
-    return Dialogue.objects.filter(claimed_by=token, status=Dialogue.Status.RUNNING).update(
-        lease_until=timezone.now() + timedelta(seconds=lease)
-    )
+    """Renew the lease of every dialogue the batch holds."""
+    return lease_renew(Dialogue.objects.all(), token=token, seconds=lease)
 
 
 def _finish(dialogue_id: int, token: str, outcome: DialogueOutcome, rubric_id: int) -> bool:
@@ -239,7 +226,9 @@ def _finish(dialogue_id: int, token: str, outcome: DialogueOutcome, rubric_id: i
     result = outcome.result
     failed = result.end_reason == END_ERROR
     with transaction.atomic():
-        updated = Dialogue.objects.filter(pk=dialogue_id, status=Dialogue.Status.RUNNING, claimed_by=token).update(
+        updated = lease_release(
+            Dialogue.objects.filter(pk=dialogue_id),
+            token=token,
             status=Dialogue.Status.FAILED if failed else Dialogue.Status.DONE,
             end_reason=result.end_reason,
             error=result.error[:2000],
@@ -247,7 +236,6 @@ def _finish(dialogue_id: int, token: str, outcome: DialogueOutcome, rubric_id: i
             calls_sent=outcome.calls_sent,
             calls_cached=outcome.calls_cached,
             finished_at=timezone.now(),
-            lease_until=None,
         )
         if updated != 1:
             return False  # the lease ran out and another worker took the dialogue over
@@ -299,8 +287,12 @@ def outcome_metrics(judgement) -> list[str]:
 
 def _release(dialogue_id: int, token: str, error: str) -> None:
     """A dialogue whose run raised (a bug, not a model failure) is marked failed with the error."""
-    Dialogue.objects.filter(pk=dialogue_id, claimed_by=token, status=Dialogue.Status.RUNNING).update(
-        status=Dialogue.Status.FAILED, end_reason=END_ERROR, error=error[:2000], lease_until=None
+    lease_release(
+        Dialogue.objects.filter(pk=dialogue_id),
+        token=token,
+        status=Dialogue.Status.FAILED,
+        end_reason=END_ERROR,
+        error=error[:2000],
     )
 
 
@@ -325,19 +317,19 @@ async def batch_run_async(runtime: LoopRuntime, audit_id: int, dialogue_ids: lis
                 judge=plan.endpoints[plan.judge_id],
                 check=check,
             )
-    token = f"{worker}:{uuid.uuid4().hex[:12]}"
+    token = lease_token(worker)
     lease = claim_lease_seconds()
     counts = {"claimed": 0, "done": 0, "lost": 0, "skipped": 0, "errors": 0, "interrupted": 0}
     status = {"value": plan.status}
 
-    async def keep_leases() -> None:
-        while True:
-            await asyncio.sleep(max(1.0, lease / 3))
-            try:
-                await runtime.run_blocking(_renew, token, lease)
-                status["value"] = await runtime.run_blocking(_audit_status, audit_id)
-            except OUTAGE_ERRORS:  # the next renewal tries again; a lease that ran out meanwhile is taken over
-                await runtime.run_blocking(drop_connection)
+    def renew() -> int:
+        # With each renewal the batch learns whether its audit still runs (paused or cancelled: claim no more).
+        renewed = _renew(token, lease)
+        status["value"] = _audit_status(audit_id)
+        return renewed
+
+    # A lease that ran out during an outage is taken over; a moment holding no dialogue loses nothing.
+    keeper = LeaseKeeper(renew, every=max(1.0, lease / 3), name=f"audit-{audit_id}-batch-lease", many=True)
 
     async def one(item: dict) -> None:
         if status["value"] != Audit.Status.RUNNING:
@@ -369,7 +361,7 @@ async def batch_run_async(runtime: LoopRuntime, audit_id: int, dialogue_ids: lis
         written = await runtime.run_blocking(through_outage, _finish, item["id"], token, outcome, plan.judge_rubric_id)
         counts["done" if written else "lost"] += 1
 
-    renewer = asyncio.create_task(keep_leases())
+    renewer = asyncio.create_task(keeper.keep_on(runtime))
     try:
         await asyncio.gather(*(one(item) for item in plan.dialogues))
     finally:

@@ -20,15 +20,11 @@ from __future__ import annotations
 
 import logging
 import socket
-import threading
-import uuid
 from collections import Counter
 from collections.abc import Callable, Iterable
-from datetime import timedelta
 
 from django.conf import settings
-from django.db import connection, transaction
-from django.db.models import F, Q
+from django.db import transaction
 from django.utils import timezone
 
 from audits.judge import PARSE_OK, TurnJudgement
@@ -38,6 +34,16 @@ from audits.services.analysis import analysis_start
 from audits.services.database_outage import OUTAGE_ERRORS, drop_connection
 from audits.services.design import prompt_template_mark_used
 from audits.services.judging import judgements_run, turn_scores_store, turns_to_judge
+from audits.services.leases import (
+    ClaimLost,
+    LeaseKeeper,
+    lease_claim,
+    lease_claimable,
+    lease_release,
+    lease_renew,
+    lease_soonest,
+    lease_token,
+)
 from audits.services.task_queue import AUDIT_REJUDGE, JUDGE_RUNS_SWEEP, audit_task_queue, task_send
 
 logger = logging.getLogger(__name__)
@@ -48,8 +54,8 @@ CAUSE_MAX = 2000
 PROBLEM_GROUPS = 3
 
 
-class RunLost(RuntimeError):
-    """This worker's claim on the run ran out and another worker took it over."""
+# This worker's claim on the run ran out and another worker took it over.
+RunLost = ClaimLost
 
 
 class RunRefused(RuntimeError):
@@ -97,58 +103,21 @@ def judge_run_open(
 
 def judge_run_claim(*, run_id: int, token: str) -> JudgeRun | None:
     """Take the run if it is queued, or running under a lease that ran out (its worker died)."""
-    now = timezone.now()
-    claimed = (
-        JudgeRun.objects.filter(pk=run_id)
-        .filter(Q(status=JudgeRun.Status.QUEUED) | Q(status=JudgeRun.Status.RUNNING, lease_until__lt=now))
-        .update(
-            status=JudgeRun.Status.RUNNING,
-            claimed_by=token,
-            lease_until=now + timedelta(seconds=lease_seconds()),
-            runs=F("runs") + 1,
-            started_at=now,
-        )
+    claimed = lease_claim(
+        JudgeRun.objects.filter(pk=run_id), token=token, seconds=lease_seconds(), statuses=[JudgeRun.Status.QUEUED]
     )
     return JudgeRun.objects.get(pk=run_id) if claimed else None
 
 
-class _LeaseKeeper:
+def _lease_keeper(run_id: int, token: str) -> LeaseKeeper:
     """Renews the claim on a thread of its own while the run works (online judging blocks for long)."""
-
-    def __init__(self, run_id: int, token: str) -> None:
-        self.run_id, self.token = run_id, token
-        self.lost = threading.Event()
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._loop, name=f"judge-run-{run_id}-lease", daemon=True)
-
-    def _loop(self) -> None:
-        lease = lease_seconds()
-        try:
-            while not self._stop.wait(max(0.5, lease / 3)):
-                try:
-                    renewed = JudgeRun.objects.filter(
-                        pk=self.run_id, claimed_by=self.token, status=JudgeRun.Status.RUNNING
-                    ).update(lease_until=timezone.now() + timedelta(seconds=lease))
-                except OUTAGE_ERRORS:  # the next renewal tries again
-                    drop_connection()
-                    continue
-                if not renewed:
-                    self.lost.set()
-                    return
-        finally:
-            connection.close()  # this thread's own connection
-
-    def check(self) -> None:
-        if self.lost.is_set():
-            raise RunLost(f"judge run {self.run_id}: the claim was taken over")
-
-    def __enter__(self) -> _LeaseKeeper:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self._stop.set()
-        self._thread.join(5)
+    lease = lease_seconds()
+    jobs = JudgeRun.objects.filter(pk=run_id)
+    return LeaseKeeper(
+        lambda: lease_renew(jobs, token=token, seconds=lease),
+        every=max(0.5, lease / 3),
+        name=f"judge-run-{run_id}-lease",
+    )
 
 
 def judgement_counts(judgements: Iterable[TurnJudgement]) -> dict:
@@ -237,13 +206,13 @@ def judge_run_execute(*, run_id: int, body: Callable[[JudgeRun, Callable[[], Non
     (`calls_sent`, `calls_cached`, and what it judged: `judgement_counts`); `keep_alive()` raises RunLost
     once another worker holds the run. The run ends done, done with failures or failed, with its cause.
     Returns the run's status, or "skipped" when it was not claimable (done, or held by a live worker)."""
-    token = f"{socket.gethostname()}:{uuid.uuid4().hex[:12]}"
+    token = lease_token(socket.gethostname())
     run = judge_run_claim(run_id=run_id, token=token)
     if run is None:
         return "skipped"
     note = ""
     try:
-        with _LeaseKeeper(run.pk, token) as keeper:
+        with _lease_keeper(run.pk, token) as keeper:
             note = _batch_route(run)
             counts = body(run, keeper.check)
     except RunLost:
@@ -259,20 +228,27 @@ def judge_run_execute(*, run_id: int, body: Callable[[JudgeRun, Callable[[], Non
         run.refresh_from_db()
         head = str(exc) if isinstance(exc, RunRefused) else f"{type(exc).__name__}: {exc}"
         cause = "; ".join([head, *_batch_causes(run)])
-        JudgeRun.objects.filter(pk=run_id, claimed_by=token).update(
-            status=JudgeRun.Status.FAILED, error=cause[:CAUSE_MAX], lease_until=None, finished_at=timezone.now()
+        lease_release(
+            JudgeRun.objects.filter(pk=run_id),
+            token=token,
+            running=None,
+            status=JudgeRun.Status.FAILED,
+            error=cause[:CAUSE_MAX],
+            finished_at=timezone.now(),
         )
         return JudgeRun.Status.FAILED
     run.refresh_from_db()
     status, cause = _outcome(run, counts, note)
-    JudgeRun.objects.filter(pk=run_id, claimed_by=token).update(
+    lease_release(
+        JudgeRun.objects.filter(pk=run_id),
+        token=token,
+        running=None,
         status=status,
         judged=run.total,
         scored=counts.get("scored", run.total),
         calls_sent=counts.get("calls_sent", 0),
         calls_cached=counts.get("calls_cached", 0),
         error=cause,
-        lease_until=None,
         finished_at=timezone.now(),
     )
     return status
@@ -315,19 +291,12 @@ def judge_runs_sweep() -> int:
     remain, sweep again as the soonest runs out, so a run whose worker dies is taken up unattended.
     Returns the runs re-sent."""
     now = timezone.now()
-    stale = JudgeRun.objects.filter(
-        Q(status=JudgeRun.Status.QUEUED) | Q(status=JudgeRun.Status.RUNNING, lease_until__lt=now)
-    )
+    stale = JudgeRun.objects.filter(lease_claimable([JudgeRun.Status.QUEUED], now))
     sent = 0
     for run in stale:
         _enqueue(run)
         sent += 1
-    soonest = (
-        JudgeRun.objects.filter(status=JudgeRun.Status.RUNNING, lease_until__gte=now)
-        .order_by("lease_until")
-        .values_list("lease_until", flat=True)
-        .first()
-    )
+    soonest = lease_soonest(JudgeRun.objects.filter(lease_until__gte=now))
     if soonest is not None:
         countdown = max(0.0, (soonest - now).total_seconds()) + 1.0
         task_send(JUDGE_RUNS_SWEEP, countdown=countdown, queue=audit_task_queue())
