@@ -24,6 +24,8 @@ CONCEPTS = (
     "crowd entry",
     "batch judging",
     "judge-corrected contrasts",
+    "analysis parameters",
+    "leased jobs",
 )
 CITED_DOCUMENT = re.compile(r"(?<![\w/.{}-])(?!/)((?:\.\./)*[\w./-]*\b[\w-]+\.md)\b")
 ISSUE_NUMBER = re.compile(r"\bissues?\s*#?\d+", re.IGNORECASE)
