@@ -162,7 +162,7 @@ class PromptTemplateViewSet(
         data = serializer.validated_data
         serializer.instance = prompt_template_create(
             kind=data["kind"], name=data["name"], text=data["text"], description=data.get("description", ""),
-            user=self.request.user,
+            metrics=data.get("metrics"), user=self.request.user,
         )  # fmt: skip
 
     @extend_schema(request=PromptTemplateReviseSerializer, responses={201: PromptTemplateSerializer})
