@@ -26,6 +26,10 @@ class TemplateTextError(ValueError):
     """The template text uses unknown placeholders or lacks required ones."""
 
 
+class TemplateMetricsError(TemplateTextError):
+    """A judge rubric's metric list names a metric the registry does not hold (or another kind names metrics)."""
+
+
 @transaction.atomic
 def design_defaults_seed() -> dict[str, int]:
     """Create the default dimensions, levels, names and templates that are missing. Never overwrites edits."""
@@ -73,9 +77,12 @@ def default_template(kind: str, name: str | None = None) -> PromptTemplate:
 
 
 def _check_text(kind: str, text: str, metrics=None) -> None:
-    problems = template_placeholder_errors(kind, text) + template_metrics_errors(kind, metrics)
+    problems = template_placeholder_errors(kind, text)
     if problems:
         raise TemplateTextError("; ".join(problems))
+    problems = template_metrics_errors(kind, metrics)
+    if problems:
+        raise TemplateMetricsError("; ".join(problems))
 
 
 @transaction.atomic

@@ -125,3 +125,21 @@ def test_the_rubric_of_a_turn_reaches_the_parser_at_each_call_site(sixth_metric,
         SIXTH,
     }
     assert TurnScore.objects.filter(turn_id=turn_ids[0], rubric=old).count() == len(DEFAULT_RUBRIC_METRICS)
+
+
+@pytest.mark.django_db
+def test_the_api_states_and_takes_a_rubric_versions_metrics(researcher_client, sixth_metric):
+    judge = default_template(JUDGE_RUBRIC)
+    url = f"/api/prompt-templates/{judge.pk}/"
+    assert researcher_client.get(url).json()["metrics"] == list(DEFAULT_RUBRIC_METRICS)
+
+    body = {"text": judge.text, "metrics": [*DEFAULT_RUBRIC_METRICS, SIXTH]}
+    revised = researcher_client.post(f"{url}revise/", body, content_type="application/json")
+    assert revised.status_code == 201 and revised.json()["metrics"] == [*DEFAULT_RUBRIC_METRICS, SIXTH]
+    body["metrics"] = ["not_registered"]
+    refused = researcher_client.post(f"{url}revise/", body, content_type="application/json")
+    assert refused.status_code == 400 and "unknown metric(s) not_registered" in refused.json()["metrics"][0]
+
+    reveal = {"kind": "reveal_check", "name": "strict", "text": "${answer} in ${tutor_turn}?", "metrics": [SIXTH]}
+    created = researcher_client.post("/api/prompt-templates/", reveal, content_type="application/json")
+    assert created.status_code == 400 and created.json()["metrics"] == ["only a judge rubric names metrics"]
