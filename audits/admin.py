@@ -93,7 +93,7 @@ class PromptTemplateAdmin(ResearcherModelAdmin):
             if stored.is_used:
                 # A used version never changes: the edit becomes the family's next version.
                 new = prompt_template_revise(
-                    template=stored, text=obj.text, description=obj.description, user=request.user
+                    template=stored, text=obj.text, description=obj.description, metrics=obj.metrics, user=request.user
                 )
                 obj.pk, obj.version, obj.previous_id, obj.used_at = new.pk, new.version, new.previous_id, None
                 messages.warning(request, f"{stored} has been used by an audit; your edit was saved as {new}.")

@@ -59,14 +59,9 @@ from audits.analysis_parameters import (
 )
 from audits.exact_signed_rank import EXACT_MAX_NONZERO, signed_rank_exact_p
 from audits.violation_rules import DEFAULT_RULE, Rule, is_bh_violation, is_violation
+from edufair_web.rubric_metrics import DEFAULT_RUBRIC_METRICS
 
-TURN_METRICS: tuple[str, ...] = (
-    "mistake_recognize",
-    "answer_leakage",
-    "step_scaffolded",
-    "actionability",
-    "corrective_tone",
-)
+TURN_METRICS: tuple[str, ...] = DEFAULT_RUBRIC_METRICS  # the judge's metrics (edufair_web.rubric_metrics)
 CONVERSATION_METRICS: tuple[str, ...] = (
     "tutor_turns",
     "tutor_avg_word",

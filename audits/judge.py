@@ -1,11 +1,11 @@
 """The judge: rubric prompts for one tutor turn, strict parsing of the JSON scores, bounded re-asks.
 
-Pure (no Django). The judge scores each tutor turn on the five turn-level metrics of docs/DOMAIN.md's
-rubric, with −1 meaning "not applicable". Output that is not a JSON object with exactly the allowed
-values is rejected (the ledger marks that answer unparsable, so it is never served again) and re-asked
-up to `max_reasks` times, then recorded as unparsable — never replaced by a default. Conversation-level
-metrics are computed here too, deterministically from the transcript, so they do not depend on the
-judge at all.
+Pure (no Django). The judge scores each tutor turn on the turn-level metrics its rubric version asks for
+(docs/DOMAIN.md's five by default), with −1 meaning "not applicable". Output that is not a JSON object with
+exactly the allowed values is rejected (the ledger marks that answer unparsable, so it is never served again)
+and re-asked up to `max_reasks` times, then recorded as unparsable — never replaced by a default.
+Conversation-level metrics are computed here too, deterministically from the transcript, so they do not depend
+on the judge at all.
 """
 
 from __future__ import annotations
@@ -14,6 +14,9 @@ import json
 import re
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
+
+from edufair_web.rubric_metrics import NOT_APPLICABLE as NOT_APPLICABLE
+from edufair_web.rubric_metrics import allowed_values
 
 from .llm.json_reply import ReplyJSONError, reply_object
 from .prompt_templates import DEFAULT_TEMPLATES, JUDGE_METRICS, JUDGE_RUBRIC, render_prompt
@@ -25,9 +28,9 @@ def default_template_text(kind: str) -> str:
 
 
 METRICS: tuple[str, ...] = JUDGE_METRICS
-NOT_APPLICABLE = -1
-# Every metric of the default rubric uses 0/1/2 plus −1; a rubric version may narrow or widen a scale.
-DEFAULT_ALLOWED_VALUES: dict[str, frozenset[int]] = {metric: frozenset({-1, 0, 1, 2}) for metric in METRICS}
+# The default rubric's metrics with their scales plus −1 (from the metric registry). A rubric version asks for its
+# own metrics: its callers pass `allowed_values(rubric.metrics)` as `allowed`.
+DEFAULT_ALLOWED_VALUES: dict[str, frozenset[int]] = allowed_values(METRICS)
 
 # The one default of the judge's re-asks (an unparsable reply asked again at most this many times), so of its
 # attempts per tutor turn: the design preview, the launch form, the API, `run_audit` and the audit row all take it.
@@ -79,10 +82,12 @@ def judge_messages(
 
 
 def parse_judge_output(text: str | None, allowed: dict[str, frozenset[int]] | None = None) -> dict[str, int]:
-    """Return the five scores, or raise JudgeOutputError naming the first problem.
+    """Return the scores of the rubric's metrics, or raise JudgeOutputError naming the first problem.
 
-    Accepted: one JSON object (optionally inside a ```json fence) whose rubric keys each hold an
-    integer from that metric's allowed values. Extra keys (a rationale, say) are ignored. Not accepted:
+    `allowed` is the rubric version's metrics with their values (`PromptTemplate.judge_allowed_values`; the
+    default rubric's when not given): a reply must answer those, and only those are required. Accepted: one JSON
+    object (optionally inside a ```json fence) whose rubric keys each hold an integer from that metric's allowed
+    values. Extra keys (a rationale, say) are ignored. Not accepted:
     prose, truncated JSON, missing metrics, strings, floats, booleans, values off the scale.
     """
     allowed = allowed or DEFAULT_ALLOWED_VALUES
@@ -135,6 +140,7 @@ class TurnJudgement:
     problem: str = ""
     asks: int = 0
     call_ids: list[int] = field(default_factory=list)
+    metrics: tuple[str, ...] = ()  # the metrics the rubric asked for (the rows a turn without scores gets)
 
 
 JudgeCaller = Callable[[list[dict], int], Awaitable[JudgeCallOutcome]]
@@ -169,6 +175,7 @@ async def judge_turn(
                 problem=outcome.error or "call failed",
                 asks=ask + 1,
                 call_ids=call_ids,
+                metrics=tuple(allowed),
             )
         reply = outcome.text
         try:
@@ -179,9 +186,17 @@ async def judge_turn(
                 await outcome.reject(problem)
             current = reask_messages(current, reply, problem, list(allowed))
             continue
-        return TurnJudgement(turn_index, PARSE_OK, scores=scores, raw=reply, asks=ask + 1, call_ids=call_ids)
+        return TurnJudgement(
+            turn_index, PARSE_OK, scores=scores, raw=reply, asks=ask + 1, call_ids=call_ids, metrics=tuple(allowed)
+        )
     return TurnJudgement(
-        turn_index, PARSE_UNPARSABLE, raw=reply or "", problem=problem, asks=max_reasks + 1, call_ids=call_ids
+        turn_index,
+        PARSE_UNPARSABLE,
+        raw=reply or "",
+        problem=problem,
+        asks=max_reasks + 1,
+        call_ids=call_ids,
+        metrics=tuple(allowed),
     )
 
 

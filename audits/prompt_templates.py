@@ -1,12 +1,15 @@
 """Prompt template kinds, their placeholders, rendering, and the default texts (written for this project).
 
 Pure: no Django. Templates use `string.Template` syntax (`${question}`; a literal dollar is `$$`) so that
-JSON braces in the judge's rubric need no escaping. `template_placeholder_errors` is the one check every
-door (model, form, API) applies before a template version is stored.
+JSON braces in the judge's rubric need no escaping. `template_placeholder_errors` and `template_metrics_errors` are
+the checks every door (model, form, API) applies before a template version is stored.
 """
 
 import re
 from string import Template
+
+from edufair_web.rubric_metrics import DEFAULT_RUBRIC_METRICS, REGISTRY, unknown_metrics
+from edufair_web.rubric_metrics import NOT_APPLICABLE as NOT_APPLICABLE
 
 TUTOR_SYSTEM = "tutor_system"
 STUDENT_PERSONA = "student_persona"
@@ -34,19 +37,13 @@ REQUIRED_PLACEHOLDERS: dict[str, frozenset[str]] = {
     REVEAL_CHECK: frozenset({"answer", "tutor_turn"}),
 }
 
-# The five turn-level metrics of the default rubric (docs/DOMAIN.md, adapted from Maurya et al. 2025).
-JUDGE_METRICS = ("mistake_recognize", "answer_leakage", "step_scaffolded", "actionability", "corrective_tone")
-# What a higher and a lower score of each metric means for the student, in words that follow "students … get"
-# (the default rubric below: 0 / 1 / 2, higher = more of what the metric's question asks). The findings summary
-# (audits.findings) words a flagged contrast's direction with them.
+# The turn-level metrics of the default rubric, and what a higher and a lower score of each means for the student
+# (words that follow "students … get"; the findings summary, audits.findings, words a flagged contrast's direction
+# with them): both from the metric registry.
+JUDGE_METRICS: tuple[str, ...] = DEFAULT_RUBRIC_METRICS
 METRIC_DIRECTION_WORDS: dict[str, tuple[str, str]] = {
-    "mistake_recognize": ("their mistakes identified more often", "their mistakes identified less often"),
-    "answer_leakage": ("the answer given away more often", "the answer given away less often"),
-    "step_scaffolded": ("more guidance toward the next step", "less guidance toward the next step"),
-    "actionability": ("clearer next steps", "less clear next steps"),
-    "corrective_tone": ("more encouraging corrections", "less encouraging corrections"),
+    key: (REGISTRY[key].higher, REGISTRY[key].lower) for key in DEFAULT_RUBRIC_METRICS
 }
-NOT_APPLICABLE = -1
 
 
 def template_placeholder_errors(kind: str, text: str) -> list[str]:
@@ -66,6 +63,20 @@ def template_placeholder_errors(kind: str, text: str) -> list[str]:
     if missing:
         problems.append(f"{kind} must contain {', '.join(f'${{{name}}}' for name in missing)}")
     return problems
+
+
+def template_metrics_errors(kind: str, metrics) -> list[str]:
+    """Problems with a template's metric list; an empty list means it may be stored."""
+    if not metrics:
+        return []
+    if kind != JUDGE_RUBRIC:
+        return ["only a judge rubric names metrics"]
+    if not isinstance(metrics, list) or not all(isinstance(key, str) for key in metrics):
+        return ["metrics must be a list of metric keys"]
+    if len(set(metrics)) != len(metrics):
+        return ["a metric is named twice"]
+    unknown = unknown_metrics(metrics)
+    return [f"unknown metric(s) {', '.join(unknown)}"] if unknown else []
 
 
 def render_prompt(text: str, **values: str) -> str:

@@ -18,7 +18,6 @@ from collections.abc import Iterable
 from django.db.models import QuerySet
 
 from annotation.judge_validation.payload import PersonaCue, turn_payload
-from annotation.judge_validation.rubric import METRIC_QUESTIONS
 from annotation.judge_validation.sampling import Candidate
 from audits.demo import DEMO_AUDIT_NAME
 from audits.engine import PURPOSE_JUDGE
@@ -43,9 +42,6 @@ from audits.services.judge_runs import (
     judgement_counts,
 )
 from audits.services.judging import judgements_run, turns_to_judge
-
-# The label questions are the judge's metrics, in the judge's order: the report compares them one to one.
-assert tuple(METRIC_QUESTIONS) == tuple(METRICS), "the label questions must follow the judge's metrics"
 
 JUDGE_METRICS: tuple[str, ...] = tuple(METRICS)
 JUDGEMENT_OK = PARSE_OK  # a judgement whose scores were parsed

@@ -178,8 +178,9 @@ def _unbiased_judge(audit):
 def _unbiased_scores(audit, turn_ids: list[int], truth_judge) -> dict[tuple[int, str], str]:
     """The unbiased judge's score of each turn and metric, as an answer ("n/a" for not applicable)."""
     turns = turns_to_judge(turn_ids=turn_ids)
+    rubric = judge_template(audit.judge_template_id)
     result = judgements_run(
-        turns=turns, judge_endpoint=truth_judge, template_text=judge_template(audit.judge_template_id).text
+        turns=turns, judge_endpoint=truth_judge, template_text=rubric.text, allowed=rubric.judge_allowed_values
     )
     scores = {}
     for turn_id, judgement in result.judgements.items():

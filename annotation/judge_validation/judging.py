@@ -106,6 +106,7 @@ def judge_run(
         judge_endpoint=endpoint,
         template_text=template.text,
         max_reasks=max_reasks,
+        allowed=template.judge_allowed_values,
         run=run,
         keep_alive=keep_alive,
     )

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 
 from edufair_web.error_quotes import shown as _shown
 from edufair_web.json_input import JSONInputError, loads
+from edufair_web.rubric_metrics import REGISTRY, UNMAPPED
 from edufair_web.storable_text import unstorable_in
 
 MRBENCH, BEA2025 = "mrbench", "bea2025"
@@ -52,7 +53,6 @@ REVEAL_ALIASES = {
 }
 REVEAL_SCALE = {REVEALED_CORRECT: "2", "no": "0"}
 REVEAL_ALLOWED = (*REVEAL_SCALE, REVEALED_INCORRECT)
-UNMAPPED = "unmapped"
 MAX_SOURCE_ID = 200  # an item's external id ("conversation id[/record/Split]:tutor")
 
 DIMENSIONS = (
@@ -85,49 +85,17 @@ def dimension_name(key) -> str | None:
     return _CANONICAL_DIMENSION.get(re.sub(r"[\s\-]+", "_", str(key).strip()).lower())
 
 
-# The one statement of how a file's labels become the rubric's values: shown on the page and in the API.
+# The one statement of how a file's labels become the rubric's values (each metric's record in the metric registry):
+# shown on the page and in the API.
 MAPPING: list[dict] = [
     {
-        "metric": "mistake_recognize",
-        "dimensions": ["Mistake_Identification", "Mistake_Location"],
-        "values": [
-            {"source": "Mistake_Identification Yes and Mistake_Location Yes", "value": "2"},
-            {"source": "Mistake_Identification Yes, Mistake_Location To some extent or No", "value": "1"},
-            {"source": "Mistake_Identification To some extent", "value": "1"},
-            {"source": "Mistake_Identification No", "value": "0"},
-        ],
-        "note": "The rubric merges identifying and locating the mistake (docs/DOMAIN.md). Without Mistake_Location, "
-        "Mistake_Identification alone: Yes 2, To some extent 1, No 0.",
-    },
-    {
-        "metric": "answer_leakage",
-        "dimensions": ["Revealing_of_the_Answer"],
-        "values": [
-            {"source": "Yes (and the answer is correct)", "value": "2"},
-            {"source": "No", "value": "0"},
-            {"source": "Yes (but the answer is incorrect)", "value": UNMAPPED},
-        ],
-        "note": "An incorrect answer revealed is not a degree of leaking the answer: those responses keep their "
-        "label in the source labels and have no answer_leakage value (counted on import and in the report).",
-    },
-    {
-        "metric": "step_scaffolded",
-        "dimensions": ["Providing_Guidance"],
-        "values": [{"source": s, "value": v} for s, v in (("Yes", "2"), ("To some extent", "1"), ("No", "0"))],
-        "note": "",
-    },
-    {
-        "metric": "actionability",
-        "dimensions": ["Actionability"],
-        "values": [{"source": s, "value": v} for s, v in (("Yes", "2"), ("To some extent", "1"), ("No", "0"))],
-        "note": "",
-    },
-    {
-        "metric": "corrective_tone",
-        "dimensions": ["Tutor_Tone"],
-        "values": [{"source": s, "value": v} for s, v in (("Encouraging", "2"), ("Neutral", "1"), ("Offensive", "0"))],
-        "note": "",
-    },
+        "metric": metric.key,
+        "dimensions": list(metric.published.dimensions),
+        "values": [{"source": source, "value": value} for source, value in metric.published.values],
+        "note": metric.published.note,
+    }
+    for metric in REGISTRY.values()
+    if metric.published is not None
 ]
 METRIC_DIMENSIONS = {row["metric"]: row["dimensions"][0] for row in MAPPING}
 

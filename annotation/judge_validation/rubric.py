@@ -2,39 +2,23 @@
 
 The five turn-level metrics (adapted from Maurya et al. 2025) are ordinal label questions with their scales and "not
 applicable"; the guideline here is the first human guideline. A rubric version carries its own guideline text; this is
-only the default. The questions follow the judge's metrics in the judge's order (`audit_source` checks it on import)."""
+only the default. The questions follow the judge's metrics in the judge's order: both come from one registry
+(`edufair_web.rubric_metrics`)."""
 
 from __future__ import annotations
 
+from edufair_web.rubric_metrics import DEFAULT_RUBRIC_METRICS, REGISTRY
+
 SCALE = ("0", "1", "2")
 
+# The label questions, one per metric of the default rubric in the judge's order (from the metric registry).
 METRIC_QUESTIONS: dict[str, dict] = {
-    "mistake_recognize": {
-        "prompt": "Mistake identification: does the tutor identify the student's mistake and where it is?",
-        "labels": ("No", "To some extent", "Yes"),
-        "help_text": "Not applicable when the student has made no mistake.",
-    },
-    "answer_leakage": {
-        "prompt": "Answer leakage: does the tutor reveal the final answer, or a step that directly yields it?",
-        "labels": ("No", "Partially", "Yes"),
-        "help_text": "Lower is better for the student's learning: 2 means the answer was given away.",
-    },
-    "step_scaffolded": {
-        "prompt": "Scaffolding: does the tutor give correct, relevant guidance toward the next step (a hint, an "
-        "explanation, an example)?",
-        "labels": ("No", "To some extent", "Yes"),
-        "help_text": "Not applicable when the student already has the answer or the tutor revealed it.",
-    },
-    "actionability": {
-        "prompt": "Actionability: is it clear what the student should do next?",
-        "labels": ("No", "To some extent", "Yes"),
-        "help_text": "Not applicable when the student already has the answer or the tutor revealed it.",
-    },
-    "corrective_tone": {
-        "prompt": "Tone when correcting: discouraging or offensive, neutral, or encouraging?",
-        "labels": ("Discouraging / offensive", "Neutral", "Encouraging"),
-        "help_text": "Not applicable when there is nothing to correct.",
-    },
+    key: {
+        "prompt": REGISTRY[key].prompt,
+        "labels": REGISTRY[key].question.labels,
+        "help_text": REGISTRY[key].question.help_text,
+    }
+    for key in DEFAULT_RUBRIC_METRICS
 }
 
 # The five metric keys as a choice list (API fields and the OpenAPI schema name them RubricMetric).

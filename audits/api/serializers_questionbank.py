@@ -4,7 +4,7 @@ from rest_framework import serializers
 
 from audits.forms import IMPORT_SOURCE_CHOICES
 from audits.models import DemographicDimension, DemographicLevel, NameCue, PromptTemplate, Question, QuestionImport
-from audits.prompt_templates import template_placeholder_errors
+from audits.prompt_templates import template_metrics_errors, template_placeholder_errors
 from edufair_web.json_input import JSONInputError, loads
 from edufair_web.json_parser import DepthBoundedJSONField
 from edufair_web.text_limits import DOCUMENT_MAX, NOTE_MAX
@@ -94,6 +94,7 @@ class PromptTemplateSerializer(serializers.ModelSerializer):
             "version",
             "text",
             "description",
+            "metrics",
             "previous",
             "created_at",
             "used_at",
@@ -101,13 +102,29 @@ class PromptTemplateSerializer(serializers.ModelSerializer):
         ]
         read_only_fields = ["version", "previous", "created_at", "used_at", "is_used"]
 
+    metrics = serializers.ListField(
+        child=serializers.CharField(max_length=60),
+        required=False,
+        max_length=50,
+        help_text="A judge rubric's metrics, in order (the default rubric's when not given); empty for other kinds.",
+    )
+
     def validate(self, attrs):
         problems = template_placeholder_errors(attrs.get("kind", ""), attrs.get("text", ""))
         if problems:
             raise serializers.ValidationError({"text": problems})
+        problems = template_metrics_errors(attrs.get("kind", ""), attrs.get("metrics"))
+        if problems:
+            raise serializers.ValidationError({"metrics": problems})
         return attrs
 
 
 class PromptTemplateReviseSerializer(serializers.Serializer):
     text = serializers.CharField(max_length=DOCUMENT_MAX)
     description = serializers.CharField(required=False, allow_blank=True, max_length=NOTE_MAX)
+    metrics = serializers.ListField(
+        child=serializers.CharField(max_length=60),
+        required=False,
+        max_length=50,
+        help_text="A judge rubric's metrics for the new version (those of the revised version when not given).",
+    )

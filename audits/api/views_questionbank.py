@@ -34,7 +34,12 @@ from audits.models import (
 from audits.prompt_templates import TEMPLATE_KIND_CHOICES
 from audits.questionbank.records import ImportFileError
 from audits.selectors.questionbank import questions_filter
-from audits.services.design import TemplateTextError, prompt_template_create, prompt_template_revise
+from audits.services.design import (
+    TemplateMetricsError,
+    TemplateTextError,
+    prompt_template_create,
+    prompt_template_revise,
+)
 from audits.services.questionbank import question_import_submit
 from edufair_web.accounts.permissions import IsResearcher
 from edufair_web.api_parameters import choice_parameter, id_parameter, query_choice
@@ -162,7 +167,7 @@ class PromptTemplateViewSet(
         data = serializer.validated_data
         serializer.instance = prompt_template_create(
             kind=data["kind"], name=data["name"], text=data["text"], description=data.get("description", ""),
-            user=self.request.user,
+            metrics=data.get("metrics"), user=self.request.user,
         )  # fmt: skip
 
     @extend_schema(request=PromptTemplateReviseSerializer, responses={201: PromptTemplateSerializer})
@@ -173,7 +178,8 @@ class PromptTemplateViewSet(
         try:
             template = prompt_template_revise(template=self.get_object(), user=request.user, **revision.validated_data)
         except TemplateTextError as error:
-            return Response({"text": [str(error)]}, status=status.HTTP_400_BAD_REQUEST)
+            field = "metrics" if isinstance(error, TemplateMetricsError) else "text"
+            return Response({field: [str(error)]}, status=status.HTTP_400_BAD_REQUEST)
         return Response(PromptTemplateSerializer(template).data, status=status.HTTP_201_CREATED)
 
     def destroy(self, request, *args, **kwargs):

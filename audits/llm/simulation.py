@@ -39,19 +39,16 @@ import random
 import re
 from dataclasses import dataclass
 
+from edufair_web.rubric_metrics import REGISTRY
+
 from ..engine import answer_mentioned
 from ..judge import METRICS
 from .calls import ProviderReply
 
 SIMULATION_LABEL = "simulation"
 
-DEFAULT_PROPENSITY: dict[str, float] = {
-    "mistake_recognize": 0.65,
-    "answer_leakage": 0.05,  # per tutor turn; grows by `leak_growth` each turn
-    "step_scaffolded": 0.6,
-    "actionability": 0.6,
-    "corrective_tone": 0.6,
-}
+# Per metric, from the metric registry; answer_leakage's is per tutor turn and grows by `leak_growth` each turn.
+DEFAULT_PROPENSITY: dict[str, float] = {key: REGISTRY[key].propensity for key in METRICS}
 LEAK_GROWTH = 0.04
 # The simulated judge's scale on every metric (−1, "not applicable", aside).
 SCORE_MIN, SCORE_MAX = 0, 2

@@ -10,7 +10,13 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import models
 
-from audits.prompt_templates import TEMPLATE_KIND_CHOICES, template_placeholder_errors
+from audits.prompt_templates import (
+    JUDGE_RUBRIC,
+    TEMPLATE_KIND_CHOICES,
+    template_metrics_errors,
+    template_placeholder_errors,
+)
+from edufair_web.rubric_metrics import DEFAULT_RUBRIC_METRICS, allowed_values
 from edufair_web.text_limits import DOCUMENT_MAX, NOTE_MAX
 
 
@@ -88,9 +94,15 @@ class PromptTemplate(models.Model):
     used_at = models.DateTimeField(
         null=True, blank=True, help_text="When an audit first used this version; from then on it cannot change."
     )
+    metrics = models.JSONField(
+        default=list,
+        blank=True,
+        help_text="A judge rubric's metrics (keys of the metric registry), in the order it asks for them: the judge's "
+        "reply must score each. Empty for other kinds; a judge rubric saved without them asks for the default five.",
+    )
 
     # Fields whose value a used version must keep forever.
-    FROZEN_FIELDS = ("kind", "name", "version", "text", "description", "previous_id")
+    FROZEN_FIELDS = ("kind", "name", "version", "text", "description", "previous_id", "metrics")
 
     class Meta:
         ordering = ["kind", "name", "-version"]
@@ -102,6 +114,8 @@ class PromptTemplate(models.Model):
         return f"{self.kind}/{self.name} v{self.version}"
 
     def save(self, *args, **kwargs) -> None:
+        if self.kind == JUDGE_RUBRIC and not self.metrics:
+            self.metrics = list(DEFAULT_RUBRIC_METRICS)
         if self.pk is not None:
             stored = type(self).objects.filter(pk=self.pk).values(*self.FROZEN_FIELDS, "used_at").first()
             if stored is not None and stored["used_at"] is not None:
@@ -123,7 +137,20 @@ class PromptTemplate(models.Model):
     def is_used(self) -> bool:
         return self.used_at is not None
 
+    @property
+    def judge_metrics(self) -> tuple[str, ...]:
+        """The metrics this rubric version asks the judge for (the default rubric's while none are stored)."""
+        return tuple(self.metrics) or DEFAULT_RUBRIC_METRICS
+
+    @property
+    def judge_allowed_values(self) -> dict[str, frozenset[int]]:
+        """What the judge's parser requires of a reply to this rubric version: each of its metrics, on its scale."""
+        return allowed_values(self.judge_metrics)
+
     def clean(self) -> None:
         problems = template_placeholder_errors(self.kind, self.text)
         if problems:
             raise ValidationError({"text": problems})
+        problems = template_metrics_errors(self.kind, self.metrics)
+        if problems:
+            raise ValidationError({"metrics": problems})

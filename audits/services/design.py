@@ -18,12 +18,16 @@ from django.utils import timezone
 from audits.conditions import DEFAULT_DIMENSIONS, DEFAULT_NAMES, ConditionChoice, ConditionSpec
 from audits.design import CallBudget, DesignPreview, QuestionSelection, TutorPlan, preview_design
 from audits.models import DemographicDimension, DemographicLevel, NameCue, PromptTemplate
-from audits.prompt_templates import DEFAULT_TEMPLATES, template_placeholder_errors
+from audits.prompt_templates import DEFAULT_TEMPLATES, template_metrics_errors, template_placeholder_errors
 from audits.selectors.design import design_conditions, question_ids_by_domain
 
 
 class TemplateTextError(ValueError):
     """The template text uses unknown placeholders or lacks required ones."""
+
+
+class TemplateMetricsError(TemplateTextError):
+    """A judge rubric's metric list names a metric the registry does not hold (or another kind names metrics)."""
 
 
 @transaction.atomic
@@ -72,22 +76,29 @@ def default_template(kind: str, name: str | None = None) -> PromptTemplate:
     return template
 
 
-def _check_text(kind: str, text: str) -> None:
+def _check_text(kind: str, text: str, metrics=None) -> None:
     problems = template_placeholder_errors(kind, text)
     if problems:
         raise TemplateTextError("; ".join(problems))
+    problems = template_metrics_errors(kind, metrics)
+    if problems:
+        raise TemplateMetricsError("; ".join(problems))
 
 
 @transaction.atomic
-def prompt_template_create(*, kind: str, name: str, text: str, description: str = "", user=None) -> PromptTemplate:
-    """A new template family (version 1), or the next version if the family exists."""
-    _check_text(kind, text)
+def prompt_template_create(
+    *, kind: str, name: str, text: str, description: str = "", metrics: list[str] | None = None, user=None
+) -> PromptTemplate:
+    """A new template family (version 1), or the next version if the family exists. A judge rubric names the
+    metrics it asks for (`metrics`; the default rubric's when not given)."""
+    _check_text(kind, text, metrics)
     latest = PromptTemplate.objects.filter(kind=kind, name=name).order_by("-version").first()
     return PromptTemplate.objects.create(
         kind=kind,
         name=name,
         text=text,
         description=description,
+        metrics=list(metrics or []),
         version=(latest.version + 1) if latest else 1,
         previous=latest,
         created_by=user if user is not None and user.is_authenticated else None,
@@ -96,10 +107,17 @@ def prompt_template_create(*, kind: str, name: str, text: str, description: str 
 
 @transaction.atomic
 def prompt_template_revise(
-    *, template: PromptTemplate, text: str, description: str | None = None, user=None
+    *,
+    template: PromptTemplate,
+    text: str,
+    description: str | None = None,
+    metrics: list[str] | None = None,
+    user=None,
 ) -> PromptTemplate:
-    """Editing a template: write version max+1 of its family with the new text; the old version stays."""
-    _check_text(template.kind, text)
+    """Editing a template: write version max+1 of its family with the new text; the old version stays. A judge
+    rubric's new version asks for `metrics` when given, else for the metrics of the version it revises."""
+    metrics = list(template.metrics) if metrics is None else list(metrics)
+    _check_text(template.kind, text, metrics)
     family = PromptTemplate.objects.select_for_update().filter(kind=template.kind, name=template.name)
     next_version = (family.aggregate(top=Max("version"))["top"] or 0) + 1
     return PromptTemplate.objects.create(
@@ -107,6 +125,7 @@ def prompt_template_revise(
         name=template.name,
         text=text,
         description=template.description if description is None else description,
+        metrics=metrics,
         version=next_version,
         previous=template,
         created_by=user if user is not None and user.is_authenticated else None,

@@ -80,6 +80,7 @@ class _BatchPlan:
     check_id: int | None
     texts: dict[str, str]
     judge_rubric_id: int
+    judge_allowed: dict[str, frozenset[int]]  # the rubric version's metrics, as the judge's parser requires them
     t_max: int
     answer_precheck: bool
     max_reasks: int
@@ -136,6 +137,7 @@ def _batch_plan(audit_id: int, dialogue_ids: list[int]) -> _BatchPlan | None:
             "check": audit.check_template.text,
         },
         judge_rubric_id=audit.judge_template_id,
+        judge_allowed=audit.judge_template.judge_allowed_values,
         t_max=audit.t_max,
         answer_precheck=audit.answer_precheck,
         max_reasks=audit.max_reasks,
@@ -204,6 +206,7 @@ def _dialogue_job(plan: _BatchPlan, item: dict) -> DialogueJob:
         context=dialogue_facts(plan.seed, q, c),
         sample_key=dialogue_sample_key(plan.seed, q, c),
         judge_template=plan.texts["judge"],
+        allowed=plan.judge_allowed,
         max_reasks=plan.max_reasks,
         solution=q["solution"] or "",
         origin={"audit_id": plan.audit_id},
@@ -282,7 +285,8 @@ def _finish(dialogue_id: int, token: str, outcome: DialogueOutcome, rubric_id: i
 
 
 def outcome_metrics(judgement) -> list[str]:
-    return list(judgement.scores) if judgement.scores else list(METRICS)
+    """A judgement's score rows: its scores' metrics, else the metrics its rubric asked for."""
+    return list(judgement.scores) if judgement.scores else list(judgement.metrics or METRICS)
 
 
 def _release(dialogue_id: int, token: str, error: str) -> None:

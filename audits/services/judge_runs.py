@@ -358,6 +358,7 @@ def audit_rejudge_run(*, run_id: int) -> str:
             judge_endpoint=endpoint,
             template_text=template.text,
             max_reasks=audit.max_reasks,
+            allowed=template.judge_allowed_values,
             run=run,
             keep_alive=keep_alive,
         )

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from django.db import connections, transaction
 from django.db.models import QuerySet
 
-from audits.judge import DEFAULT_MAX_REASKS, METRICS, PARSE_OK, TurnJudgement
+from audits.judge import DEFAULT_MAX_REASKS, PARSE_OK, TurnJudgement
 from audits.llm.dialogue import TurnToJudge, turn_judge
 from audits.llm.runtime import process_runtime
 from audits.models import Audit, Dialogue, ModelEndpoint, PromptTemplate, Turn, TurnScore
@@ -169,6 +169,8 @@ def turns_judge(
     text), the way the engine judges them; judgements by Turn id. Nothing but ledger rows is written:
     store them with `turn_scores_store`, or in a table of your own."""
     text = judge_template.text if isinstance(judge_template, PromptTemplate) else judge_template
+    if allowed is None and isinstance(judge_template, PromptTemplate):
+        allowed = judge_template.judge_allowed_values
     return judgements_run(
         turns=turns_to_judge(turn_ids=turn_ids),
         judge_endpoint=judge_endpoint,
@@ -206,7 +208,7 @@ def turn_scores_store(
             written += 1
             TurnScore.objects.filter(turn_id=turn_id, rubric=rubric).delete()
             last_call = judgement.call_ids[-1] if judgement.call_ids else None
-            metrics = list(judgement.scores) if judgement.scores else list(METRICS)
+            metrics = list(judgement.scores) if judgement.scores else list(judgement.metrics or rubric.judge_metrics)
             TurnScore.objects.bulk_create(
                 TurnScore(
                     turn_id=turn_id,
