@@ -1,5 +1,6 @@
 """Browser (Chromium): axe-core (vendored, `static/vendor/axe-core/`) finds no serious or critical violation on the
-ten main pages, each opened by the role that works there.
+ten main pages (and the live stage dashboard), each opened by the role that works there; each page loads htmx once
+and opens with the link that skips to the content.
 
 One test seeds once and visits all ten: the demo audit (finished, analysed) and an annotation stage with one
 disagreement for the adjudicator.
@@ -59,6 +60,7 @@ def test_the_ten_main_pages_have_no_serious_or_critical_violation(page, make_use
             "/audits/questionbank/",
             f"/annotation/projects/{s.project.pk}/",
             f"/annotation/stages/{s.stage.pk}/",
+            f"/annotation/dashboard/{s.stage.pk}/",
         ],
         annotators[0].username: [f"/annotation/label/{s.stage.pk}/"],
         "adjudicator": [f"/annotation/adjudicate/{s.stage.pk}/{s.items[0].pk}/"],
@@ -71,6 +73,9 @@ def test_the_ten_main_pages_have_no_serious_or_critical_violation(page, make_use
             response = page.goto(url)
             assert response.status == 200, url
             page.wait_for_load_state("networkidle")
+            assert page.locator('script[src$="htmx.min.js"]').count() == 1, url
+            skip = page.evaluate("(({href, textContent}) => [href, textContent])(document.body.firstElementChild)")
+            assert skip == [f"{page.url.split('#')[0]}#main", "Skip to the content"], url
             found[url] = axe_violations(page)
         page.context.clear_cookies()
 
