@@ -1,6 +1,7 @@
 """Browser (Chromium): axe-core (vendored, `static/vendor/axe-core/`) finds no serious or critical violation on the
 ten main pages (and the live stage dashboard), each opened by the role that works there; each page loads htmx once
-and opens with the link that skips to the content.
+opens with the link that skips to the content,
+and names each data table (a caption) and the cells its headers head (`scope`, or `headers` on the cell).
 
 One test seeds once and visits all ten: the demo audit (finished, analysed) and an annotation stage with one
 disagreement for the adjudicator.
@@ -21,6 +22,12 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True), pyte
 
 AXE_URL = "/static/vendor/axe-core/axe.min.js"
 BLOCKING = ("serious", "critical")
+# Tables without a caption, and header cells that neither have a scope nor are named by a cell's `headers`.
+UNNAMED_TABLES = """() => {
+  const named = new Set([...document.querySelectorAll("td[headers]")].flatMap(td => td.headers.split(" ")));
+  return [...document.querySelectorAll("table:not(:has(> caption))")].map(t => t.outerHTML.slice(0, 80)).concat(
+    [...document.querySelectorAll("th:not([scope])")].filter(th => !named.has(th.id)).map(th => th.outerHTML));
+}"""
 
 
 def axe_violations(page) -> list[dict]:
@@ -65,7 +72,7 @@ def test_the_ten_main_pages_have_no_serious_or_critical_violation(page, make_use
         annotators[0].username: [f"/annotation/label/{s.stage.pk}/"],
         "adjudicator": [f"/annotation/adjudicate/{s.stage.pk}/{s.items[0].pk}/"],
     }
-    found = {}
+    found, unnamed_tables = {}, {}
     for who, urls in pages.items():
         username = who if who not in ("researcher", "adjudicator") else make_user(who).username
         browser_login(page, username)
@@ -77,6 +84,9 @@ def test_the_ten_main_pages_have_no_serious_or_critical_violation(page, make_use
             skip = page.evaluate("(({href, textContent}) => [href, textContent])(document.body.firstElementChild)")
             assert skip == [f"{page.url.split('#')[0]}#main", "Skip to the content"], url
             found[url] = axe_violations(page)
+            unnamed_tables[url] = page.evaluate(UNNAMED_TABLES)
         page.context.clear_cookies()
 
     assert {url: blocking(violations) for url, violations in found.items() if blocking(violations)} == {}
+    # Every data table is named by a caption, and every header cell says what it heads.
+    assert {url: n for url, n in unnamed_tables.items() if n} == {}
