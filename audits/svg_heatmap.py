@@ -66,9 +66,11 @@ def heatmap_svg(
     header_height = 14 * max([len(lines) for lines in header_lines] + [1]) + 14
     width = label_width + cell_width * len(columns) + 2
     height = header_height + cell_height * len(rows) + 2
+    # A grid of links is a group a screen reader can enter; an image's children would be hidden from it.
+    role = "group" if any(cell.href for cell in cells.values()) else "img"
     parts = [
         f'<svg xmlns="http://www.w3.org/2000/svg" class="{_attr(css_class)}" width="{width}" height="{height}" '
-        f'viewBox="0 0 {width} {height}" role="img" aria-label="{_attr(caption)}">',
+        f'viewBox="0 0 {width} {height}" role="{role}" aria-label="{_attr(caption)}">',
         f"<title>{escape(caption)}</title>",
     ]
     for j, (text, lines) in enumerate(zip(column_text, header_lines, strict=True)):
@@ -146,7 +148,8 @@ def _cell_svg(cell: HeatCell | None, x: float, y: float, width: float, height: f
         inner.append(f'<circle cx="{x + width - 8}" cy="{y + 8}" r="4" fill="{VIOLATION_STROKE}"/>')
     title = f"<title>{escape(hover)}</title>"
     body = title + "".join(inner)
-    label = f' aria-label="{_attr(hover)}"'
+    # The spoken name holds the visible text, so a voice-control user can say what they see.
+    label = f' aria-label="{_attr(hover if text in hover else f"{text} · {hover}")}"'
     if cell.href:
         return f'<a href="{_attr(cell.href)}" class="{" ".join(classes)}"{label}{data_attributes}>{body}</a>'
     return f'<g class="{" ".join(classes)}"{label}{data_attributes}>{body}</g>'

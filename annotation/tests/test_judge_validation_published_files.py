@@ -192,7 +192,7 @@ def test_imports_through_api_page_and_command_show_the_files_counts(researcher_c
         html = researcher_client.get(reverse("annotation:judge-validation", args=[project.pk])).content.decode()
         assert "Mapping: file dimension → rubric metric" in html and "Yes (but the answer is incorrect)" in html
         for tutor, row in tutors.items():
-            assert f"<th>{tutor}</th><td>{row['responses']}</td>" in html
+            assert f'<th scope="row">{tutor}</th><td>{row["responses"]}</td>' in html
 
     bea = AnnotationProject.objects.get(options__filename="bea_dev.json")
     html = researcher_client.get(reverse("annotation:judge-validation", args=[bea.pk])).content.decode()

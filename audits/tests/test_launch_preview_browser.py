@@ -56,6 +56,11 @@ def test_launch_from_the_form_with_the_preview_visible(page, make_user, monkeypa
     # Control + three gender levels on 15 questions; 15 pairs per contrast is enough: no warning.
     expect(dialogues).to_have_text("60")
     expect(page.locator("#preview-calls")).to_have_text(f"{60 * 10 * (2 + 3 + 1):,}")
+    # Said in short in the form's status region; the panel itself is no live region.
+    expect(page.locator("#launch-preview-announcer")).to_have_text(
+        f"Preview: 60 dialogues, {60 * 10 * (2 + 3 + 1):,} model calls at most."
+    )
+    assert page.locator("[aria-live]").count() == 0
     expect(page.locator("#launch-check")).to_have_text("")
     assert "yes" in page.inner_text("#preview-power") and not page.locator("#id_confirm").count()
     # Five questions: five pairs per contrast, so the form asks for "launch anyway".

@@ -68,7 +68,7 @@ def test_anthropic_decodes_at_the_stated_temperature_only_up_to_1(temperature, d
     assert sent and {r.purpose for r in sent} == {"tutor"}
     # The endpoint's temperature is sent as set, and the run page states it...
     assert {r.body["temperature"] for r in sent} == {temperature}
-    rows = request_rows(run_page(researcher_client, audit), "<th>Sent with every request</th>")
+    rows = request_rows(run_page(researcher_client, audit), '<th scope="row">Sent with every request</th>')
     assert rows[0] == f"tutor (claude-sonnet-4-5): temperature {temperature:g}, no token limit"
     # ...but the model decodes at no more than 1: only a temperature of at most 1 is the one stated.
     assert {r.temperature for r in sent} == {decoded}

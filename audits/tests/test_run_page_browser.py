@@ -49,6 +49,10 @@ def test_the_run_page_follows_the_audit_to_its_results_and_a_dead_endpoint_reads
     worker.join(60)
     expect(page.get_by_role("button", name="Pause")).to_have_count(0)
     expect(page.locator("#dialogues-done")).to_have_text(str(audit.dialogues.count()))
+    # Announced once, in the page's status region; the panel swapped in on every poll is no live region.
+    announced = page.locator("#audit-status-announcer")
+    expect(announced).to_have_text(f"Audit finished, {audit.dialogues.count()} dialogues done.")
+    assert announced.get_attribute("role") == "status" and page.locator("[aria-live]").count() == 0
     page.locator("#results-link").click()
     page.wait_for_url(f"**/audits/results/{audit.pk}/**")
 

@@ -47,7 +47,7 @@ def test_the_run_panel_writes_big_counts_with_separators():
 
 def test_the_run_panel_writes_cost_with_its_currency_and_a_sensible_precision():
     html = panel()
-    assert '<th>Cost</th><td class="num">$0</td>' in html
+    assert '<th id="progress-cost">Cost</th><td headers="progress-cost" class="num">$0</td>' in html
     assert ">$0.0012<" in html and ">&lt; $0.0001<" in html
     assert "0.0000" not in html and "0.0012300" not in html
-    assert '<th>Cost</th><td class="num">$12.35</td>' in panel(cost=12.3456)
+    assert '<th id="progress-cost">Cost</th><td headers="progress-cost" class="num">$12.35</td>' in panel(cost=12.3456)

@@ -132,13 +132,13 @@ def test_the_run_page_and_the_api_say_what_each_model_is_sent_and_the_students_t
 
     reasoning_student, plain_student = audit_with(gpt5), audit_with(tutor)
     html = researcher_client.get(reverse("audits:audit-detail", args=[reasoning_student.pk])).content.decode()
-    rows = request_rows(html, "<th>Sent with every request</th>")
+    rows = request_rows(html, '<th scope="row">Sent with every request</th>')
     assert rows[:2] == [
         "tutor (llama-3.1-8b): temperature 0.7, no token limit",
         "student (gpt-5-mini): no temperature (the model's default), max_completion_tokens 4000",
     ]
     assert [row.split()[0] for row in rows] == ["tutor", "student", "judge", "check"]
-    assert "not at 0" in html.split("<th>Student</th>", 1)[1].split("</tr>", 1)[0]
+    assert "not at 0" in html.split('<th scope="row">Student</th>', 1)[1].split("</tr>", 1)[0]
     # The API's audit: the same rows, and the temperature the student ran at (null: the model's default).
     api = researcher_client.get(f"/api/audits/{reasoning_student.pk}/").json()
     assert api["student_temperature"] is None
@@ -148,4 +148,4 @@ def test_the_run_page_and_the_api_say_what_each_model_is_sent_and_the_students_t
     assert api["student_temperature"] == 0
     assert [row["temperature"] for row in api["requests_sent"] if row["role"] in ("tutor", "student")] == [0.7, 0]
     html = researcher_client.get(reverse("audits:audit-detail", args=[plain_student.pk])).content.decode()
-    assert "temperature 0, the paper" in html.split("<th>Student</th>", 1)[1].split("</tr>")[0]
+    assert "temperature 0, the paper" in html.split('<th scope="row">Student</th>', 1)[1].split("</tr>")[0]
