@@ -113,7 +113,7 @@ def simulate_audit(
     _django()
     from audits.conditions import ConditionChoice, build_conditions, default_levels, default_names
     from audits.fairness import ConditionSpec, ScoreFrame, dialogue_scores
-    from audits.judge import DEFAULT_MAX_REASKS, METRICS
+    from audits.judge import DEFAULT_ALLOWED_VALUES, DEFAULT_MAX_REASKS, METRICS
     from audits.llm.calls import PROVIDER_SIMULATION, EndpointConfig, MemoryLedger
     from audits.llm.client import LLMClient
     from audits.llm.dialogue import DialogueEndpoints, dialogue_execute
@@ -155,6 +155,7 @@ def simulate_audit(
             "check": _template_text(DEFAULT_TEMPLATES, "reveal_check"),
         },
         judge_rubric_id=0,
+        judge_allowed=dict(DEFAULT_ALLOWED_VALUES),
         t_max=10,
         answer_precheck=False,
         max_reasks=DEFAULT_MAX_REASKS,
