@@ -216,25 +216,37 @@ def adjudication_threads(*, project=None, stage: Stage | None = None, is_open: b
     ]
 
 
-def my_disputed_items(*, annotator, stage: Stage | None = None) -> list[dict]:
-    """The main items the annotator labelled whose discussion opened (their annotators disagreed): the
-    thread, open or closed, the item's status, and whether they gave every post-discussion answer. No
-    label is shown here; the discussion itself is served as the blindness rule allows."""
+def my_discussion_threads(*, annotator, stage: Stage | None = None, open_only: bool = False) -> list[Thread]:
+    """The discussion threads of the main items the annotator submitted (their annotators disagreed), open or
+    closed (only open with `open_only`), with their item and stage: the one answer to "my discussions" that the
+    labelling page and the API share."""
     mine = Assignment.objects.filter(annotator=annotator, phase=Phase.MAIN, submitted_at__isnull=False)
     if stage is not None:
         mine = mine.filter(stage=stage)
     pairs = set(mine.values_list("stage_id", "item_id"))
-    threads = [
+    threads = Thread.objects.filter(
+        kind=Thread.Kind.ADJUDICATION, stage_id__in={s for s, _ in pairs}, item_id__in={i for _, i in pairs}
+    )
+    if open_only:
+        threads = threads.filter(is_open=True)
+    ordered = threads.select_related("item", "stage").order_by("stage_id", "created_at", "id")
+    return [t for t in ordered if (t.stage_id, t.item_id) in pairs]
+
+
+def my_open_discussions(*, annotator) -> list[Thread]:
+    """The open discussions the annotator may read now (the blindness rule's visibility), for the labelling page."""
+    return [
         t
-        for t in Thread.objects.filter(
-            kind=Thread.Kind.ADJUDICATION,
-            stage_id__in={s for s, _ in pairs},
-            item_id__in={i for _, i in pairs},
-        )
-        .select_related("item", "stage")
-        .order_by("stage_id", "created_at", "id")
-        if (t.stage_id, t.item_id) in pairs
+        for t in my_discussion_threads(annotator=annotator, open_only=True)
+        if discussion_visibility_for(user=annotator, stage=t.stage, item=t.item) is not None
     ]
+
+
+def my_disputed_items(*, annotator, stage: Stage | None = None) -> list[dict]:
+    """The main items the annotator labelled whose discussion opened (their annotators disagreed): the
+    thread, open or closed, the item's status, and whether they gave every post-discussion answer. No
+    label is shown here; the discussion itself is served as the blindness rule allows."""
+    threads = my_discussion_threads(annotator=annotator, stage=stage)
     statuses = {
         (row["stage_id"], row["item_id"]): row["status"]
         for row in MainItem.objects.filter(

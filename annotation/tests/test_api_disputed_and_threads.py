@@ -1,7 +1,7 @@
 """What a REST client needs around disagreements: an annotator's list of their disputed items (thread id,
-open or closed, whether they answered after the discussion), the thread id in every discussion answer,
-the adjudicators' list of discussion threads, and project / stage filters on the adjudication queue
-(400 naming a malformed id, 404 for an unknown one). "No item" is 204 on every next-item endpoint."""
+open or closed, whether they answered after the discussion; the labelling page lists the open ones from the same
+selector), the thread id in every discussion answer, the adjudicators' list of discussion threads, and project /
+stage filters on the adjudication queue (400 naming a malformed id, 404 for an unknown one). "No item" is 204 on every next-item endpoint."""
 
 import pytest
 from django.urls import reverse
@@ -43,6 +43,11 @@ def test_my_disputed_items_and_the_thread_id_in_the_discussion(make_user, client
             "answered": False,
         }
     ]
+    # The labelling page lists the same open discussion (one selector for both doors).
+    page_url = reverse("annotation:my-labelling")
+    page_link = reverse("annotation:discussion", args=[s.stage.pk, s.item.pk])
+    assert [t.pk for t in client.get(page_url).context["discussions"]] == [thread.pk]
+    assert f'href="{page_link}"' in client.get(page_url).content.decode()
     discussion_url = reverse("annotation-main-discussion", args=[s.stage.pk, s.item.pk])
     assert client.get(discussion_url).json()["discussion"]["thread"] == thread.pk
     after = client.post(
@@ -59,6 +64,7 @@ def test_my_disputed_items_and_the_thread_id_in_the_discussion(make_user, client
     assert closed.json()["discussion"] == {"thread": thread.pk, "open": False}
     row = client.get(reverse("annotation-main-disputed")).json()[0]
     assert (row["open"], row["status"]) == (False, "resolved")
+    assert client.get(page_url).context["discussions"] == []  # the page lists open discussions only
     # Someone who labelled nothing there has no disputed items, and ?stage= filters.
     client.force_login(make_user("annotator"))
     assert client.get(reverse("annotation-main-disputed")).json() == []

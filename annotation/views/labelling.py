@@ -18,8 +18,13 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views import View
 
-from annotation.models import Assignment, Enrollment, Item, MainItem, Phase, Stage, Thread
-from annotation.selectors.adjudication import discussion_visibility_for, disputed_questions, item_side_by_side
+from annotation.models import Assignment, Enrollment, Item, MainItem, Phase, Stage
+from annotation.selectors.adjudication import (
+    discussion_visibility_for,
+    disputed_questions,
+    item_side_by_side,
+    my_open_discussions,
+)
 from annotation.selectors.revisions import assignment_to_revise, recent_items
 from annotation.services import adjudication as adjudication_services
 from annotation.services.assignment import AssignmentBusy
@@ -53,23 +58,7 @@ class MyLabellingView(AnnotatorRequiredMixin, View):
         ):
             progress = labelling_progress(annotator=request.user, stage=enrollment.stage)
             rows.append({"stage": enrollment.stage, "progress": progress})
-        submitted = Assignment.objects.filter(
-            annotator=request.user, phase=Phase.MAIN, submitted_at__isnull=False
-        ).values_list("stage_id", "item_id")
-        mine = set(submitted)
-        candidates = (
-            Thread.objects.filter(
-                kind=Thread.Kind.ADJUDICATION, is_open=True, item_id__in={item_id for _, item_id in mine}
-            )
-            .select_related("item", "stage")
-            .order_by("stage_id", "item_id")
-        )
-        discussions = [
-            thread
-            for thread in candidates
-            if (thread.stage_id, thread.item_id) in mine
-            and discussion_visibility_for(user=request.user, stage=thread.stage, item=thread.item) is not None
-        ]
+        discussions = my_open_discussions(annotator=request.user)
         return render(request, "annotation/labelling/my_labelling.html", {"rows": rows, "discussions": discussions})
 
 
