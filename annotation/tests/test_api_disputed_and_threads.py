@@ -1,7 +1,8 @@
 """What a REST client needs around disagreements: an annotator's list of their disputed items (thread id,
 open or closed, whether they answered after the discussion; the labelling page lists the open ones from the same
 selector), the thread id in every discussion answer, the adjudicators' list of discussion threads, and project /
-stage filters on the adjudication queue (400 naming a malformed id, 404 for an unknown one). "No item" is 204 on every next-item endpoint."""
+stage filters on the adjudication queue (400 naming a malformed id, 404 for an unknown one). "No item" is 204 on
+every next-item endpoint."""
 
 import pytest
 from django.urls import reverse
