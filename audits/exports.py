@@ -203,9 +203,9 @@ def analysis_methods(analysis) -> dict[str, Any]:
     }
 
 
-def _contrast_rows(analysis, table, failed: Collection[str]) -> list[dict[str, Any]]:
+def _contrast_rows(analysis, table_rows, failed: Collection[str]) -> list[dict[str, Any]]:
     rows = []
-    for row in table.rows:
+    for row in table_rows:
         values = {**row.as_dict(), **row.p_values()}
         values.update(analysis.exclusions_for(row).as_dict())
         values["tutor_name"] = analysis.tutor_name(row.tutor)
@@ -248,9 +248,9 @@ def export_tables(
     # The counts are of dimension cells, which average every turn-level metric.
     counts_failed = list(judge_failed_among(analysis.pedagogical.metrics, failed))
     tables = {
-        "contrasts": _contrast_rows(analysis, analysis.pedagogical, failed),
-        "conversation_contrasts": _contrast_rows(analysis, analysis.conversation, failed),
-        "student_contrasts": _contrast_rows(analysis, analysis.student, failed),
+        "contrasts": _contrast_rows(analysis, analysis.pedagogical.rows, failed),
+        "conversation_contrasts": _contrast_rows(analysis, analysis.conversation.rows, failed),
+        "student_contrasts": _contrast_rows(analysis, analysis.student.rows, failed),
         "dimension_cells": _summary_rows(analysis, analysis.dimension_cells(), failed),
         "cells_over_threshold": [
             {
@@ -294,8 +294,8 @@ def analysis_findings(analysis, tables: Mapping[str, list[dict[str, Any]]]) -> d
 def compare_flag_changes(left, left_tutor, right, right_tutor, failed: Collection[str]) -> list[dict[str, Any]]:
     """The compare page's flagged cells (`audits.findings.flag_changes`): one tutor of one analysis on each side, each
     side's flags under its own analysis's rule."""
-    left_rows = [row for row in _contrast_rows(left, left.pedagogical, failed) if row["tutor"] == left_tutor]
-    right_rows = [row for row in _contrast_rows(right, right.pedagogical, failed) if row["tutor"] == right_tutor]
+    left_rows = _contrast_rows(left, [row for row in left.pedagogical.rows if row.tutor == left_tutor], failed)
+    right_rows = _contrast_rows(right, [row for row in right.pedagogical.rows if row.tutor == right_tutor], failed)
     labels = {**audit_level_labels(left.audit), **audit_level_labels(right.audit)}
     return flag_changes(left_rows, right_rows, level_labels=labels)
 
