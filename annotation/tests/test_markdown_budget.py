@@ -121,15 +121,19 @@ def test_each_request_gets_a_fresh_page_budget():
     assert seen == [False, True, False, True]
 
 
-def page_cpu_seconds(client: Client, url: str) -> float:
-    """The server CPU time of a first view (no rendered comment in the cache)."""
-    cache.clear()
-    started = time.process_time()
-    response = client.get(url)
-    spent = time.process_time() - started
-    assert response.status_code == 200, url
-    assert "``a`" in response.content.decode()  # the comments are shown, rendered or escaped
-    return spent
+def page_cpu_seconds(client: Client, url: str, views: int = 3) -> float:
+    """The server CPU time of a first view (no rendered comment in the cache), the least of `views` such views: one
+    view on a loaded machine can take twice its quiet time (0.2 s here quiet, 0.52 s once under a full parallel run),
+    while the unbudgeted page takes 40 × 30-50 ms at the least."""
+    spent = []
+    for _ in range(views):
+        cache.clear()
+        started = time.process_time()
+        response = client.get(url)
+        spent.append(time.process_time() - started)
+        assert response.status_code == 200, url
+        assert "``a`" in response.content.decode()  # the comments are shown, rendered or escaped
+    return min(spent)
 
 
 @pytest.mark.django_db
