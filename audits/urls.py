@@ -43,40 +43,52 @@ urlpatterns = [
 ]
 
 # Audit engine: model endpoints, audits with live progress and controls, transcripts.
-from audits.views import runs  # noqa: E402
+from audits.views import clone, endpoints, launch, live_panel, runs, transcripts  # noqa: E402
 
 runs_urls = [
-    path("endpoints/", runs.EndpointListView.as_view(), name="endpoints"),
-    path("endpoints/new/", runs.EndpointCreateView.as_view(), name="endpoint-new"),
-    path("endpoints/<id:pk>/edit/", runs.EndpointUpdateView.as_view(), name="endpoint-edit"),
-    path("endpoints/<id:pk>/test/", runs.EndpointTestView.as_view(), name="endpoint-test"),
-    path("endpoints/<id:pk>/model-changed/", runs.EndpointModelChangedView.as_view(), name="endpoint-model-changed"),
+    path("endpoints/", endpoints.EndpointListView.as_view(), name="endpoints"),
+    path("endpoints/new/", endpoints.EndpointCreateView.as_view(), name="endpoint-new"),
+    path("endpoints/<id:pk>/edit/", endpoints.EndpointUpdateView.as_view(), name="endpoint-edit"),
+    path("endpoints/<id:pk>/test/", endpoints.EndpointTestView.as_view(), name="endpoint-test"),
+    path(
+        "endpoints/<id:pk>/model-changed/", endpoints.EndpointModelChangedView.as_view(), name="endpoint-model-changed"
+    ),
     path("runs/", runs.AuditListView.as_view(), name="audits"),
-    path("runs/new/", runs.AuditCreateView.as_view(), name="audit-new"),
-    path("runs/new/preview/", runs.AuditLaunchPreviewView.as_view(), name="audit-new-preview"),
+    path("runs/new/", launch.AuditCreateView.as_view(), name="audit-new"),
+    path("runs/new/preview/", launch.AuditLaunchPreviewView.as_view(), name="audit-new-preview"),
     path("runs/<id:pk>/", runs.AuditDetailView.as_view(), name="audit-detail"),
-    path("runs/<id:pk>/progress/", runs.AuditProgressView.as_view(), name="audit-progress"),
-    path("runs/<id:pk>/clone/", runs.AuditCloneView.as_view(), name="audit-clone"),
+    path("runs/<id:pk>/progress/", live_panel.AuditProgressView.as_view(), name="audit-progress"),
+    path("runs/<id:pk>/clone/", clone.AuditCloneView.as_view(), name="audit-clone"),
     path("runs/<id:pk>/<slug:action>/", runs.AuditActionView.as_view(), name="audit-action"),
-    path("dialogues/<id:pk>/", runs.DialogueDetailView.as_view(), name="dialogue-detail"),
+    path("dialogues/<id:pk>/", transcripts.DialogueDetailView.as_view(), name="dialogue-detail"),
 ]
 urlpatterns += runs_urls
 
 # Fairness results, under results/ (runs/<pk>/<action>/ would catch runs/<pk>/results/): dashboard,
 # results pages (heatmaps, cell rows, pairs with transcripts), exports, the analysis's progress (polled
 # while a worker computes it) and retry, compare, and the judge-corrected table with its downloads.
-from audits.views import dashboard, judge_corrected, results  # noqa: E402
+from audits.views import (  # noqa: E402
+    analysis_progress,
+    compare,
+    dashboard,
+    judge_corrected,
+    results,
+    results_cell,
+    results_exports,
+    results_pairs,
+    results_report,
+)
 
 results_urls = [
     path("", dashboard.DashboardView.as_view(), name="dashboard"),
     path("results/<id:pk>/", results.AuditResultsView.as_view(), name="results"),
-    path("results/<id:pk>/cell/", results.ResultsCellView.as_view(), name="results-cell"),
-    path("results/<id:pk>/pairs/", results.ContrastPairsView.as_view(), name="results-pairs"),
-    path("results/<id:pk>/report/", results.ResultsReportView.as_view(), name="results-report"),
-    path("results/<id:pk>/export/", results.ResultsExportView.as_view(), name="results-export"),
-    path("results/<id:pk>/status/", results.AnalysisStatusView.as_view(), name="results-status"),
-    path("results/<id:pk>/retry/", results.AnalysisRetryView.as_view(), name="results-retry"),
-    path("results/compare/", results.CompareView.as_view(), name="results-compare"),
+    path("results/<id:pk>/cell/", results_cell.ResultsCellView.as_view(), name="results-cell"),
+    path("results/<id:pk>/pairs/", results_pairs.ContrastPairsView.as_view(), name="results-pairs"),
+    path("results/<id:pk>/report/", results_report.ResultsReportView.as_view(), name="results-report"),
+    path("results/<id:pk>/export/", results_exports.ResultsExportView.as_view(), name="results-export"),
+    path("results/<id:pk>/status/", analysis_progress.AnalysisStatusView.as_view(), name="results-status"),
+    path("results/<id:pk>/retry/", analysis_progress.AnalysisRetryView.as_view(), name="results-retry"),
+    path("results/compare/", compare.CompareView.as_view(), name="results-compare"),
     path(
         "results/<id:pk>/judge-corrected/", judge_corrected.JudgeCorrectedView.as_view(), name="results-judge-corrected"
     ),

@@ -11,7 +11,7 @@ from audits import fairness
 from audits.analysis_parameters import ANALYSIS_DEFAULTS, AnalysisParameters, door_parameters
 from audits.api.serializers_results import AnalysisParametersSerializer
 from audits.management.commands.audit_report import Command as AuditReport
-from audits.views.results import PARAMETER_FIELDS, AnalysisParametersForm
+from audits.views.results_pages import PARAMETER_FIELDS, AnalysisParametersForm
 from audits.violation_rules import DEFAULT_THRESHOLD
 
 DOOR = {parameter.name: parameter for parameter in door_parameters()}

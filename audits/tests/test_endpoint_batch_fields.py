@@ -3,7 +3,7 @@ share of the online price or a simulation marked batch-capable."""
 
 import pytest
 
-from audits.views.runs import ModelEndpointForm
+from audits.views.endpoints import ModelEndpointForm
 
 BASE = {
     "name": "batch judge",

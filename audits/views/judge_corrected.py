@@ -23,7 +23,7 @@ from audits.judge_corrected_table import CorrectedCell
 from audits.models import Audit
 from audits.services.analysis import AnalysisState
 from audits.services.judge_corrected import judge_corrected_results
-from audits.views.results import ResultsPageMixin, analysis_for_request, safe_figures
+from audits.views.results_pages import ResultsPageMixin, analysis_for_request, safe_figures
 from edufair_web.accounts.permissions import ResearcherRequiredMixin
 
 
