@@ -9,6 +9,7 @@ from django.contrib import admin, messages
 
 from audits.forms import EndpointRolesField
 from audits.models import DemographicDimension, DemographicLevel, NameCue, PromptTemplate, Question, QuestionImport
+from audits.selectors.design import prompt_template_newest
 from audits.services.design import prompt_template_revise
 from edufair_web.accounts.admin_site import ResearcherModelAdmin
 
@@ -100,7 +101,7 @@ class PromptTemplateAdmin(ResearcherModelAdmin):
                 return
             super().save_model(request, obj, form, change)
             return
-        latest = PromptTemplate.objects.filter(kind=obj.kind, name=obj.name).order_by("-version").first()
+        latest = prompt_template_newest(kind=obj.kind, name=obj.name)
         obj.version = latest.version + 1 if latest else 1
         obj.previous = latest
         obj.created_by = request.user

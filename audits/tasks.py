@@ -31,8 +31,11 @@ from audits.services.task_queue import (
 def question_import_run_task(question_import_id: int) -> str:
     """Run a queued import. Safe to deliver twice: a finished import is left alone, and a run that a
     killed worker left `running` starts again from the file (its writes were one transaction)."""
-    question_import = QuestionImport.objects.filter(pk=question_import_id).first()
-    if question_import is None or question_import.is_finished:
+    try:
+        question_import = QuestionImport.objects.get(pk=question_import_id)
+    except QuestionImport.DoesNotExist:
+        return "skipped"
+    if question_import.is_finished:
         return "skipped"
     return question_import_run(question_import=question_import).status
 

@@ -14,7 +14,8 @@ from audits.judge import DEFAULT_MAX_REASKS
 from audits.models import Audit, Condition, Dialogue, LLMCall, ModelEndpoint, Turn, TurnScore
 from audits.models.llm import ENDPOINT_REQUEST_FIELDS, validate_env_var_name
 from audits.run_outcome import FAILED, FINISHED, FINISHED_WITH_FAILURES, run_outcome
-from audits.selectors.endpoints import endpoint_model_mismatches
+from audits.selectors.endpoints import endpoint_list, endpoint_model_mismatches
+from audits.selectors.run_pages import audit_question_count
 from audits.selectors.runs import audit_requests_sent, audit_run_outcome
 from audits.services.audit_lifecycle import CLONE_FACTORS
 from edufair_web.json_parser import DepthBoundedJSONField
@@ -172,7 +173,7 @@ class AuditSerializer(serializers.ModelSerializer):
         read_only_fields = fields
 
     def get_question_count(self, audit: Audit) -> int:
-        return audit.questions.count()
+        return audit_question_count(audit=audit)
 
     @extend_schema_field(serializers.ChoiceField(choices=OUTCOMES))
     def get_outcome(self, audit: Audit) -> str:
@@ -219,12 +220,10 @@ class AuditDetailSerializer(AuditSerializer):
 class AuditCreateSerializer(serializers.Serializer):
     name = serializers.CharField(max_length=200)
     description = serializers.CharField(required=False, allow_blank=True, default="", max_length=NOTE_MAX)
-    tutors = serializers.PrimaryKeyRelatedField(queryset=ModelEndpoint.objects.all(), many=True)
-    student_endpoint = serializers.PrimaryKeyRelatedField(queryset=ModelEndpoint.objects.all())
-    judge_endpoint = serializers.PrimaryKeyRelatedField(queryset=ModelEndpoint.objects.all())
-    check_endpoint = serializers.PrimaryKeyRelatedField(
-        queryset=ModelEndpoint.objects.all(), required=False, allow_null=True
-    )
+    tutors = serializers.PrimaryKeyRelatedField(queryset=endpoint_list(), many=True)
+    student_endpoint = serializers.PrimaryKeyRelatedField(queryset=endpoint_list())
+    judge_endpoint = serializers.PrimaryKeyRelatedField(queryset=endpoint_list())
+    check_endpoint = serializers.PrimaryKeyRelatedField(queryset=endpoint_list(), required=False, allow_null=True)
     selection = serializers.DictField(
         help_text='Question selection: {"domains": [...], "fraction": 0.3 | "count": 20, "seed": 0}'
     )

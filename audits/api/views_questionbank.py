@@ -24,16 +24,19 @@ from audits.api.serializers_questionbank import (
     QuestionSerializer,
 )
 from audits.models import (
-    DemographicDimension,
-    DemographicLevel,
-    NameCue,
-    PromptTemplate,
     QuestionImport,
     QuestionSource,
 )
 from audits.prompt_templates import TEMPLATE_KIND_CHOICES
 from audits.questionbank.records import ImportFileError
-from audits.selectors.questionbank import questions_filter
+from audits.selectors.design import (
+    dimensions_with_levels,
+    levels_with_dimension,
+    name_cues,
+    prompt_template_has_later_versions,
+    prompt_templates_filter,
+)
+from audits.selectors.questionbank import question_imports_newest_first, questions_filter
 from audits.services.design import (
     TemplateMetricsError,
     TemplateTextError,
@@ -87,7 +90,7 @@ class QuestionImportViewSet(
     mixins.CreateModelMixin,
     viewsets.GenericViewSet,
 ):
-    queryset = QuestionImport.objects.order_by("-created_at", "-id")
+    queryset = question_imports_newest_first()
     serializer_class = QuestionImportSerializer
     parser_classes = [MultiPartParser, FormParser, DepthBoundedJSONParser]
 
@@ -118,17 +121,17 @@ class QuestionImportViewSet(
 
 
 class DemographicDimensionViewSet(ResearchersOnlyMixin, viewsets.ModelViewSet):
-    queryset = DemographicDimension.objects.prefetch_related("levels")
+    queryset = dimensions_with_levels()
     serializer_class = DemographicDimensionSerializer
 
 
 class DemographicLevelViewSet(ResearchersOnlyMixin, viewsets.ModelViewSet):
-    queryset = DemographicLevel.objects.select_related("dimension")
+    queryset = levels_with_dimension()
     serializer_class = DemographicLevelSerializer
 
 
 class NameCueViewSet(ResearchersOnlyMixin, viewsets.ModelViewSet):
-    queryset = NameCue.objects.all()
+    queryset = name_cues()
     serializer_class = NameCueSerializer
 
 
@@ -150,18 +153,14 @@ class PromptTemplateViewSet(
 ):
     """No PUT/PATCH: a template version is edited by POSTing to its `revise` action, which saves a new version."""
 
-    queryset = PromptTemplate.objects.all()
+    queryset = prompt_templates_filter()
     serializer_class = PromptTemplateSerializer
 
     def get_queryset(self):
-        templates = super().get_queryset()
-        kind = query_choice(self.request.query_params, "kind", TEMPLATE_KINDS)
-        if kind:
-            templates = templates.filter(kind=kind)
-        name = self.request.query_params.get("name")
-        if name:
-            templates = templates.filter(name=name)
-        return templates
+        return prompt_templates_filter(
+            kind=query_choice(self.request.query_params, "kind", TEMPLATE_KINDS),
+            name=self.request.query_params.get("name"),
+        )
 
     def perform_create(self, serializer):
         data = serializer.validated_data
@@ -189,6 +188,6 @@ class PromptTemplateViewSet(
                 {"detail": f"{template} has been used by an audit and cannot be deleted."},
                 status=status.HTTP_409_CONFLICT,
             )
-        if template.next_versions.exists():
+        if prompt_template_has_later_versions(template=template):
             return Response({"detail": f"{template} has later versions."}, status=status.HTTP_409_CONFLICT)
         return super().destroy(request, *args, **kwargs)

@@ -22,7 +22,9 @@ from audits.api.serializers_runs import (
     ModelEndpointSerializer,
 )
 from audits.models import Dialogue, ModelEndpoint, PromptTemplate
-from audits.selectors.runs import audit_list, audit_progress, clone_factor_value
+from audits.selectors.endpoints import endpoint_list
+from audits.selectors.run_pages import audits_newest_first, dialogues_listed
+from audits.selectors.runs import audit_progress, clone_factor_value
 from audits.services.audit_lifecycle import (
     audit_cancel,
     audit_clone,
@@ -41,7 +43,7 @@ from edufair_web.converters import query_id
 
 
 class ModelEndpointViewSet(viewsets.ModelViewSet):
-    queryset = ModelEndpoint.objects.all()
+    queryset = endpoint_list()
     serializer_class = ModelEndpointSerializer
     permission_classes = [IsResearcher]
 
@@ -88,7 +90,7 @@ class ModelEndpointViewSet(viewsets.ModelViewSet):
 
 class AuditViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.CreateModelMixin, viewsets.GenericViewSet):
     # audit_list counts each audit's done and failed dialogues, which the outcome field reads.
-    queryset = audit_list().prefetch_related("conditions", "tutors").order_by("-created_at", "-id")
+    queryset = audits_newest_first()
     serializer_class = AuditSerializer
     permission_classes = [IsResearcher]
 
@@ -207,16 +209,11 @@ class DialogueViewSet(viewsets.ReadOnlyModelViewSet):
     permission_classes = [IsResearcher]
 
     def get_queryset(self):
-        dialogues = Dialogue.objects.select_related("condition").order_by("pk")
-        audit = query_id(self.request.query_params, "audit")
-        if audit is not None:
-            dialogues = dialogues.filter(audit_id=audit)
-        wanted = query_choice(self.request.query_params, "status", Dialogue.Status.values)
-        if wanted:
-            dialogues = dialogues.filter(status=wanted)
-        if self.action == "retrieve":
-            dialogues = dialogues.prefetch_related("turns__scores", "calls")
-        return dialogues
+        return dialogues_listed(
+            audit_id=query_id(self.request.query_params, "audit"),
+            status=query_choice(self.request.query_params, "status", Dialogue.Status.values),
+            with_transcript=self.action == "retrieve",
+        )
 
     def get_serializer_class(self):
         return DialogueDetailSerializer if self.action == "retrieve" else DialogueSerializer

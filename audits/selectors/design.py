@@ -97,3 +97,30 @@ def question_ids_by_domain(
     for question_id, domain in questions.values_list("id", "domain").order_by("id"):
         grouped.setdefault(domain, []).append(question_id)
     return grouped
+
+
+def levels_with_dimension() -> QuerySet[DemographicLevel]:
+    return DemographicLevel.objects.select_related("dimension")
+
+
+def name_cues() -> QuerySet[NameCue]:
+    return NameCue.objects.all()
+
+
+def prompt_templates_filter(*, kind: str | None = None, name: str | None = None) -> QuerySet[PromptTemplate]:
+    """Prompt templates, of one kind and one name (a family's versions) when given: the template page and the API."""
+    templates = PromptTemplate.objects.all()
+    if kind:
+        templates = templates.filter(kind=kind)
+    if name:
+        templates = templates.filter(name=name)
+    return templates
+
+
+def prompt_template_has_later_versions(*, template: PromptTemplate) -> bool:
+    return template.next_versions.exists()
+
+
+def prompt_template_newest(*, kind: str, name: str) -> PromptTemplate | None:
+    """The newest version of a template family, or None: what a new version follows."""
+    return PromptTemplate.objects.filter(kind=kind, name=name).order_by("-version").first()

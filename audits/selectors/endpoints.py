@@ -8,9 +8,10 @@ from __future__ import annotations
 from collections import defaultdict
 from datetime import timedelta
 
-from django.db.models import Count, F, Max, QuerySet
+from django.db.models import Count, F, Max, Q, QuerySet
 from django.utils import timezone
 
+from audits.endpoint_roles import TUTOR
 from audits.models import Audit, Dialogue, EndpointLimitStatus, LLMCall, ModelEndpoint
 
 # A worker's limit status older than this is shown as stale (the worker stopped, or is idle).
@@ -98,3 +99,19 @@ def endpoints_for_role(*, role: str) -> QuerySet[ModelEndpoint]:
     Filtered here rather than by a JSON lookup, which SQLite lacks; the endpoints are a short list."""
     ids = [pk for pk, roles in ModelEndpoint.objects.values_list("pk", "roles") if role in (roles or [])]
     return ModelEndpoint.objects.filter(pk__in=ids)
+
+
+def endpoint_list() -> QuerySet[ModelEndpoint]:
+    """Every endpoint: the endpoints page, the API and the forms' choices."""
+    return ModelEndpoint.objects.all()
+
+
+def tutor_endpoints_except(*, taken: list[int]) -> QuerySet[ModelEndpoint]:
+    """The endpoints with the tutor role, less those taken (as the student or the judge): the launch form's tutors."""
+    return endpoints_for_role(role=TUTOR).exclude(pk__in=taken)
+
+
+def endpoint_by_reference(reference) -> ModelEndpoint | None:
+    """The endpoint named `reference`, or with it as its id (a config file names endpoints either way)."""
+    text = str(reference)
+    return ModelEndpoint.objects.filter(Q(name=text) | Q(pk=int(text) if text.isdigit() else None)).first()

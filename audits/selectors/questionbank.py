@@ -34,7 +34,7 @@ def question_domains() -> list[str]:
 
 
 def question_imports_recent(limit: int = 50) -> QuerySet[QuestionImport]:
-    return QuestionImport.objects.select_related("created_by").order_by("-created_at", "-id")[:limit]
+    return question_imports_newest_first()[:limit]
 
 
 def funnel_rows(question_import: QuestionImport) -> list[dict]:
@@ -64,3 +64,31 @@ def _detail_text(detail) -> str:
             value = ", ".join(f"{inner} {count}" for inner, count in value.items()) or "none"
         parts.append(f"{key}: {value}")
     return " · ".join(parts)
+
+
+def no_questions() -> QuerySet[Question]:
+    """An empty list of questions, as a query (what a refused filter lists)."""
+    return Question.objects.none()
+
+
+def question_total() -> int:
+    return Question.objects.count()
+
+
+def questions_with_imports() -> QuerySet[Question]:
+    """Questions with the imports that brought them: the question page."""
+    return Question.objects.prefetch_related("imports")
+
+
+def question_imports_newest_first() -> QuerySet[QuestionImport]:
+    """Every import, newest first: the API's list (the page shows the newest few, `question_imports_recent`)."""
+    return QuestionImport.objects.select_related("created_by").order_by("-created_at", "-id")
+
+
+def question_texts(question_ids: list[int]) -> dict[int, str]:
+    """{question id: its text} for these questions."""
+    return dict(Question.objects.filter(pk__in=question_ids).values_list("pk", "text"))
+
+
+def question_or_none(question_id) -> Question | None:
+    return Question.objects.filter(pk=question_id).first()

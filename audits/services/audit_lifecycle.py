@@ -255,6 +255,13 @@ def audit_start_inline(*, audit: Audit) -> None:
     Audit.objects.filter(pk=audit.pk).update(status=Audit.Status.RUNNING, launched_at=timezone.now())
 
 
+def audit_resume_inline(*, audit: Audit) -> None:
+    """Make a paused audit running again without sending anything to the workers: the caller runs the work in its
+    own process (`audits.services.dialogue_batches.audit_run_inline`)."""
+    Audit.objects.filter(pk=audit.pk, status=Audit.Status.PAUSED).update(status=Audit.Status.RUNNING)
+    audit.refresh_from_db()
+
+
 def audit_pause(*, audit: Audit) -> bool:
     """Stop claiming new dialogues; those already running finish."""
     return bool(Audit.objects.filter(pk=audit.pk, status=Audit.Status.RUNNING).update(status=Audit.Status.PAUSED))

@@ -19,7 +19,7 @@ from audits.conditions import DEFAULT_DIMENSIONS, DEFAULT_NAMES, ConditionChoice
 from audits.design import CallBudget, DesignPreview, QuestionSelection, TutorPlan, preview_design
 from audits.models import DemographicDimension, DemographicLevel, NameCue, PromptTemplate
 from audits.prompt_templates import DEFAULT_TEMPLATES, template_metrics_errors, template_placeholder_errors
-from audits.selectors.design import design_conditions, question_ids_by_domain
+from audits.selectors.design import design_conditions, prompt_template_newest, question_ids_by_domain
 
 
 class TemplateTextError(ValueError):
@@ -92,7 +92,7 @@ def prompt_template_create(
     """A new template family (version 1), or the next version if the family exists. A judge rubric names the
     metrics it asks for (`metrics`; the default rubric's when not given)."""
     _check_text(kind, text, metrics)
-    latest = PromptTemplate.objects.filter(kind=kind, name=name).order_by("-version").first()
+    latest = prompt_template_newest(kind=kind, name=name)
     return PromptTemplate.objects.create(
         kind=kind,
         name=name,

@@ -8,6 +8,8 @@ from django.urls import reverse
 from django.views import View
 
 from audits.models import Audit, ModelEndpoint, PromptTemplate
+from audits.selectors.design import prompt_templates_filter
+from audits.selectors.endpoints import endpoint_list
 from audits.selectors.runs import clone_factor_value
 from audits.services.audit_lifecycle import audit_clone
 from audits.views.launch import ConditionFieldsForm
@@ -24,8 +26,8 @@ class CloneForm(ConditionFieldsForm):
         ("conditions", "Conditions"),
     ]
     factor = forms.ChoiceField(choices=FACTORS)
-    endpoint = forms.ModelChoiceField(queryset=ModelEndpoint.objects.all(), required=False)
-    judge_template = forms.ModelChoiceField(queryset=PromptTemplate.objects.filter(kind="judge_rubric"), required=False)
+    endpoint = forms.ModelChoiceField(queryset=endpoint_list(), required=False)
+    judge_template = forms.ModelChoiceField(queryset=prompt_templates_filter(kind="judge_rubric"), required=False)
     seed = forms.IntegerField(required=False)
 
     @classmethod

@@ -10,7 +10,7 @@ from django.views.generic import TemplateView
 from audits import exports
 from audits.change_plot import PlotRow, change_plot_svg
 from audits.fairness import CHANGE_CI_METHOD, AnalysisParameters, tutor_vs_backbone
-from audits.models import Audit
+from audits.selectors.results_pages import audit_or_none, audit_tutor_pairs
 from audits.services.analysis import AnalysisState, analysis_request
 from audits.views.results_pages import AnalysisParametersForm, marked_changes, progress_context
 from edufair_web.accounts.permissions import ResearcherRequiredMixin
@@ -33,11 +33,9 @@ class CompareView(ResearcherRequiredMixin, TemplateView):
         get = self.request.GET
         form = AnalysisParametersForm.from_query(get)
         parameters = form.parameters()
-        audits = list(Audit.objects.order_by("-created_at", "-id").prefetch_related("tutors"))
         choices = [
             {"value": f"{audit.pk}:{tutor.pk}", "label": f"#{audit.pk} {audit.name} — {tutor.name}"}
-            for audit in audits
-            for tutor in audit.tutors.all()
+            for audit, tutor in audit_tutor_pairs()
         ]
         context.update({"form": form, "choices": choices, "left": get.get("left", ""), "right": get.get("right", "")})
         sides = [self._side(get.get(key), parameters) for key in ("left", "right")]
@@ -86,7 +84,7 @@ class CompareView(ResearcherRequiredMixin, TemplateView):
         if not value or ":" not in value:
             return None
         audit_id, tutor = (parse_id(part) for part in value.split(":", 1))
-        audit = Audit.objects.filter(pk=audit_id).first() if audit_id is not None else None
+        audit = audit_or_none(audit_id)
         if audit is None or tutor is None:
             return None
         return audit, analysis_request(audit=audit, parameters=parameters), tutor

@@ -8,7 +8,7 @@ from django.views.generic import TemplateView
 
 from audits.models import Audit
 from audits.run_outcome import LABELS, TONES, run_outcome
-from audits.selectors.runs import audit_list
+from audits.selectors.run_pages import dashboard_audits
 from audits.services.analysis import analysis_current
 from edufair_web.accounts.permissions import ResearcherRequiredMixin
 
@@ -20,7 +20,7 @@ class DashboardView(ResearcherRequiredMixin, TemplateView):
 
     def get_context_data(self, **kwargs):
         context = super().get_context_data(**kwargs)
-        audits = list(audit_list().prefetch_related("tutors").order_by("-created_at", "-id")[:DASHBOARD_AUDITS])
+        audits = dashboard_audits(limit=DASHBOARD_AUDITS)
         rows = []
         for audit in audits:
             total, done = audit.n_dialogues, audit.n_done
@@ -33,7 +33,7 @@ class DashboardView(ResearcherRequiredMixin, TemplateView):
                     "total": total,
                     "done": done,
                     "percent": int(100 * done / total) if total else 0,
-                    "tutors": [tutor.name for tutor in audit.tutors.all()],
+                    "tutors": audit.tutor_names,
                     "results_url": reverse("audits:results", args=[audit.pk]) if done else "",
                 }
             )

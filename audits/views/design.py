@@ -17,7 +17,13 @@ from audits.forms import (
     PromptTemplateReviseForm,
 )
 from audits.models import DemographicDimension, DemographicLevel, Domain, NameCue, PromptTemplate
-from audits.selectors.design import design_dimensions, dimensions_with_levels, name_grid, prompt_templates_latest
+from audits.selectors.design import (
+    design_dimensions,
+    dimensions_with_levels,
+    name_grid,
+    prompt_templates_filter,
+    prompt_templates_latest,
+)
 from audits.selectors.questionbank import question_domains
 from audits.services.design import design_preview_compute, prompt_template_create, prompt_template_revise
 from edufair_web.accounts.permissions import ResearcherRequiredMixin
@@ -106,7 +112,7 @@ class PromptTemplateDetailView(ResearcherRequiredMixin, DetailView):
 
     def get_context_data(self, **kwargs):
         context = super().get_context_data(**kwargs)
-        context["versions"] = PromptTemplate.objects.filter(kind=self.object.kind, name=self.object.name)
+        context["versions"] = prompt_templates_filter(kind=self.object.kind, name=self.object.name)
         return context
 
 

@@ -12,7 +12,7 @@ from django.views.generic import CreateView, ListView, UpdateView
 from audits.forms import EndpointRolesField
 from audits.models import ModelEndpoint
 from audits.models.llm import ENDPOINT_REQUEST_FIELDS
-from audits.selectors.endpoints import endpoint_model_mismatches
+from audits.selectors.endpoints import endpoint_list, endpoint_model_mismatches
 from audits.services.endpoints import endpoint_connection_test, endpoint_revision_bump
 from edufair_web.accounts.permissions import ResearcherRequiredMixin
 from edufair_web.display import AUDIT_COST_CURRENCY
@@ -113,7 +113,7 @@ class EndpointListView(ResearcherRequiredMixin, ListView):
     context_object_name = "endpoints"
 
     def get_queryset(self):
-        return ModelEndpoint.objects.all()
+        return endpoint_list()
 
     def get_context_data(self, **kwargs):
         context = super().get_context_data(**kwargs)

@@ -10,13 +10,13 @@ from django.views.generic import TemplateView
 
 from audits.conditions import ConditionChoice
 from audits.design import CallBudget, Price, QuestionSelection, TutorPlan, cost_estimate, launch_check
-from audits.endpoint_roles import JUDGE, STUDENT, TUTOR
+from audits.endpoint_roles import JUDGE, STUDENT
 from audits.forms import DesignPreviewForm, LabelPlanForm
 from audits.judge import DEFAULT_MAX_REASKS
 from audits.llm.dialogue import requests_preview
-from audits.models import Domain, ModelEndpoint, Question
+from audits.models import Domain, ModelEndpoint
 from audits.selectors.design import design_dimensions
-from audits.selectors.endpoints import endpoints_for_role
+from audits.selectors.endpoints import endpoint_list, endpoints_for_role, tutor_endpoints_except
 from audits.selectors.questionbank import question_domains
 from audits.services.audit_lifecycle import audit_create_from_design, audit_launch
 from audits.services.calibration_runs import (
@@ -86,13 +86,13 @@ class AuditForm(ConditionFieldsForm):
 
     name = forms.CharField(max_length=200)
     description = forms.CharField(widget=forms.Textarea(attrs={"rows": 2}), required=False, max_length=NOTE_MAX)
-    student_endpoint = forms.ModelChoiceField(queryset=ModelEndpoint.objects.all(), help_text="Run at temperature 0.")
-    judge_endpoint = forms.ModelChoiceField(queryset=ModelEndpoint.objects.all())
+    student_endpoint = forms.ModelChoiceField(queryset=endpoint_list(), help_text="Run at temperature 0.")
+    judge_endpoint = forms.ModelChoiceField(queryset=endpoint_list())
     check_endpoint = forms.ModelChoiceField(
-        queryset=ModelEndpoint.objects.all(), required=False, help_text="Reveal/confirm check; blank: the judge."
+        queryset=endpoint_list(), required=False, help_text="Reveal/confirm check; blank: the judge."
     )
     tutors = IdModelMultipleChoiceField(
-        queryset=ModelEndpoint.objects.all(),
+        queryset=endpoint_list(),
         widget=forms.CheckboxSelectMultiple,
         required=False,
         help_text=TUTOR_HELP,
@@ -136,7 +136,7 @@ class AuditForm(ConditionFieldsForm):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        domains = Question.objects.order_by("domain").values_list("domain", flat=True).distinct()
+        domains = question_domains()
         self.fields["domains"].choices = [(d, d) for d in domains]
         self.fields["calibration_level"].choices = calibration_levels()
         # Role-appropriate lists: each offers the endpoints of its role (`ModelEndpoint.roles`), and the endpoints
@@ -146,7 +146,7 @@ class AuditForm(ConditionFieldsForm):
         self.fields["check_endpoint"].queryset = endpoints_for_role(role=JUDGE)
         taken = [self.data.get(self.add_prefix(role)) for role in ("student_endpoint", "judge_endpoint")]
         taken = [pk for pk in (parse_id(value) for value in taken if isinstance(value, str)) if pk is not None]
-        self.fields["tutors"].queryset = endpoints_for_role(role=TUTOR).exclude(pk__in=taken)
+        self.fields["tutors"].queryset = tutor_endpoints_except(taken=taken)
 
     def clean_per_domain(self) -> dict[str, float | int]:
         overrides = {}

@@ -6,6 +6,7 @@ from django.shortcuts import get_object_or_404, render
 from django.views import View
 
 from audits.models import Audit, Dialogue
+from audits.selectors.run_pages import dialogues_listed
 from audits.selectors.runs import audit_progress
 from edufair_web.accounts.permissions import ResearcherRequiredMixin
 from edufair_web.api_parameters import choice_refusal
@@ -21,10 +22,7 @@ def status_filter_refusal(request) -> str | None:
 def live_context(request, audit: Audit) -> dict:
     """The run page's live panel: controls, progress, outcome, failures and the page of dialogues
     (filtered by ?status=, paged by ?page=), all from rows."""
-    dialogues = audit.dialogues.select_related("tutor", "question", "condition").order_by("pk")
-    wanted = request.GET.get("status")
-    if wanted:
-        dialogues = dialogues.filter(status=wanted)
+    dialogues = dialogues_listed(audit_id=audit.pk, status=request.GET.get("status"))
     return {
         "audit": audit,
         "progress": audit_progress(audit=audit),

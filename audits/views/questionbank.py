@@ -11,10 +11,13 @@ from audits.questionbank.jsonl import __doc__ as GENERIC_SCHEMA_DOC
 from audits.questionbank.records import ImportFileError
 from audits.selectors.questionbank import (
     funnel_rows,
+    no_questions,
     question_counts_by_domain,
     question_domains,
     question_imports_recent,
+    question_total,
     questions_filter,
+    questions_with_imports,
 )
 from audits.services.questionbank import question_import_submit
 from edufair_web.accounts.permissions import ResearcherRequiredMixin
@@ -46,7 +49,7 @@ class QuestionBankView(ResearcherRequiredMixin, ListView):
             return questions_filter(**self.filters())
         except ValueError as exc:  # a NUL character in a filter: say so and list nothing
             messages.error(self.request, str(exc))
-            return Question.objects.none()
+            return no_questions()
 
     def get_context_data(self, **kwargs):
         context = super().get_context_data(**kwargs)
@@ -60,7 +63,7 @@ class QuestionBankView(ResearcherRequiredMixin, ListView):
             filters=filters,
             counts_all=question_counts_by_domain(),
             counts_filtered=question_counts_by_domain(self.object_list),
-            total_all=Question.objects.count(),
+            total_all=question_total(),
             domains=question_domains(),
             sources=QuestionSource.choices,
             imports=imports,
@@ -131,4 +134,4 @@ class QuestionDetailView(ResearcherRequiredMixin, DetailView):
     context_object_name = "question"
 
     def get_queryset(self):
-        return Question.objects.prefetch_related("imports")
+        return questions_with_imports()

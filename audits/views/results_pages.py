@@ -25,6 +25,7 @@ from audits.fairness import AnalysisParameters
 from audits.judge_failed_marks import judge_failed_among, summary_cell_metrics
 from audits.models import Audit
 from audits.run_outcome import FAILED
+from audits.selectors.results_pages import audits_with_judge
 from audits.selectors.runs import audit_progress, audit_run_outcome
 from audits.services.analysis import (
     AnalysisState,
@@ -151,9 +152,7 @@ class ResultsPageMixin(ResearcherRequiredMixin):
     links_back_to_results = True  # the progress state of a cell or pairs page links to the results page
 
     def get(self, request, *args, **kwargs):
-        self.audit = get_object_or_404(
-            Audit.objects.select_related("judge_endpoint", "judge_template"), pk=kwargs["pk"]
-        )
+        self.audit = get_object_or_404(audits_with_judge(), pk=kwargs["pk"])
         if audit_run_outcome(audit=self.audit) == FAILED:  # no dialogue to analyse: say why, compute nothing
             progress = audit_progress(audit=self.audit)
             context = {"audit": self.audit, "simulation": self.audit.uses_simulation, "progress": progress}

@@ -10,7 +10,7 @@ from django.views.generic import TemplateView
 
 from audits import heatmap_figures
 from audits.fairness import CONVERSATION_METRICS, STUDENT_METRICS, TURN_METRICS, contrast_pairs, r_ceiling
-from audits.models import Question
+from audits.selectors.questionbank import question_or_none, question_texts
 from audits.selectors.results import audit_analysis_inputs, audit_content_identities, contrast_side_dialogues
 from audits.views.results_pages import ResultsPageMixin, int_or_404
 
@@ -49,7 +49,7 @@ class ContrastPairsView(ResultsPageMixin, TemplateView):
             metrics=metrics,
             question_keys=audit_content_identities(self.audit)[1],
         )
-        texts = dict(Question.objects.filter(pk__in=questions.tolist()).values_list("pk", "text"))
+        texts = question_texts(questions.tolist())
         parameters = self.analysis.parameters
         ceiling = (
             r_ceiling(
@@ -85,7 +85,7 @@ class ContrastPairsView(ResultsPageMixin, TemplateView):
             side_a, side_b = contrast_side_dialogues(
                 audit=self.audit, tutor_id=tutor, question_id=chosen["question"], contrast=contrast
             )
-            chosen = {**chosen, "question_obj": Question.objects.filter(pk=chosen["question"]).first()}
+            chosen = {**chosen, "question_obj": question_or_none(chosen["question"])}
         context.update(
             {
                 "row": row,

@@ -12,6 +12,7 @@ from audits.models import Audit
 from audits.run_outcome import LABELS as OUTCOME_LABELS
 from audits.run_outcome import TONES, run_outcome
 from audits.selectors.endpoints import audit_reported_models
+from audits.selectors.run_pages import audit_conditions, audit_tutors
 from audits.selectors.runs import audit_list, audit_requests_sent
 from audits.services.audit_lifecycle import audit_cancel, audit_launch, audit_pause, audit_resume, audit_retry_failed
 from audits.services.judging import audit_turns_rejudge
@@ -52,8 +53,8 @@ class AuditDetailView(ResearcherRequiredMixin, DetailView):
         audit = self.object
         context.update(live_context(self.request, audit))
         context["clone_form"] = CloneForm.for_audit(self.object)
-        context["conditions"] = audit.conditions.all()
-        context["tutors"] = audit.tutors.all()
+        context["conditions"] = audit_conditions(audit=audit)
+        context["tutors"] = audit_tutors(audit=audit)
         context["reported_models"] = audit_reported_models(audit=audit)
         context["requests_sent"] = audit_requests_sent(audit=audit)
         context["selection_text"] = selection_text(audit.question_selection)

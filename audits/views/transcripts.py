@@ -3,6 +3,7 @@
 from django.views.generic import DetailView
 
 from audits.models import Dialogue
+from audits.selectors.run_pages import dialogues_for_transcript
 from audits.selectors.runs import dialogue_transcript
 from edufair_web.accounts.permissions import ResearcherRequiredMixin
 
@@ -15,7 +16,7 @@ class DialogueDetailView(ResearcherRequiredMixin, DetailView):
     context_object_name = "dialogue"
 
     def get_queryset(self):
-        return Dialogue.objects.select_related("audit", "tutor", "question", "condition")
+        return dialogues_for_transcript()
 
     def get_context_data(self, **kwargs):
         context = super().get_context_data(**kwargs)

@@ -11,10 +11,11 @@ names are the roles, so only a superuser adds, renames or deletes one.
 from __future__ import annotations
 
 from django import forms
-from django.contrib.auth.models import Group, User
+from django.contrib.auth.models import User
 
 from .people import manageable_roles, may_manage
 from .roles import ROLES, user_set_role, user_staff_follow_roles
+from .selectors import role_groups, user_groups_outside
 
 # Fields of Django's user form that only a superuser edits: they grant powers beyond any role.
 SUPERUSER_FIELDS = frozenset({"is_staff", "is_superuser", "user_permissions"})
@@ -69,14 +70,14 @@ class RankedUserAdmin:
 
     def formfield_for_manytomany(self, db_field, request=None, **kwargs):
         if db_field.name == "groups" and not request.user.is_superuser:
-            kwargs["queryset"] = Group.objects.filter(name__in=manageable_roles(request.user)).order_by("name")
+            kwargs["queryset"] = role_groups(names=manageable_roles(request.user))
         return super().formfield_for_manytomany(db_field, request, **kwargs)
 
     def save_related(self, request, form, formsets, change) -> None:
         user = form.instance
         offered = form.fields["groups"].queryset if "groups" in form.fields else None
         # Groups the operator was not offered (outside their rank) stay as they were: the form would drop them.
-        kept = list(user.groups.exclude(pk__in=offered)) if change and offered is not None else []
+        kept = user_groups_outside(user=user, offered=offered) if change and offered is not None else []
         super().save_related(request, form, formsets, change)
         if kept:
             user.groups.add(*kept)

@@ -1,11 +1,13 @@
-"""Reads for accounts: the state of the database, the broker and the workers, for /healthz."""
+"""Reads for accounts: the state of the database, the broker and the workers (/healthz), heartbeats and groups."""
 
 import threading
 import time
 from dataclasses import asdict, dataclass
 
 from django.conf import settings
+from django.contrib.auth.models import Group
 from django.db import connection
+from django.db.models import QuerySet
 from django.utils import timezone
 
 from edufair_web.celery import app
@@ -111,3 +113,18 @@ def health_status_forget() -> None:
     """Probe afresh on the next call (tests that change a service)."""
     with _status_lock:
         _status["value"] = None
+
+
+def worker_heartbeats() -> QuerySet[WorkerHeartbeat]:
+    """Every worker's heartbeat: the API's list."""
+    return WorkerHeartbeat.objects.all()
+
+
+def role_groups(*, names) -> QuerySet[Group]:
+    """The groups of these roles, by name: the roles an operator may give in the admin."""
+    return Group.objects.filter(name__in=names).order_by("name")
+
+
+def user_groups_outside(*, user, offered) -> list[Group]:
+    """The user's groups not among those offered (an operator's form leaves them as they were)."""
+    return list(user.groups.exclude(pk__in=offered))

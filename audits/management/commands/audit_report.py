@@ -51,9 +51,10 @@ class Command(BaseCommand):
             add_parameter_argument(parser, parameter)
 
     def handle(self, *args, **options):
-        audit = Audit.objects.filter(pk=options["audit_id"]).first()
-        if audit is None:
-            raise CommandError(f"no audit with id {options['audit_id']}")
+        try:
+            audit = Audit.objects.get(pk=options["audit_id"])
+        except Audit.DoesNotExist:
+            raise CommandError(f"no audit with id {options['audit_id']}") from None
         try:
             parameters = analysis_parameters_from(options)
         except ValueError as exc:

@@ -38,19 +38,21 @@ from pathlib import Path
 import yaml
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
-from django.db.models import Q
 from tqdm import tqdm
 
 from audits.models import Audit, ModelEndpoint, PromptTemplate
 from audits.run_outcome import FAILED, run_outcome
 from audits.run_outcome import LABELS as OUTCOME_LABELS
+from audits.selectors.endpoints import endpoint_by_reference
 from audits.selectors.judge_runs import judge_run_view
+from audits.selectors.run_pages import audit_dialogue_count
 from audits.selectors.runs import audit_for_config_hash, audit_progress
 from audits.services.audit_lifecycle import (
     audit_create_from_design,
     audit_dialogues_create,
     audit_launch,
     audit_resume,
+    audit_resume_inline,
     audit_sweep,
 )
 from audits.services.dialogue_batches import audit_run_inline
@@ -62,7 +64,7 @@ FINAL = {Audit.Status.FINISHED, Audit.Status.CANCELLED}
 
 
 def _endpoint(ref) -> ModelEndpoint:
-    found = ModelEndpoint.objects.filter(Q(name=str(ref)) | Q(pk=int(ref) if str(ref).isdigit() else None)).first()
+    found = endpoint_by_reference(ref)
     if found is None:
         raise CommandError(f"no model endpoint named {ref!r}")
     return found
@@ -162,9 +164,10 @@ class Command(BaseCommand):
         if config:
             audit, created = audit_from_config(config, new=new)
         else:
-            audit = Audit.objects.filter(pk=audit_id).first()
-        if audit is None:
-            raise CommandError(f"no audit {audit_id}")
+            try:
+                audit = Audit.objects.get(pk=audit_id)
+            except Audit.DoesNotExist:
+                raise CommandError(f"no audit {audit_id}") from None
         resumed = (
             f" (resumed: created from this config on {audit.created_at:%Y-%m-%d %H:%M})"
             if config and not created
@@ -181,7 +184,7 @@ class Command(BaseCommand):
             return
         if inline:
             audit_dialogues_create(audit=audit)
-            total = audit.dialogues.count()
+            total = audit_dialogue_count(audit=audit)
             with tqdm(total=total, desc="dialogues", unit="dlg", file=self.stderr._out) as bar:
 
                 def tick():
@@ -190,8 +193,7 @@ class Command(BaseCommand):
                     bar.refresh()
 
                 if audit.status == Audit.Status.PAUSED:
-                    Audit.objects.filter(pk=audit.pk).update(status=Audit.Status.RUNNING)
-                    audit.refresh_from_db()
+                    audit_resume_inline(audit=audit)
                 status = audit_run_inline(audit=audit, progress=tick)
                 tick()
             self._summary(audit, status)
@@ -240,14 +242,16 @@ class Command(BaseCommand):
         self.stdout.write(f"Re-judging {queued} unparsable and failed turns on the workers.")
 
     def _judge_under(self, audit: Audit, *, rubric: int, judge: int | None, inline: bool) -> None:
-        template = PromptTemplate.objects.filter(pk=rubric).first()
-        if template is None:
-            raise CommandError(f"no prompt template {rubric}")
+        try:
+            template = PromptTemplate.objects.get(pk=rubric)
+        except PromptTemplate.DoesNotExist:
+            raise CommandError(f"no prompt template {rubric}") from None
         endpoint = None
         if judge:
-            endpoint = ModelEndpoint.objects.filter(pk=judge).first()
-            if endpoint is None:
-                raise CommandError(f"no model endpoint {judge}")
+            try:
+                endpoint = ModelEndpoint.objects.get(pk=judge)
+            except ModelEndpoint.DoesNotExist:
+                raise CommandError(f"no model endpoint {judge}") from None
         try:
             run = audit_rejudge_open(audit=audit, judge_template=template, judge_endpoint=endpoint)
         except ValueError as exc:

@@ -12,6 +12,7 @@ from rest_framework.views import APIView
 from ..models import WorkerHeartbeat
 from ..permissions import IsResearcher
 from ..roles import user_roles
+from ..selectors import worker_heartbeats
 from ..throttles import LoginRateThrottle
 from ..tokens import api_token_issue, api_token_revoke, api_tokens_of, api_tokens_revoke_all
 from .serializers import CredentialsSerializer
@@ -24,7 +25,7 @@ class WorkerHeartbeatSerializer(serializers.ModelSerializer):
 
 
 class WorkerHeartbeatViewSet(viewsets.ReadOnlyModelViewSet):
-    queryset = WorkerHeartbeat.objects.all()
+    queryset = worker_heartbeats()
     serializer_class = WorkerHeartbeatSerializer
     permission_classes = [IsResearcher]
     lookup_field = "hostname"
