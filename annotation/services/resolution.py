@@ -24,10 +24,6 @@ from annotation.services import main_sql
 from annotation.workflow import resolution_rules as rules
 from annotation.workflow.answers import post_discussion_answers_validate
 
-POLICY_OF_STAGE = {
-    Stage.Resolution.DISCUSSION_SENIOR: rules.DISCUSSION_POLICY,
-    Stage.Resolution.MAJORITY_REVIEWER: rules.MAJORITY_POLICY,
-}
 STATUS_OF_STEP = {
     rules.AWAIT_LABELS: MainItem.Status.LABELLING,
     rules.OPEN_DISCUSSION: MainItem.Status.DISCUSSION,
@@ -84,7 +80,7 @@ def item_resolve(*, stage: Stage, item: Item, main_item: MainItem | None = None)
         discussion_over = thread is not None and not thread.is_open
         decision = rules.resolve_item(
             pre,
-            policy=POLICY_OF_STAGE[stage.resolution_policy],
+            policy=stage.resolution_policy,
             required=stage.overlap,
             after_discussion_by_question=post if discussion_over else None,
         )
