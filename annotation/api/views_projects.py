@@ -11,7 +11,6 @@ from rest_framework.decorators import action
 from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 
-from annotation.importers import ImportFailed, items_import
 from annotation.models import (
     AnnotationProject,
     Enrollment,
@@ -25,6 +24,7 @@ from annotation.models import (
 )
 from annotation.selectors.projects import pass_rate_table
 from annotation.services.enrollment import enrollment_create, enrollment_mark_replacement
+from annotation.services.importers import ImportFailed, items_import
 from annotation.services.labelling import ItemRuleInvalid, stage_items_append
 from annotation.services.projects import project_apply_preset, project_create
 from annotation.services.training import SetupError, guideline_publish, training_set_choose, worked_example_add

@@ -18,7 +18,6 @@ from django.urls import reverse
 from django.views import View
 
 from annotation.agreement_units import units_text
-from annotation.exports import JUDGE_VALIDATION_FORMATS, export_judge_validation
 from annotation.judge_validation import judging, services
 from annotation.judge_validation.audit_source import audit_by_id, endpoint_by_id, endpoints_by_name, finished_audits
 from annotation.judge_validation.cue_check import cue_section
@@ -40,6 +39,7 @@ from annotation.judge_validation.report import (
 from annotation.judge_validation.rubric import METRIC_QUESTIONS
 from annotation.judge_validation.validity import EPSILON_EXPERT, EpsilonError, epsilon_from
 from annotation.models import AnnotationProject, JudgeValidation, RubricVersion
+from annotation.selectors.exports import JUDGE_VALIDATION_FORMATS, export_judge_validation
 from annotation.selectors.judge_validation import (
     item_sources,
     project_rubrics,

@@ -14,7 +14,6 @@ from django.http import HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views import View
 
-from annotation import exports
 from annotation.forms import (
     EnrollForm,
     GuidelineForm,
@@ -26,14 +25,15 @@ from annotation.forms import (
     TrainingSetForm,
     WorkedExampleForm,
 )
-from annotation.importers import ImportFailed, items_import
 from annotation.markdown_text import markdown_safe
 from annotation.models import AnnotationProject, Enrollment, Item, MainItem, Stage, TrainingItem
+from annotation.selectors import exports
 from annotation.selectors.first_run import project_first_run_checklists, stage_first_run_checklist
 from annotation.selectors.labelling_settings import labelling_settings, main_labelling_started
 from annotation.selectors.projects import pass_rate_table, projects_list, stage_enrollments, stages_of
 from annotation.selectors.training import stage_gate_rules
 from annotation.services.enrollment import enrollment_create, enrollment_mark_replacement
+from annotation.services.importers import ImportFailed, items_import
 from annotation.services.labelling import (
     ItemRuleInvalid,
     stage_item_rule_describe,

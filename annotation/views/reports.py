@@ -10,9 +10,10 @@ from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views import View
 
-from annotation import exports, reports
+from annotation import reports
 from annotation.models import AnnotationProject, CrossStageConflict
 from annotation.report_sections import report_sections
+from annotation.selectors import exports
 from annotation.selectors.conflicts import disposition_counts
 from annotation.services import adjudication as adjudication_services
 from annotation.services.conflicts import ConflictRefused
