@@ -32,10 +32,6 @@ class Policy(StrEnum):
     DISCUSSION_SENIOR = "discussion_senior"  # discussion among the annotators, then a senior reviewer
     MAJORITY_REVIEWER = "majority_reviewer"  # majority vote, then a reviewer when there is none
 
-    @property
-    def label(self) -> str:
-        return POLICY_LABELS[self]
-
 
 POLICY_LABELS: dict[Policy, str] = {
     Policy.DISCUSSION_SENIOR: "Discussion, then senior reviewer",
