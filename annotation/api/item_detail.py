@@ -5,8 +5,7 @@ The caller sees them as `workflow.blindness` allows (404 to anyone it keeps out)
 
 from rest_framework.exceptions import NotFound
 
-from annotation.models import MainItem
-from annotation.selectors.adjudication import discussion_visibility_for, item_side_by_side
+from annotation.selectors.adjudication import discussion_visibility_for, item_side_by_side, main_item_of
 
 from .serializers_training import AnnotatorItemSerializer
 
@@ -18,7 +17,7 @@ def item_detail(request, stage, item, visibility=None) -> dict:
     if visibility is None:
         raise NotFound("No discussion of this item for you.")
     detail = item_side_by_side(stage=stage, item=item, visibility=visibility)
-    main_item = MainItem.objects.filter(stage=stage, item=item).first()
+    main_item = main_item_of(stage, item)
     return {
         "stage": stage.pk,
         "item": AnnotatorItemSerializer(item).data,

@@ -14,13 +14,13 @@ from annotation.models import (
     Guideline,
     Item,
     LabelQuestion,
-    MainItem,
     Stage,
     StageLabelling,
     TrainingItem,
     WorkedExample,
 )
 from annotation.selectors.labelling_settings import labelling_settings, main_labelling_started
+from annotation.selectors.projects import main_item_count
 from annotation.selectors.training import own_gate_fields
 from annotation.services.labelling import ItemRuleInvalid, stage_item_rule_describe, stage_item_rule_set
 from annotation.services.projects import gold_label_check, question_choices_clean
@@ -150,7 +150,7 @@ class StageItemRuleSerializer(serializers.Serializer):
             "source_values": list(settings.source_values or []),
             "item_ids": list(settings.item_ids or []),
             "description": stage_item_rule_describe(settings),
-            "main_item_count": MainItem.objects.filter(stage=stage).count(),
+            "main_item_count": main_item_count(stage),
         }
 
     def to_internal_value(self, data):

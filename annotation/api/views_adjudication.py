@@ -11,8 +11,8 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotation.models import AnnotationProject, Item, Stage, Thread
-from annotation.selectors.adjudication import adjudication_queue, adjudication_threads
+from annotation.models import AnnotationProject, Item, Stage
+from annotation.selectors.adjudication import adjudication_queue, adjudication_threads, queue_thread_ids
 from annotation.services import adjudication as adjudication_services
 from annotation.services.resolution import ResolutionRefused
 from edufair_web.accounts.permissions import IsAdjudicator
@@ -55,14 +55,7 @@ class AdjudicationQueueAPIView(APIView):
     )
     def get(self, request):
         rows = list(adjudication_queue(**_project_stage_filters(request)))
-        by_pair = {
-            (stage_id, item_id): thread_id
-            for stage_id, item_id, thread_id in Thread.objects.filter(
-                kind=Thread.Kind.ADJUDICATION,
-                stage_id__in={row.stage_id for row in rows},
-                item_id__in={row.item_id for row in rows},
-            ).values_list("stage_id", "item_id", "id")
-        }
+        by_pair = queue_thread_ids(rows)
         return Response(
             [
                 {

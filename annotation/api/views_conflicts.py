@@ -9,6 +9,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation.models import AnnotationProject, CrossStageConflict
+from annotation.selectors.conflicts import project_conflicts
 from annotation.services import adjudication as adjudication_services
 from edufair_web.accounts.permissions import IsResearcher
 
@@ -35,7 +36,7 @@ class ConflictsAPIView(APIView):
                 "disposition": c.disposition,
                 "note": c.note,
             }
-            for c in project.conflicts.order_by("item_id", "id")
+            for c in project_conflicts(project)
         ]
 
     @extend_schema(responses=ConflictRowSerializer(many=True))

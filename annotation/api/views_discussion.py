@@ -13,8 +13,8 @@ from rest_framework.exceptions import NotFound
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotation.models import Item, Stage, Thread
-from annotation.selectors.adjudication import discussion_visibility_for, my_disputed_items
+from annotation.models import Item, Stage
+from annotation.selectors.adjudication import adjudication_thread, discussion_visibility_for, my_disputed_items
 from annotation.services import adjudication as adjudication_services
 from annotation.services.resolution import ResolutionRefused
 from annotation.workflow.answers import LabelInvalid, answers_from_json
@@ -85,7 +85,7 @@ class DiscussionAPIView(APIView):
             return Response({"answers": exc.errors}, status=status.HTTP_400_BAD_REQUEST)
         after = discussion_visibility_for(user=request.user, stage=stage, item=item)
         if after is None:  # the last post-discussion answer closed the discussion
-            thread = Thread.objects.filter(stage=stage, item=item, kind=Thread.Kind.ADJUDICATION).first()
+            thread = adjudication_thread(stage, item)
             return Response(
                 {
                     "stage": stage.pk,

@@ -51,10 +51,11 @@ from annotation.models import AnnotationProject, JudgeValidation, RubricVersion
 from annotation.selectors.judge_validation import (
     judge_validation_status,
     project_rubrics,
-    sampled_items,
     validation_report,
     validation_stage,
 )
+from annotation.selectors.projects import project_item_count
+from annotation.selectors.validation_projects import project_judges, sampled_item_count
 from annotation.services.training import SetupError
 from edufair_web.accounts.permissions import IsResearcher
 from edufair_web.api_parameters import id_parameter
@@ -143,10 +144,10 @@ class ValidationProjectCreateAPIView(APIView):
             {
                 "project": project.pk,
                 "stage": stage.pk,
-                "items": sampled_items(project).count(),
+                "items": sampled_item_count(project),
                 "sample": project.options["sample"],
                 "hide_persona_cue": project.options["hide_persona_cue"],
-                "validations": JudgeValidationSerializer(project.judge_validations.all(), many=True).data,
+                "validations": JudgeValidationSerializer(project_judges(project), many=True).data,
             },
             status=status.HTTP_201_CREATED,
         )
@@ -210,7 +211,7 @@ class ValidationReportAPIView(APIView):
             raise ValidationError({"planner": str(exc)}) from exc
         report = validation_report(project, rubric=rubric, rule=rule, epsilon=epsilon)
         rubric = rubric or RubricVersion.objects.get(pk=report["rubric"]["id"])
-        judges = list(project.judge_validations.filter(rubric=rubric).order_by("id"))
+        judges = project_judges(project, rubric)
         planner = label_planner(project, rubric=rubric, validations=judges, target_half_width=half_width)
         design = validation_design_plan(epsilon=epsilon, inputs=design_inputs)
         return Response({**report, "planner": planner.as_dict(), "validation_plan": design})
@@ -247,10 +248,7 @@ class JudgeAddAPIView(APIView):
         """Every judge of the project with the progress of its latest run."""
         project = _project(project_pk)
         return Response(
-            [
-                {**JudgeValidationSerializer(v).data, "run": judge_run_state(v)}
-                for v in project.judge_validations.order_by("id")
-            ]
+            [{**JudgeValidationSerializer(v).data, "run": judge_run_state(v)} for v in project_judges(project)]
         )
 
 
@@ -364,7 +362,7 @@ class MRBenchImportAPIView(APIView):
         return Response(
             {
                 "project": project.pk,
-                "items": project.items.count(),
+                "items": project_item_count(project),
                 "import": project.options["import"],
                 "warnings": project.options["import"]["warnings"],
                 "options": project.options,

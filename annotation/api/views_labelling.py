@@ -11,8 +11,9 @@ from rest_framework.exceptions import NotFound, PermissionDenied
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotation.models import Item, Stage
+from annotation.models import Stage
 from annotation.selectors.label_form import label_form_questions
+from annotation.selectors.projects import project_item
 from annotation.selectors.revisions import recent_items
 from annotation.services import main_sql
 from annotation.services.assignment import AssignmentBusy
@@ -112,7 +113,7 @@ class MainSubmitAPIView(APIView):
                 checked=checked,
             )
         except ReservationExpired as exc:
-            if not Item.objects.filter(pk=data["item"], project_id=stage.project_id).exists():
+            if project_item(stage.project_id, data["item"]) is None:
                 raise NotFound("No such item in this project.") from exc
             return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
         except NoAssignment as exc:

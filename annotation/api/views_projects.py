@@ -11,20 +11,21 @@ from rest_framework.decorators import action
 from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 
-from annotation.importers import ImportFailed, items_import
-from annotation.models import (
-    AnnotationProject,
-    Enrollment,
-    GoldLabel,
-    Guideline,
-    Item,
-    LabelQuestion,
-    Stage,
-    TrainingItem,
-    WorkedExample,
+from annotation.selectors.projects import (
+    enrollment_rows,
+    gold_label_rows,
+    guideline_rows,
+    item_rows,
+    narrowed,
+    pass_rate_table,
+    projects_list,
+    question_rows,
+    stage_rows,
+    worked_example_rows,
 )
-from annotation.selectors.projects import pass_rate_table
+from annotation.selectors.training import stage_training_items
 from annotation.services.enrollment import enrollment_create, enrollment_mark_replacement
+from annotation.services.importers import ImportFailed, items_import
 from annotation.services.labelling import ItemRuleInvalid, stage_items_append
 from annotation.services.projects import project_apply_preset, project_create
 from annotation.services.training import SetupError, guideline_publish, training_set_choose, worked_example_add
@@ -63,12 +64,8 @@ class QueryFilterMixin:
     query_filters: dict[str, str] = {}
 
     def get_queryset(self):
-        qs = super().get_queryset()
-        for param, lookup in self.query_filters.items():
-            value = query_id(self.request.query_params, param)
-            if value is not None:
-                qs = qs.filter(**{lookup: value})
-        return qs
+        given = {lookup: query_id(self.request.query_params, param) for param, lookup in self.query_filters.items()}
+        return narrowed(super().get_queryset(), {lookup: value for lookup, value in given.items() if value is not None})
 
 
 def _list_filtered_by(parameter):
@@ -77,7 +74,7 @@ def _list_filtered_by(parameter):
 
 
 class ProjectViewSet(viewsets.ModelViewSet):
-    queryset = AnnotationProject.objects.all().order_by("-created_at", "-id")
+    queryset = projects_list()
     serializer_class = ProjectSerializer
     permission_classes = [IsResearcher]
 
@@ -165,7 +162,7 @@ class ProjectViewSet(viewsets.ModelViewSet):
 
 @_list_filtered_by(PROJECT_FILTER)
 class LabelQuestionViewSet(QueryFilterMixin, viewsets.ModelViewSet):
-    queryset = LabelQuestion.objects.all()
+    queryset = question_rows()
     serializer_class = LabelQuestionSerializer
     permission_classes = [IsResearcher]
 
@@ -174,7 +171,7 @@ class LabelQuestionViewSet(QueryFilterMixin, viewsets.ModelViewSet):
 
 @_list_filtered_by(PROJECT_FILTER)
 class ItemViewSet(QueryFilterMixin, viewsets.ModelViewSet):
-    queryset = Item.objects.all()
+    queryset = item_rows()
     serializer_class = ItemSerializer
     permission_classes = [IsResearcher]
 
@@ -183,7 +180,7 @@ class ItemViewSet(QueryFilterMixin, viewsets.ModelViewSet):
 
 @_list_filtered_by(PROJECT_FILTER)
 class GoldLabelViewSet(QueryFilterMixin, viewsets.ModelViewSet):
-    queryset = GoldLabel.objects.select_related("question")
+    queryset = gold_label_rows()
     serializer_class = GoldLabelSerializer
     permission_classes = [IsResearcher]
 
@@ -196,7 +193,7 @@ class StageItemsAddSerializer(serializers.Serializer):
 
 @_list_filtered_by(PROJECT_FILTER)
 class StageViewSet(QueryFilterMixin, viewsets.ModelViewSet):
-    queryset = Stage.objects.prefetch_related("questions")
+    queryset = stage_rows()
     serializer_class = StageSerializer
     permission_classes = [IsResearcher]
 
@@ -254,7 +251,7 @@ class StageViewSet(QueryFilterMixin, viewsets.ModelViewSet):
     @extend_schema(responses=TrainingItemSerializer(many=True))
     @action(detail=True, methods=["get"], url_path="training-items", pagination_class=None)
     def training_items(self, request, pk=None):
-        items = TrainingItem.objects.filter(stage=self.get_object())
+        items = stage_training_items(self.get_object())
         return Response(TrainingItemSerializer(items, many=True).data)
 
 
@@ -262,7 +259,7 @@ class StageViewSet(QueryFilterMixin, viewsets.ModelViewSet):
 class GuidelineViewSet(QueryFilterMixin, mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
     """Guidelines are versioned: creating one publishes the stage's next version (never edits an old one)."""
 
-    queryset = Guideline.objects.all()
+    queryset = guideline_rows()
     serializer_class = GuidelineSerializer
     permission_classes = [IsResearcher]
     query_filters = {"stage": "stage_id"}
@@ -279,7 +276,7 @@ class GuidelineViewSet(QueryFilterMixin, mixins.CreateModelMixin, viewsets.ReadO
 
 @_list_filtered_by(STAGE_FILTER)
 class WorkedExampleViewSet(QueryFilterMixin, viewsets.ModelViewSet):
-    queryset = WorkedExample.objects.all()
+    queryset = worked_example_rows()
     serializer_class = WorkedExampleSerializer
     permission_classes = [IsResearcher]
     query_filters = {"stage": "stage_id"}
@@ -303,16 +300,13 @@ class WorkedExampleViewSet(QueryFilterMixin, viewsets.ModelViewSet):
 class EnrollmentViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
     """Researchers see and create every enrolment; anyone else sees only their own."""
 
-    queryset = Enrollment.objects.all()  # narrowed per caller in get_queryset
+    queryset = enrollment_rows()  # narrowed per caller in get_queryset
     serializer_class = EnrollmentSerializer
     permission_classes = [IsAnnotator]
 
     def get_queryset(self):
-        qs = Enrollment.objects.select_related("user").order_by("stage_id", "id")
-        if not has_role(self.request.user, RESEARCHER):
-            qs = qs.filter(user=self.request.user)
-        stage = query_id(self.request.query_params, "stage")
-        return qs if stage is None else qs.filter(stage_id=stage)
+        user = None if has_role(self.request.user, RESEARCHER) else self.request.user
+        return enrollment_rows(user=user, stage_id=query_id(self.request.query_params, "stage"))
 
     def create(self, request, *args, **kwargs):
         if not has_role(request.user, RESEARCHER):

@@ -10,8 +10,9 @@ from drf_spectacular.utils import extend_schema
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotation import exports, reports
+from annotation import reports
 from annotation.models import AnnotationProject, Stage
+from annotation.selectors import exports
 from annotation.selectors.crowd_aggregation import stage_aggregation
 from annotation.selectors.stage_dashboard import stage_dashboard
 from edufair_web.accounts.permissions import IsResearcher

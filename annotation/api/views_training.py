@@ -11,10 +11,12 @@ from rest_framework.exceptions import NotFound, PermissionDenied
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotation.models import Comment, Enrollment, Item, Stage, Thread
+from annotation.models import Comment, Enrollment, Stage, Thread
 from annotation.selectors.label_form import label_form_questions
+from annotation.selectors.projects import project_item
 from annotation.selectors.threads import ThreadHidden, thread_access, thread_comments
 from annotation.selectors.training import (
+    enrollment_of,
     examples_seen_ids,
     guideline_current,
     norming_threads,
@@ -59,7 +61,7 @@ from .serializers_training import (
 
 
 def _enrollment(request, stage_pk) -> Enrollment:
-    enrollment = Enrollment.objects.filter(stage_id=stage_pk, user=request.user).select_related("stage").first()
+    enrollment = enrollment_of(request.user, stage_pk)
     if enrollment is None:
         get_object_or_404(Stage, pk=stage_pk)
         raise PermissionDenied("You are not enrolled in this stage.")
@@ -230,7 +232,7 @@ class LabelSubmitAPIView(APIView):
         serializer = LabelSubmitSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
-        item = Item.objects.filter(pk=data["item"], project_id=stage.project_id).first()
+        item = project_item(stage.project_id, data["item"])
         if item is None:
             raise NotFound("No such item in this project.")
         answers = answers_from_json(data["answers"])

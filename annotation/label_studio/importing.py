@@ -26,7 +26,6 @@ from django.contrib.auth.models import User
 from django.db import transaction
 from django.utils import timezone
 
-from annotation.importers import more_errors_sentence
 from annotation.models import (
     Adjudication,
     AnnotationProject,
@@ -38,6 +37,7 @@ from annotation.models import (
     LabelRevision,
     Stage,
 )
+from annotation.services.importers import more_errors_sentence
 from annotation.subjects import subject_problem
 from edufair_web.accounts.roles import ANNOTATOR, user_set_role
 from edufair_web.json_input import JSONInputError, loads_array

@@ -7,6 +7,7 @@ from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 
 from annotation.workflow.answers import NOT_APPLICABLE
+from annotation.workflow.resolution_rules import POLICY_CHOICES, Policy
 from edufair_web.text_limits import NOTE_MAX
 
 
@@ -140,9 +141,7 @@ class Item(models.Model):
 class Stage(models.Model):
     """One stage of a project: its own pool, questions, overlap, resolution, pay, and gate parameters."""
 
-    class Resolution(models.TextChoices):
-        DISCUSSION_SENIOR = "discussion_senior", "Discussion, then senior reviewer"
-        MAJORITY_REVIEWER = "majority_reviewer", "Majority, no majority to reviewer"
+    Resolution = Policy  # the one vocabulary of resolution policies: `annotation.workflow.resolution_rules`
 
     class UnsureRule(models.TextChoices):
         STRICT = "strict", "Strict: Unsure counts as a miss"
@@ -162,9 +161,7 @@ class Stage(models.Model):
     recruits_per_subject = models.PositiveIntegerField(default=0, help_text="Planned annotators per subject.")
     questions = models.ManyToManyField(LabelQuestion, related_name="stages", blank=True)
     overlap = models.PositiveSmallIntegerField(default=2, validators=[MinValueValidator(2), MaxValueValidator(3)])
-    resolution_policy = models.CharField(
-        max_length=32, choices=Resolution.choices, default=Resolution.DISCUSSION_SENIOR
-    )
+    resolution_policy = models.CharField(max_length=32, choices=POLICY_CHOICES, default=Policy.DISCUSSION_SENIOR.value)
     pay_rate_per_hour = models.DecimalField(max_digits=8, decimal_places=2, default=Decimal("0"))
     currency = models.CharField(max_length=3, default="USD")
     pilot_size = models.PositiveIntegerField(default=30)

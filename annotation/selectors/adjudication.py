@@ -276,3 +276,30 @@ def my_disputed_items(*, annotator, stage: Stage | None = None) -> list[dict]:
             }
         )
     return rows
+
+
+def main_item_of(stage: Stage, item: Item) -> MainItem | None:
+    """The item's row in the stage's main round (None for a gold, pilot or qualification item)."""
+    return MainItem.objects.filter(stage=stage, item=item).first()
+
+
+def adjudication_thread(stage: Stage, item: Item) -> Thread | None:
+    """The item's discussion in the stage, open or closed (None before one opened)."""
+    return Thread.objects.filter(stage=stage, item=item, kind=Thread.Kind.ADJUDICATION).first()
+
+
+def next_queued_item() -> MainItem | None:
+    """The oldest item waiting for a discussion or a reviewer, anywhere."""
+    return adjudication_queue().first()
+
+
+def queue_thread_ids(rows) -> dict[tuple[int, int], int]:
+    """(stage id, item id) → the discussion thread's id, for the queue's ``rows`` that have one."""
+    return {
+        (stage_id, item_id): thread_id
+        for stage_id, item_id, thread_id in Thread.objects.filter(
+            kind=Thread.Kind.ADJUDICATION,
+            stage_id__in={row.stage_id for row in rows},
+            item_id__in={row.item_id for row in rows},
+        ).values_list("stage_id", "item_id", "id")
+    }

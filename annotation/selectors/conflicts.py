@@ -64,3 +64,10 @@ def removed_item_ids(project: AnnotationProject) -> set[int]:
     return set(
         project.conflicts.filter(disposition=CrossStageConflict.Disposition.REMOVED).values_list("item_id", flat=True)
     )
+
+
+def project_conflicts(project: AnnotationProject):
+    """The project's cross-stage conflicts by item, with the item, both stages and who decided (page and API)."""
+    return project.conflicts.select_related("item", "earlier_stage", "later_stage", "decided_by").order_by(
+        "item_id", "id"
+    )

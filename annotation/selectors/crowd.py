@@ -28,3 +28,13 @@ def crowd_export_rows(stage: Stage) -> list[dict]:
         }
         for visit in visits.order_by("recruit__created_at", "recruit_id", "at", "id")
     ]
+
+
+def session_recruit_of(recruit_id: int, user) -> CrowdRecruit | None:
+    """The crowd recruit ``recruit_id`` when it is still ``user``'s, with its link."""
+    return CrowdRecruit.objects.select_related("link", "user").filter(pk=recruit_id, user=user).first()
+
+
+def is_users_recruit(*, link: CrowdLink, participant_hash: str, user) -> bool:
+    """Whether ``user`` is the recruit of the participant (by their hashed platform id) on ``link``."""
+    return CrowdRecruit.objects.filter(link=link, participant_hash=participant_hash, user=user).exists()

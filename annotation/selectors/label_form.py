@@ -30,3 +30,8 @@ def label_form_questions(stage: Stage) -> list[dict]:
             }
         )
     return rows
+
+
+def stage_question_keys(stage: Stage) -> list[str]:
+    """The keys of the stage's questions, the answers a submitted form is read for."""
+    return [question.key for question in stage.questions.all()]

@@ -120,6 +120,16 @@ def label_history(label: Label) -> list[dict]:
     return history
 
 
+def main_assignment_of(*, stage: Stage, item, annotator) -> Assignment | None:
+    """The annotator's main assignment of the item (reserved or submitted), with the item; None when it has none."""
+    return (
+        Assignment.objects.select_related("item")
+        .filter(stage=stage, item=item, annotator=annotator, phase=Phase.MAIN)
+        .order_by("pk")
+        .first()
+    )
+
+
 def assignment_to_revise(*, annotator, stage: Stage, item_id: int) -> Assignment | None:
     """The annotator's submitted main assignment of the item, if any (the revision page's subject)."""
     return _submitted(stage, annotator.pk).filter(item_id=item_id).select_related("item").first()

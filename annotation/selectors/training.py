@@ -45,6 +45,39 @@ def enrollments_of_user(user):
     )
 
 
+def enrollment_of(user, stage_pk: int) -> Enrollment | None:
+    """``user``'s enrolment in the stage, with the stage and its project (None when not enrolled)."""
+    return Enrollment.objects.filter(stage_id=stage_pk, user=user).select_related("stage__project").first()
+
+
+def passed_enrollments(user):
+    """``user``'s enrolments that passed the gate (the stages they may label), by project and stage order."""
+    return (
+        Enrollment.objects.filter(user=user, status=Enrollment.Status.PASSED)
+        .select_related("stage__project")
+        .order_by("stage__project__name", "stage__order")
+    )
+
+
+def training_item_of(stage: Stage, phase: str, item_id: int | None) -> TrainingItem | None:
+    """The stage's training item of ``phase`` for the project item ``item_id`` (None when it is not one)."""
+    return TrainingItem.objects.filter(stage=stage, phase=phase, item_id=item_id).first()
+
+
+def stage_training_items(stage: Stage):
+    """The stage's pilot and qualification items."""
+    return TrainingItem.objects.filter(stage=stage)
+
+
+def open_norming_threads(limit: int = 200):
+    """Open norming threads across projects, the newest first (at most ``limit``)."""
+    return (
+        Thread.objects.filter(kind=Thread.Kind.NORMING, is_open=True)
+        .select_related("stage__project", "item")
+        .order_by("-created_at")[:limit]
+    )
+
+
 def training_progress(enrollment: Enrollment) -> TrainingProgress:
     stage = enrollment.stage
     guideline = guideline_current(stage)

@@ -19,15 +19,11 @@ from django.utils import timezone
 
 from annotation.agreement import UNSURE
 from annotation.models import Adjudication, Assignment, Item, Label, MainItem, Phase, Stage, Thread
-from annotation.selectors.adjudication import disputed_questions
+from annotation.selectors.adjudication import adjudication_thread, disputed_questions
 from annotation.services import main_sql
 from annotation.workflow import resolution_rules as rules
 from annotation.workflow.answers import post_discussion_answers_validate
 
-POLICY_OF_STAGE = {
-    Stage.Resolution.DISCUSSION_SENIOR: rules.DISCUSSION_POLICY,
-    Stage.Resolution.MAJORITY_REVIEWER: rules.MAJORITY_POLICY,
-}
 STATUS_OF_STEP = {
     rules.AWAIT_LABELS: MainItem.Status.LABELLING,
     rules.OPEN_DISCUSSION: MainItem.Status.DISCUSSION,
@@ -63,10 +59,6 @@ def item_labels(stage: Stage, item: Item) -> tuple[dict[str, dict[int, str]], di
     return {key: dict(pre.get(key, {})) for key in questions}, {key: dict(post.get(key, {})) for key in questions}
 
 
-def _discussion(stage: Stage, item: Item) -> Thread | None:
-    return Thread.objects.filter(stage=stage, item=item, kind=Thread.Kind.ADJUDICATION).first()
-
-
 def item_resolve(*, stage: Stage, item: Item, main_item: MainItem | None = None) -> rules.ItemResolution:
     """Apply the stage's policy to the item's labels; record what is settled; set the item's status.
 
@@ -80,11 +72,11 @@ def item_resolve(*, stage: Stage, item: Item, main_item: MainItem | None = None)
         pre, post = item_labels(stage, item)
         # Only the discussion policy ever opens a discussion thread.
         has_discussion = stage.resolution_policy == Stage.Resolution.DISCUSSION_SENIOR
-        thread = _discussion(stage, item) if has_discussion else None
+        thread = adjudication_thread(stage, item) if has_discussion else None
         discussion_over = thread is not None and not thread.is_open
         decision = rules.resolve_item(
             pre,
-            policy=POLICY_OF_STAGE[stage.resolution_policy],
+            policy=stage.resolution_policy,
             required=stage.overlap,
             after_discussion_by_question=post if discussion_over else None,
         )
@@ -199,7 +191,7 @@ def discussion_close(*, stage: Stage, item: Item) -> rules.ItemResolution:
         updated = Thread.objects.filter(stage=stage, item=item, kind=Thread.Kind.ADJUDICATION, is_open=True).update(
             is_open=False
         )
-        if not updated and _discussion(stage, item) is None:
+        if not updated and adjudication_thread(stage, item) is None:
             raise ResolutionRefused("There is no discussion on this item.")
         return item_resolve(stage=stage, item=item)
 

@@ -5,8 +5,9 @@ form ("… conflicts: 1 removed, 1 retained") and leaves removed items out of th
 import pytest
 from django.urls import reverse
 
-from annotation import exports, reports
+from annotation import reports
 from annotation.models import CrossStageConflict
+from annotation.selectors import exports
 from annotation.services.adjudication import conflict_dispose, conflicts_detect
 from annotation.services.labelling import label_next, main_label_submit
 

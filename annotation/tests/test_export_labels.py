@@ -9,7 +9,7 @@ import json
 import pytest
 from django.urls import reverse
 
-from annotation import exports
+from annotation.selectors import exports
 from annotation.services.adjudication import discussion_answers_submit
 from annotation.services.labelling import label_next, main_label_submit
 from annotation.workflow.answers import Answer

@@ -4,8 +4,8 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
-from annotation.importers import ImportFailed, error_sentence
 from annotation.presets import SAFETUTORS
+from annotation.services.importers import ImportFailed, error_sentence
 from annotation.services.projects import project_create
 
 

@@ -7,9 +7,9 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
-from annotation.importers import items_import
 from annotation.models import Item, StageLabelling
 from annotation.presets import SAFETUTORS
+from annotation.services.importers import items_import
 from annotation.services.labelling import stage_item_rule_set
 from annotation.services.projects import project_create
 

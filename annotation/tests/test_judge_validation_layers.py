@@ -8,12 +8,12 @@ import io
 import pandas as pd
 import pytest
 
-from annotation import exports
 from annotation.agreement import krippendorff_alpha
 from annotation.alt_test import alt_test
 from annotation.gwet import gwet_ac
 from annotation.judge_validation import report, validity
 from annotation.judge_validation.rubric import SCALE
+from annotation.selectors import exports
 
 from .test_judge_validation_verdict_rule import dataset, judges_for
 

@@ -18,13 +18,13 @@ from django.core.management import CommandError, call_command
 from django.test import override_settings
 from django.urls import reverse
 
-from annotation import exports
 from annotation.judge_validation import mrbench
 from annotation.judge_validation.importing import NOT_GIVEN_ANSWER, labelled_file_import
 from annotation.judge_validation.mrbench import MRBenchError, parse_labelled_file
 from annotation.judge_validation.report import HUMAN_RELIABILITY_UNKNOWN, NOT_LABELLED
 from annotation.judge_validation.services import judge_validation_create
 from annotation.models import AnnotationProject, GoldLabel, JudgeScore, RubricVersion
+from annotation.selectors import exports
 
 from .judge_validation_excerpts import BEA_DEV, INCORRECT, MRBENCH_V1, bea_dev_text, mrbench_v1_text, responses_of
 

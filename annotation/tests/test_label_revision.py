@@ -14,9 +14,9 @@ from django.urls import reverse
 from django.utils import timezone
 
 from annotation import reports
-from annotation.exports import export_records
 from annotation.models import Adjudication, Assignment, HeldRevision, Label, LabelRevision, MainItem
 from annotation.selectors.adjudication import discussion_visibility_for, item_side_by_side
+from annotation.selectors.exports import export_records
 from annotation.selectors.revisions import label_history, recent_items
 from annotation.services.labelling import (
     RevisionRefused,

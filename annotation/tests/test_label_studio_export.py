@@ -8,9 +8,9 @@ import xml.etree.ElementTree as ET
 import pytest
 from django.urls import reverse
 
-from annotation import exports
 from annotation.label_studio.export import label_studio_tasks, project_label_config
 from annotation.label_studio.provenance import provenance_parse
+from annotation.selectors import exports
 
 from .label_studio_setup import JUSTIFICATION, labelled_project
 

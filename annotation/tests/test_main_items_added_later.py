@@ -7,8 +7,8 @@ from collections import Counter
 
 import pytest
 
-from annotation.importers import items_import
 from annotation.models import Assignment, MainItem, Phase
+from annotation.services.importers import items_import
 from annotation.services.labelling import label_next, main_label_submit, stage_labelling_configure
 
 from .main_setup import answers, build_main_stage, pass_gate

@@ -6,9 +6,9 @@ import json
 import pytest
 from django.urls import reverse
 
-from annotation.importers import ImportFailed, items_import
 from annotation.models import GoldLabel, Item
 from annotation.presets import SAFETUTORS
+from annotation.services.importers import ImportFailed, items_import
 from annotation.services.projects import project_create
 
 pytestmark = pytest.mark.django_db

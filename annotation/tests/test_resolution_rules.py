@@ -6,15 +6,14 @@ from annotation.agreement import UNSURE
 from annotation.workflow.resolution_rules import (
     AWAIT_LABELS,
     DISCUSSION,
-    DISCUSSION_POLICY,
     MAJORITY,
-    MAJORITY_POLICY,
     OPEN_DISCUSSION,
     RESOLVED,
     REVIEWER_QUEUE,
     SENIOR,
     SENIOR_REVIEW,
     UNANIMOUS,
+    Policy,
     Resolution,
     resolve_item,
     resolve_question,
@@ -27,17 +26,17 @@ WAITING_FOR_REVIEWER = Resolution(method=None, final_value=None, next_step=REVIE
 
 
 def discussion(labels, after=None, required=2):
-    return resolve_question(labels, policy=DISCUSSION_POLICY, required=required, after_discussion=after)
+    return resolve_question(labels, policy=Policy.DISCUSSION_SENIOR, required=required, after_discussion=after)
 
 
 def majority(labels, required=3):
-    return resolve_question(labels, policy=MAJORITY_POLICY, required=required)
+    return resolve_question(labels, policy=Policy.MAJORITY_REVIEWER, required=required)
 
 
 # --- both policies ---------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("policy", [DISCUSSION_POLICY, MAJORITY_POLICY])
+@pytest.mark.parametrize("policy", [Policy.DISCUSSION_SENIOR, Policy.MAJORITY_REVIEWER])
 def test_fewer_than_n_labels_waits(policy):
     result = resolve_question({"ann1": "valid"}, policy=policy, required=2)
 
@@ -45,7 +44,7 @@ def test_fewer_than_n_labels_waits(policy):
     assert not result.is_resolved
 
 
-@pytest.mark.parametrize("policy", [DISCUSSION_POLICY, MAJORITY_POLICY])
+@pytest.mark.parametrize("policy", [Policy.DISCUSSION_SENIOR, Policy.MAJORITY_REVIEWER])
 def test_unanimous_is_resolved(policy):
     result = resolve_question({"ann1": "valid", "ann2": "valid", "ann3": "valid"}, policy=policy, required=3)
 
@@ -63,17 +62,26 @@ def test_unanimous_unsure_is_not_a_resolution():
 def test_bad_arguments_are_refused():
     with pytest.raises(ValueError, match="policy"):
         resolve_question({"a": 1, "b": 1}, policy="vote", required=2)
+    with pytest.raises(ValueError, match="policy"):  # the short names the workflow once used are not policies
+        resolve_question({"a": 1, "b": 2}, policy="majority", required=2)
+
+
+def test_a_stored_policy_string_is_the_policy():
+    """`Stage.resolution_policy` stores the plain string; the rules take it as it comes from the database."""
+    labels = {"a": "yes", "b": "yes", "c": "no"}
+    assert resolve_question(labels, policy="majority_reviewer", required=3).final_value == "yes"
+    assert resolve_question(labels, policy="discussion_senior", required=3) == WAITING_FOR_DISCUSSION
     with pytest.raises(ValueError, match="required"):
-        resolve_question({"a": 1}, policy=MAJORITY_POLICY, required=0)
+        resolve_question({"a": 1}, policy=Policy.MAJORITY_REVIEWER, required=0)
     with pytest.raises(ValueError, match="post-discussion"):
-        resolve_question({"a": 1, "b": 2}, policy=MAJORITY_POLICY, required=2, after_discussion={"a": 2})
+        resolve_question({"a": 1, "b": 2}, policy=Policy.MAJORITY_REVIEWER, required=2, after_discussion={"a": 2})
     with pytest.raises(ValueError, match="needs a value"):
         majority({"a": None, "b": None}, required=2)
     with pytest.raises(ValueError, match="needs a value"):
         discussion({"a": 1, "b": 2}, after={"a": None})
 
 
-# --- policy "discussion", then senior reviewer -------------------------------------------------------------
+# --- policy "discussion_senior" ---------------------------------------------------------------------------
 
 
 def test_disagreement_opens_a_discussion():
@@ -123,7 +131,7 @@ def test_post_discussion_labels_only_from_the_items_annotators():
         discussion({"ann1": "valid", "ann2": "invalid"}, after={"ann9": "valid"})
 
 
-# --- policy "majority", then reviewer ------------------------------------------------------------------------
+# --- policy "majority_reviewer" -------------------------------------------------------------------------
 
 
 def test_strict_majority_wins():
@@ -185,7 +193,7 @@ def test_each_question_is_decided_on_its_own():
             "well_formed": {"ann1": "yes", "ann2": "yes"},
             "in_scope": {"ann1": "yes", "ann2": "no"},
         },
-        policy=DISCUSSION_POLICY,
+        policy=Policy.DISCUSSION_SENIOR,
         required=2,
     )
 
@@ -202,7 +210,7 @@ def test_after_the_items_discussion_a_question_without_revisions_goes_to_the_sen
             "well_formed": {"ann1": "yes", "ann2": "no"},
             "in_scope": {"ann1": "yes", "ann2": "no"},
         },
-        policy=DISCUSSION_POLICY,
+        policy=Policy.DISCUSSION_SENIOR,
         required=2,
         after_discussion_by_question={"well_formed": {"ann2": "yes"}},
     )
@@ -219,7 +227,7 @@ def test_an_item_is_resolved_when_every_question_is():
             "aligned": {"ann1": "yes", "ann2": "yes", "ann3": "no"},
             "severity": {"ann1": 2, "ann2": 2, "ann3": 2},
         },
-        policy=MAJORITY_POLICY,
+        policy=Policy.MAJORITY_REVIEWER,
         required=3,
     )
 
@@ -234,7 +242,7 @@ def test_an_item_with_a_no_majority_question_waits_for_the_reviewer():
             "aligned": {"ann1": "yes", "ann2": "no", "ann3": UNSURE},
             "severity": {"ann1": 2, "ann2": 2, "ann3": 2},
         },
-        policy=MAJORITY_POLICY,
+        policy=Policy.MAJORITY_REVIEWER,
         required=3,
     )
 
@@ -247,7 +255,7 @@ def test_missing_labels_on_any_question_hold_the_whole_item():
             "well_formed": {"ann1": "yes", "ann2": "no"},
             "in_scope": {"ann1": "yes"},
         },
-        policy=DISCUSSION_POLICY,
+        policy=Policy.DISCUSSION_SENIOR,
         required=2,
     )
 
@@ -255,4 +263,4 @@ def test_missing_labels_on_any_question_hold_the_whole_item():
 
 
 def test_an_item_without_questions_is_not_resolved():
-    assert resolve_item({}, policy=MAJORITY_POLICY, required=3).next_step == AWAIT_LABELS
+    assert resolve_item({}, policy=Policy.MAJORITY_REVIEWER, required=3).next_step == AWAIT_LABELS

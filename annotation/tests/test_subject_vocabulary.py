@@ -5,10 +5,10 @@ import pytest
 from django.urls import reverse
 
 from annotation.forms import EnrollForm, ProjectForm
-from annotation.importers import ImportFailed, items_import
 from annotation.models import Enrollment
 from annotation.presets import SAFETUTORS, SAFETUTORS_SUBJECTS
 from annotation.services.enrollment import enrollment_bulk_create, enrollment_create, enrollment_mark_replacement
+from annotation.services.importers import ImportFailed, items_import
 from annotation.services.projects import project_create
 from annotation.services.training import SetupError
 from annotation.subjects import subject_problem

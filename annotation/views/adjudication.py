@@ -12,13 +12,15 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views import View
 
-from annotation.models import AnnotationProject, Item, MainItem, Stage
+from annotation.models import AnnotationProject, Item, Stage
 from annotation.selectors.adjudication import (
     QUEUE_STATUSES,
     adjudication_queue,
     discussion_visibility_for,
     disputed_questions,
     item_side_by_side,
+    main_item_of,
+    next_queued_item,
 )
 from annotation.selectors.label_form import label_form_questions
 from annotation.services import adjudication as adjudication_services
@@ -55,7 +57,7 @@ class ItemView(AdjudicatorRequiredMixin, View):
     def _render(self, request, stage, item, error="", status=200):
         visibility = discussion_visibility_for(user=request.user, stage=stage, item=item)  # a moderator's: all
         detail = item_side_by_side(stage=stage, item=item, visibility=visibility)
-        main_item = MainItem.objects.filter(stage=stage, item=item).first()
+        main_item = main_item_of(stage, item)
         open_keys = disputed_questions(stage, item)
         questions = [q for q in label_form_questions(stage) if q["key"] in open_keys]
         for question in questions:
@@ -89,7 +91,7 @@ class ItemView(AdjudicatorRequiredMixin, View):
         except ResolutionRefused as exc:
             return self._render(request, stage, item, error=str(exc), status=400)
         messages.success(request, f"Item {item.external_id} resolved.")
-        next_row = adjudication_queue().first()
+        next_row = next_queued_item()
         if next_row is not None:
             return redirect(reverse("annotation:adjudicate-item", args=[next_row.stage_id, next_row.item_id]))
         return redirect("annotation:adjudicate")

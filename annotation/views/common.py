@@ -9,7 +9,8 @@ from django.core.exceptions import PermissionDenied
 from django.shortcuts import get_object_or_404, render
 
 from annotation.models import Enrollment, Item, Stage
-from annotation.selectors.label_form import label_form_questions
+from annotation.selectors.label_form import label_form_questions, stage_question_keys
+from annotation.selectors.training import enrollment_of
 from annotation.workflow.answers import UNSURE_FIELD_VALUE, Answer, answer_from_form
 from annotation.workflow.training import StepRefused
 from annotation.workflow.turn_focus import questions_focus
@@ -44,10 +45,8 @@ def label_form_context(
 
 def answers_from_post(stage: Stage, data) -> tuple[dict[str, Answer], float]:
     answers = {}
-    for question in stage.questions.all():
-        answers[question.key] = answer_from_form(
-            data.get(f"answer-{question.key}"), data.get(f"justification-{question.key}", "")
-        )
+    for key in stage_question_keys(stage):
+        answers[key] = answer_from_form(data.get(f"answer-{key}"), data.get(f"justification-{key}", ""))
     try:
         seconds = float(data.get("seconds") or 0)
     except ValueError:
@@ -56,9 +55,7 @@ def answers_from_post(stage: Stage, data) -> tuple[dict[str, Answer], float]:
 
 
 def enrollment_or_403(request, stage_pk: int) -> Enrollment:
-    enrollment = (
-        Enrollment.objects.filter(stage_id=stage_pk, user=request.user).select_related("stage__project").first()
-    )
+    enrollment = enrollment_of(request.user, stage_pk)
     if enrollment is None:
         get_object_or_404(Stage, pk=stage_pk)
         raise PermissionDenied("You are not enrolled in this stage.")

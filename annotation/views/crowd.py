@@ -10,6 +10,7 @@ from django.shortcuts import redirect, render
 from django.views import View
 
 from annotation.models import CrowdRecruit
+from annotation.selectors.crowd import session_recruit_of
 from annotation.services.crowd import (
     completion_code,
     completion_redirect,
@@ -27,7 +28,7 @@ def session_recruit(request) -> CrowdRecruit | None:
     recruit_id = request.session.get(CROWD_SESSION_KEY)
     if recruit_id is None or not request.user.is_authenticated:
         return None
-    return CrowdRecruit.objects.select_related("link", "user").filter(pk=recruit_id, user=request.user).first()
+    return session_recruit_of(recruit_id, request.user)
 
 
 class CrowdDoneView(View):

@@ -14,7 +14,8 @@ from django.contrib.auth import login, logout
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views import View
 
-from annotation.models import CrowdLink, CrowdRecruit
+from annotation.models import CrowdLink
+from annotation.selectors.crowd import is_users_recruit
 from annotation.services.crowd import CrowdRefused, crowd_outcome, participant_hash
 from annotation.services.crowd_entry import CrowdThrottled, crowd_admit, crowd_return, entry_check, entry_from_params
 from annotation.views.crowd import CROWD_SESSION_KEY, session_recruit
@@ -60,7 +61,7 @@ def _someone_else(request, link: CrowdLink, participant_id: str):
     if not request.user.is_authenticated:
         return None
     digest = participant_hash(link=link, participant_id=participant_id)
-    mine = CrowdRecruit.objects.filter(link=link, participant_hash=digest, user=request.user).exists()
+    mine = is_users_recruit(link=link, participant_hash=digest, user=request.user)
     return None if mine else request.user
 
 

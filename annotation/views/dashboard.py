@@ -8,8 +8,8 @@ from __future__ import annotations
 from django.shortcuts import get_object_or_404, render
 from django.views import View
 
-from annotation import exports
 from annotation.models import Stage
+from annotation.selectors import exports
 from annotation.selectors.stage_dashboard import stage_dashboard
 from edufair_web.accounts.permissions import ResearcherRequiredMixin
 

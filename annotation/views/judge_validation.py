@@ -18,7 +18,6 @@ from django.urls import reverse
 from django.views import View
 
 from annotation.agreement_units import units_text
-from annotation.exports import JUDGE_VALIDATION_FORMATS, export_judge_validation
 from annotation.judge_validation import judging, services
 from annotation.judge_validation.audit_source import audit_by_id, endpoint_by_id, endpoints_by_name, finished_audits
 from annotation.judge_validation.cue_check import cue_section
@@ -40,12 +39,21 @@ from annotation.judge_validation.report import (
 from annotation.judge_validation.rubric import METRIC_QUESTIONS
 from annotation.judge_validation.validity import EPSILON_EXPERT, EpsilonError, epsilon_from
 from annotation.models import AnnotationProject, JudgeValidation, RubricVersion
+from annotation.selectors.exports import JUDGE_VALIDATION_FORMATS, export_judge_validation
 from annotation.selectors.judge_validation import (
     item_sources,
     project_rubrics,
-    sampled_items,
     transcript_links,
     validation_report,
+)
+from annotation.selectors.projects import stages_in_order
+from annotation.selectors.validation_projects import (
+    item_gold_values,
+    item_judge_scores,
+    project_judges,
+    rubric_workshops_of,
+    sampled_item_count,
+    validation_projects,
 )
 from annotation.services.training import SetupError
 from edufair_web.accounts.permissions import ResearcherRequiredMixin
@@ -250,7 +258,7 @@ def layer_tables(report: dict) -> list[dict]:
 
 class ValidationListView(ResearcherRequiredMixin, View):
     def get(self, request):
-        projects = AnnotationProject.objects.filter(kind=AnnotationProject.Kind.JUDGE_VALIDATION).order_by("-id")
+        projects = validation_projects()
         return render(
             request, "annotation/judge_validation/list.html", {"projects": projects, "audits": finished_audits()}
         )
@@ -320,7 +328,7 @@ class ValidationCreateView(ResearcherRequiredMixin, View):
             )
         except (SetupError, ValueError) as exc:
             return render(request, self.template_name, self._context(request, [str(exc)]), status=400)
-        messages.success(request, f"Validation project created with {sampled_items(project).count()} turns.")
+        messages.success(request, f"Validation project created with {sampled_item_count(project)} turns.")
         return redirect("annotation:judge-validation", pk=project.pk)
 
 
@@ -353,8 +361,8 @@ class ValidationReportView(ResearcherRequiredMixin, View):
             response["Content-Disposition"] = f'attachment; filename="{filename}"'
             return response
         rubric = chosen or RubricVersion.objects.get(pk=report["rubric"]["id"])
-        stages = list(project.stages.order_by("order"))
-        judges = list(project.judge_validations.filter(rubric=rubric).order_by("id"))
+        stages = stages_in_order(project)
+        judges = project_judges(project, rubric)
         validations = [{"v": v, "run": judging.judge_run_state(v)} for v in judges]
         try:
             half_width, planner_error = target_half_width_from(request.GET.get("half_width")), ""
@@ -387,7 +395,7 @@ class ValidationReportView(ResearcherRequiredMixin, View):
                 "runs_open": any(row["run"] and row["run"]["open"] for row in validations),
                 "endpoints": endpoints_by_name(),
                 "stages": stages,
-                "workshops": project.rubric_workshops.select_related("from_rubric", "to_rubric", "relabel_stage"),
+                "workshops": rubric_workshops_of(project),
                 "sample": project.options.get("sample", {}),
                 "hidden": project.options.get("hide_persona_cue", True),
             },
@@ -399,16 +407,16 @@ class ValidationReportView(ResearcherRequiredMixin, View):
         if found is None:
             raise Http404("Not an item id.")
         item = get_object_or_404(project.items, pk=found)
-        gold = dict(item.gold_labels.values_list("question__key", "value"))
+        gold = item_gold_values(item)
         scores = [
             {
                 "judge": v.judge_name,
                 "values": {
                     s.metric: "unusable" if s.value is None else NA if s.value == -1 else str(s.value)
-                    for s in v.scores.filter(item=item)
+                    for s in scores_of_item
                 },
             }
-            for v in project.judge_validations.order_by("id")
+            for v, scores_of_item in item_judge_scores(project, item)
         ]
         return render(
             request,

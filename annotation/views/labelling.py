@@ -18,14 +18,17 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views import View
 
-from annotation.models import Assignment, Enrollment, Item, MainItem, Phase, Stage
+from annotation.models import Item, Stage
 from annotation.selectors.adjudication import (
     discussion_visibility_for,
     disputed_questions,
     item_side_by_side,
+    main_item_of,
     my_open_discussions,
 )
-from annotation.selectors.revisions import assignment_to_revise, recent_items
+from annotation.selectors.projects import project_item
+from annotation.selectors.revisions import assignment_to_revise, main_assignment_of, recent_items
+from annotation.selectors.training import passed_enrollments
 from annotation.services import adjudication as adjudication_services
 from annotation.services.assignment import AssignmentBusy
 from annotation.services.labelling import (
@@ -51,11 +54,7 @@ class MyLabellingView(AnnotatorRequiredMixin, View):
 
     def get(self, request):
         rows = []
-        for enrollment in (
-            Enrollment.objects.filter(user=request.user, status=Enrollment.Status.PASSED)
-            .select_related("stage__project")
-            .order_by("stage__project__name", "stage__order")
-        ):
+        for enrollment in passed_enrollments(request.user):
             progress = labelling_progress(annotator=request.user, stage=enrollment.stage)
             rows.append({"stage": enrollment.stage, "progress": progress})
         discussions = my_open_discussions(annotator=request.user)
@@ -105,7 +104,7 @@ class LabelView(AnnotatorRequiredMixin, View):
 
     def post(self, request, stage_pk):
         stage = self._stage(stage_pk)
-        item = Item.objects.filter(pk=parse_id(request.POST.get("item", "")), project_id=stage.project_id).first()
+        item = project_item(stage.project_id, parse_id(request.POST.get("item", "")))
         if item is None:
             return refused_response(request, StepRefused("That item is not part of this project."), stage)
         answers, seconds = answers_from_post(stage, request.POST)
@@ -117,12 +116,7 @@ class LabelView(AnnotatorRequiredMixin, View):
             messages.warning(request, str(exc))
             return redirect(request.path)
         except LabelInvalid as exc:
-            assignment = (
-                Assignment.objects.select_related("item")
-                .filter(stage=stage, item=item, annotator=request.user, phase=Phase.MAIN)
-                .order_by("pk")
-                .first()
-            )
+            assignment = main_assignment_of(stage=stage, item=item, annotator=request.user)
             if assignment is None:  # the reservation went to someone else meanwhile
                 messages.warning(request, "This item is no longer reserved for you.")
                 return redirect(request.path)
@@ -221,7 +215,7 @@ class DiscussionView(AnnotatorRequiredMixin, View):
             submit_label="Submit my answer after discussion",
         )
         form["label_questions"] = [q for q in form["label_questions"] if q["key"] in disputed]
-        main_item = MainItem.objects.filter(stage=stage, item=item).first()
+        main_item = main_item_of(stage, item)
         context = {
             "stage": stage,
             "item": item,

@@ -18,6 +18,7 @@ from django.views import View
 from annotation.forms import CommentForm
 from annotation.models import Comment, Thread
 from annotation.selectors.threads import ThreadHidden, norming_thread_rows, thread_access, thread_comments
+from annotation.selectors.training import open_norming_threads
 from annotation.services.training import SetupError, comment_pin, comment_post
 from annotation.workflow.training import StepRefused
 from edufair_web.accounts.permissions import AdjudicatorRequiredMixin, AnnotatorRequiredMixin
@@ -102,9 +103,5 @@ class ModerationView(AdjudicatorRequiredMixin, View):
     """Open norming threads across projects, the newest first."""
 
     def get(self, request):
-        threads = (
-            Thread.objects.filter(kind=Thread.Kind.NORMING, is_open=True)
-            .select_related("stage__project", "item")
-            .order_by("-created_at")[:200]
-        )
+        threads = open_norming_threads()
         return render(request, "annotation/moderation.html", {"threads": threads})

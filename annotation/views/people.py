@@ -22,6 +22,7 @@ from annotation.models import Enrollment, Stage
 from annotation.selectors.crowd import crowd_link_of
 from annotation.selectors.crowd_duplicates import recruits_with_duplicates
 from annotation.selectors.crowd_outcomes import OUTCOME_COLUMNS, crowd_outcome_rows
+from annotation.selectors.projects import enrolment_stages, stage_recruits
 from annotation.services.crowd import crowd_new_codes
 from annotation.services.crowd_entry_settings import approved_count, crowd_link_save, link_signing_recipe, link_trust
 from annotation.services.enrollment import (
@@ -62,11 +63,7 @@ class PeopleView(OperatorOrResearcherRequiredMixin, View):
             }
             for user in people_lookup(by=request.user, username=query)
         ]
-        stages = (
-            Stage.objects.select_related("project").order_by("project__name", "order")
-            if has_role(request.user, RESEARCHER)
-            else []
-        )
+        stages = enrolment_stages() if has_role(request.user, RESEARCHER) else []
         context = {"form": form, "rows": rows, "query": query, "stages": stages, "invite_url": invite_url}
         return render(request, "annotation/people/people.html", context, status=status)
 
@@ -151,7 +148,7 @@ def _stage_people_context(stage: Stage, *, request, **forms) -> dict:
         )
         if link.signature_required:  # the researcher's recruiting page adds the signature, never the platform
             crowd_url += f"&{link.signature_param}=<signature>"
-    enrollments = Enrollment.objects.filter(stage=stage).select_related("user", "replaced_by__user")
+    enrollments = stage_recruits(stage)
     return {
         "stage": stage,
         "project": stage.project,

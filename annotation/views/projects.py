@@ -14,7 +14,6 @@ from django.http import HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views import View
 
-from annotation import exports
 from annotation.forms import (
     EnrollForm,
     GuidelineForm,
@@ -26,14 +25,28 @@ from annotation.forms import (
     TrainingSetForm,
     WorkedExampleForm,
 )
-from annotation.importers import ImportFailed, items_import
 from annotation.markdown_text import markdown_safe
-from annotation.models import AnnotationProject, Enrollment, Item, MainItem, Stage, TrainingItem
+from annotation.models import AnnotationProject, Enrollment, Stage
+from annotation.selectors import exports
 from annotation.selectors.first_run import project_first_run_checklists, stage_first_run_checklist
 from annotation.selectors.labelling_settings import labelling_settings, main_labelling_started
-from annotation.selectors.projects import pass_rate_table, projects_list, stage_enrollments, stages_of
-from annotation.selectors.training import stage_gate_rules
+from annotation.selectors.projects import (
+    external_ids_of,
+    gold_item_count,
+    item_ids_by_external_id,
+    main_item_count,
+    pass_rate_table,
+    project_item_by_external_id,
+    project_item_count,
+    project_questions,
+    projects_list,
+    stage_enrollments,
+    stage_page_reads,
+    stages_of,
+)
+from annotation.selectors.training import guideline_current, stage_gate_rules
 from annotation.services.enrollment import enrollment_create, enrollment_mark_replacement
+from annotation.services.importers import ImportFailed, items_import
 from annotation.services.labelling import (
     ItemRuleInvalid,
     stage_item_rule_describe,
@@ -102,9 +115,9 @@ class ProjectDetailView(ResearcherRequiredMixin, View):
             "project": project,
             "stages": stages,
             "pass_rates": pass_rate_table(project),
-            "item_count": Item.objects.filter(project=project).count(),
-            "gold_item_count": Item.objects.filter(project=project, gold_labels__isnull=False).distinct().count(),
-            "questions": project.questions.all(),
+            "item_count": project_item_count(project),
+            "gold_item_count": gold_item_count(project),
+            "questions": project_questions(project),
             "import_form": import_form or ItemImportForm(),
             "export_formats": exports.FORMATS,
         }
@@ -151,28 +164,16 @@ class StageDetailView(ResearcherRequiredMixin, View):
     def get(self, request, pk, forms=None, status=200):
         stage = get_object_or_404(Stage.objects.select_related("project"), pk=pk)
         forms = forms or {}
-        guideline = stage.guidelines.order_by("-version").first()
+        guideline = guideline_current(stage)
         context = {
             "stage": stage,
             "project": stage.project,
             "checklist": stage_first_run_checklist(stage),
             "export_formats": exports.FORMATS,
-            "questions": stage.questions.all(),
+            **stage_page_reads(stage),
             "enrollments": stage_enrollments(stage),
-            "guidelines": stage.guidelines.all(),
             "guideline_html": markdown_safe(guideline.text) if guideline else "",
-            "examples": stage.worked_examples.select_related("item", "question"),
             "gate_rules": stage_gate_rules(stage),
-            "pilot_items": stage.training_items.filter(phase=TrainingItem.Phase.PILOT).select_related("item"),
-            "qualification_items": stage.training_items.filter(phase=TrainingItem.Phase.QUALIFICATION).select_related(
-                "item"
-            ),
-            "pins": [
-                c
-                for t in stage.threads.prefetch_related("comments")
-                for c in t.comments.all()
-                if c.pinned and not c.included_in_guideline_id
-            ],  # noqa: E501
             "guideline_form": forms.get("guideline")
             or GuidelineForm(initial={"text": guideline.text if guideline else ""}),
             "enroll_form": forms.get("enroll") or EnrollForm(stage=stage),
@@ -183,14 +184,14 @@ class StageDetailView(ResearcherRequiredMixin, View):
             "main_labelling_started": main_labelling_started(stage),
             "item_rule_form": forms.get("items") or _item_rule_form(stage),
             "item_rule_text": stage_item_rule_describe(labelling_settings(stage)),
-            "main_item_count": MainItem.objects.filter(stage=stage).count(),
+            "main_item_count": main_item_count(stage),
         }
         return render(request, "annotation/stage_detail.html", context, status=status)
 
 
 def _item_rule_form(stage: Stage) -> StageItemRuleForm:
     settings = labelling_settings(stage)
-    listed = dict(Item.objects.filter(pk__in=settings.item_ids or []).values_list("pk", "external_id"))
+    listed = external_ids_of(settings.item_ids or [])
     initial = {
         "rule": settings.item_rule,
         "source_stage": settings.source_stage_id,
@@ -239,9 +240,7 @@ class StageActionView(ResearcherRequiredMixin, View):
         if not form.is_valid():
             return form
         data = form.cleaned_data
-        known = dict(
-            Item.objects.filter(project=stage.project, external_id__in=data["items"]).values_list("external_id", "pk")
-        )
+        known = item_ids_by_external_id(stage.project, data["items"])
         unknown = [external_id for external_id in data["items"] if external_id not in known]
         if data["rule"] == "list" and unknown:
             form.add_error("items", f"No such items in this project: {', '.join(unknown[:10])}.")
@@ -265,9 +264,7 @@ class StageActionView(ResearcherRequiredMixin, View):
     def _add_items(self, request, stage):
         """Imported items the stage's explicit list left out, added to its end (the import result's button)."""
         external_ids = [v for v in request.POST.get("items", "").replace(",", " ").split() if v]
-        known = dict(
-            Item.objects.filter(project=stage.project, external_id__in=external_ids).values_list("external_id", "pk")
-        )
+        known = item_ids_by_external_id(stage.project, external_ids)
         try:
             _, synced, added = stage_items_append(stage=stage, item_ids=[known[e] for e in external_ids if e in known])
         except ItemRuleInvalid as exc:
@@ -329,7 +326,7 @@ class StageActionView(ResearcherRequiredMixin, View):
         form = WorkedExampleForm(request.POST, stage=stage)
         if not form.is_valid():
             return form
-        item = Item.objects.filter(project=stage.project, external_id=form.cleaned_data["item"]).first()
+        item = project_item_by_external_id(stage.project, form.cleaned_data["item"])
         if item is None:
             form.add_error("item", "No item with this id in the project.")
             return form

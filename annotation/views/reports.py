@@ -10,10 +10,11 @@ from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views import View
 
-from annotation import exports, reports
+from annotation import reports
 from annotation.models import AnnotationProject, CrossStageConflict
 from annotation.report_sections import report_sections
-from annotation.selectors.conflicts import disposition_counts
+from annotation.selectors import exports
+from annotation.selectors.conflicts import disposition_counts, project_conflicts
 from annotation.services import adjudication as adjudication_services
 from annotation.services.conflicts import ConflictRefused
 from edufair_web.accounts.permissions import ResearcherRequiredMixin
@@ -58,7 +59,7 @@ class ConflictsView(ResearcherRequiredMixin, View):
 
     def get(self, request, pk):
         project = get_object_or_404(AnnotationProject, pk=pk)
-        conflicts = project.conflicts.select_related("item", "earlier_stage", "later_stage", "decided_by")
+        conflicts = project_conflicts(project)
         return render(
             request,
             "annotation/reports/conflicts.html",

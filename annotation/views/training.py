@@ -25,6 +25,7 @@ from annotation.selectors.training import (
     stage_gate_rules,
     training_counts,
     training_item_next,
+    training_item_of,
     training_progress,
     worked_examples,
 )
@@ -223,9 +224,7 @@ class TrainingLabelView(AnnotatorRequiredMixin, View):
     def post(self, request, stage_pk):
         enrollment = enrollment_or_403(request, stage_pk)
         stage = enrollment.stage
-        item = TrainingItem.objects.filter(
-            stage=stage, phase=self.phase, item_id=parse_id(request.POST.get("item", ""))
-        ).first()
+        item = training_item_of(stage, self.phase, parse_id(request.POST.get("item", "")))
         if item is None:
             return refused_response(request, StepRefused(f"That item is not part of this {self.phase}."), stage)
         answers, seconds = answers_from_post(stage, request.POST)

@@ -3,9 +3,9 @@
 Per label question, from the annotators' values (and, after a discussion, their revised values):
 
 - every annotator gave the same value → resolved, method "unanimous";
-- stage policy "discussion": otherwise a discussion opens among the item's annotators; afterwards, if the
+- stage policy "discussion_senior": otherwise a discussion opens among the item's annotators; afterwards, if the
   revised labels are unanimous → resolved, method "discussion"; otherwise → a senior reviewer decides;
-- stage policy "majority": a value chosen by more than half of the labels → resolved, method "majority";
+- stage policy "majority_reviewer": a value chosen by more than half of the labels → resolved, method "majority";
   otherwise → the reviewer queue.
 
 "Unsure" (`annotation.agreement.UNSURE`) is an answer, not a value: Unsure labels count in the number of
@@ -21,13 +21,24 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Hashable, Mapping
 from dataclasses import dataclass
+from enum import StrEnum
 
 from annotation.agreement import UNSURE
 
-# Stage resolution policies.
-DISCUSSION_POLICY = "discussion"  # discussion among the annotators, then a senior reviewer
-MAJORITY_POLICY = "majority"  # majority vote, then a reviewer when there is none
-POLICIES: tuple[str, ...] = (DISCUSSION_POLICY, MAJORITY_POLICY)
+
+class Policy(StrEnum):
+    """A stage's resolution policy: the values `Stage.resolution_policy` stores (its choices are these)."""
+
+    DISCUSSION_SENIOR = "discussion_senior"  # discussion among the annotators, then a senior reviewer
+    MAJORITY_REVIEWER = "majority_reviewer"  # majority vote, then a reviewer when there is none
+
+
+POLICY_LABELS: dict[Policy, str] = {
+    Policy.DISCUSSION_SENIOR: "Discussion, then senior reviewer",
+    Policy.MAJORITY_REVIEWER: "Majority, no majority to reviewer",
+}
+POLICY_CHOICES: list[tuple[str, str]] = [(policy.value, POLICY_LABELS[policy]) for policy in Policy]
+POLICIES: tuple[str, ...] = tuple(policy.value for policy in Policy)
 
 # How a final value was reached (the Adjudication.method values).
 UNANIMOUS = "unanimous"
@@ -96,8 +107,8 @@ def resolve_question(
         raise ValueError(f"policy must be one of {POLICIES}, got {policy!r}")
     if required < 1:
         raise ValueError(f"required must be at least 1, got {required}")
-    if after_discussion is not None and policy != DISCUSSION_POLICY:
-        raise ValueError(f"only the {DISCUSSION_POLICY!r} policy has post-discussion labels")
+    if after_discussion is not None and policy != Policy.DISCUSSION_SENIOR:
+        raise ValueError(f"only the {Policy.DISCUSSION_SENIOR.value!r} policy has post-discussion labels")
 
     if any(value is None for value in labels.values()) or (
         after_discussion is not None and any(value is None for value in after_discussion.values())
@@ -111,7 +122,7 @@ def resolve_question(
     if agreed is not None:
         return Resolution(method=UNANIMOUS, final_value=agreed, next_step=RESOLVED)
 
-    if policy == MAJORITY_POLICY:
+    if policy == Policy.MAJORITY_REVIEWER:
         winner = _strict_majority_value(labels.values())
         if winner is not None:
             return Resolution(method=MAJORITY, final_value=winner, next_step=RESOLVED)

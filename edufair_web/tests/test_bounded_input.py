@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 from rest_framework.test import APIClient
 
-from annotation.importers import MAX_ERRORS
 from annotation.models import AnnotationProject, Item
+from annotation.services.importers import MAX_ERRORS
 from audits.models import Question
 from edufair_web.json_input import MAX_DEPTH
 

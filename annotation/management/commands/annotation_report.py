@@ -8,7 +8,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation import reports
-from annotation.models import AnnotationProject
+from annotation.selectors.projects import project_by_id
 
 
 class Command(BaseCommand):
@@ -20,7 +20,7 @@ class Command(BaseCommand):
         parser.add_argument("--output", help="File to write (default: standard output).")
 
     def handle(self, *args, project_id, format, output=None, **options):
-        project = AnnotationProject.objects.filter(pk=project_id).first()
+        project = project_by_id(project_id)
         if project is None:
             raise CommandError(f"No annotation project {project_id}.")
         body, _ = reports.render(reports.project_report(project), format)

@@ -9,7 +9,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.label_studio.importing import LabelStudioImportFailed, label_studio_import
-from annotation.models import AnnotationProject
+from annotation.selectors.projects import project_by_id
 
 
 class Command(BaseCommand):
@@ -33,7 +33,7 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args, **options):
-        project = AnnotationProject.objects.filter(pk=options["project"]).first()
+        project = project_by_id(options["project"])
         if project is None:
             raise CommandError(f"There is no annotation project {options['project']}.")
         path = Path(options["file"])
