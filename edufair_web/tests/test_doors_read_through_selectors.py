@@ -21,8 +21,7 @@ for what the page shows of it. Writes through the object itself (``obj.save()``,
 read here.
 
 Everything else a door needs from the database is a selector (reads) or a service (writes) named for its
-question. ``ALLOWLIST`` names, per file, the doors that still break the rule and how many times; it only
-shrinks: a door not listed must be clean, and a listed door must break the rule exactly as often as listed.
+question. No door is excepted.
 """
 
 import ast
@@ -55,23 +54,6 @@ QUERY_ONLY_METHODS = frozenset(
 
 # What a door may chain onto the manager when it fetches its one object.
 FETCH_HELPERS = frozenset({"select_related", "prefetch_related"})
-
-# Doors (path from the repository root: lines that query) that still query the database themselves. It only shrinks:
-# the audits and accounts doors are moving their queries into selectors and services; no annotation door is here.
-ALLOWLIST: dict[str, int] = {
-    "audits/views/dashboard.py": 2,
-    "audits/views/design.py": 1,
-    "audits/views/questionbank.py": 3,
-    "audits/views/results.py": 5,
-    "audits/views/runs.py": 14,
-    "audits/api/serializers_runs.py": 5,
-    "audits/api/views_questionbank.py": 8,
-    "audits/api/views_runs.py": 6,
-    "audits/management/commands/audit_report.py": 1,
-    "audits/management/commands/run_audit.py": 6,
-    "audits/tasks.py": 1,
-    "edufair_web/accounts/api/views.py": 1,
-}
 
 
 def door_files() -> list[Path]:
@@ -154,18 +136,8 @@ def test_the_door_list_is_not_empty():
 @pytest.mark.parametrize("path", door_files(), ids=_relative)
 def test_door_reads_through_selectors(path):
     found = breaches(path.read_text(encoding="utf-8"))
-    expected = ALLOWLIST.get(_relative(path), 0)
     lines = "\n".join(f"  line {line}: {what}" for line, what in found)
-    assert len(found) == expected, (
-        f"{_relative(path)} queries the database {len(found)} times (allowlist: {expected}); "
-        f"move the query into a selector or service:\n{lines}"
-    )
-
-
-def test_allowlist_names_only_existing_doors():
-    names = {_relative(path) for path in door_files()}
-    assert set(ALLOWLIST) <= names
-    assert not any(name.startswith("annotation/") for name in ALLOWLIST)
+    assert not found, f"{_relative(path)} queries the database; move the query into a selector or service:\n{lines}"
 
 
 PLANTED = """
