@@ -11,15 +11,12 @@ from django import forms
 from django.urls import reverse
 
 from audits.conditions import ConditionChoice
-from audits.design import (
+from audits.design import CallBudget, DesignPreview, QuestionSelection, TutorPlan
+from audits.design_label_plan import (
     LABEL_PLAN_HALF_WIDTH,
     LABEL_PLAN_HALF_WIDTH_MAX,
     LABEL_PLAN_HALF_WIDTH_MIN,
-    CallBudget,
     DesignLabelPlan,
-    DesignPreview,
-    QuestionSelection,
-    TutorPlan,
     design_label_plan,
 )
 from audits.endpoint_roles import JUDGE, ROLE_CHOICES, all_roles

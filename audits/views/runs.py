@@ -14,15 +14,8 @@ from django.views import View
 from django.views.generic import CreateView, DetailView, ListView, TemplateView, UpdateView
 
 from audits.conditions import ConditionChoice
-from audits.design import (
-    CallBudget,
-    Price,
-    QuestionSelection,
-    TutorPlan,
-    cost_estimate,
-    launch_check,
-    selection_text,
-)
+from audits.design import CallBudget, QuestionSelection, TutorPlan
+from audits.design_launch import Price, cost_estimate, launch_check, selection_text
 from audits.endpoint_roles import JUDGE, STUDENT, TUTOR
 from audits.forms import DesignPreviewForm, EndpointRolesField, LabelPlanForm
 from audits.judge import DEFAULT_MAX_REASKS
