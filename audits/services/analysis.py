@@ -457,11 +457,10 @@ class _ProgressWriter:
 # --- the computation -------------------------------------------------------------------------------
 
 
-def _analyze_options(parameters: AnalysisParameters, audit: Audit) -> dict[str, Any]:
-    """Every parameter, and the content identities the bootstrap is seeded and ordered by (never ids)."""
-    options = {name: value for name, value in parameters.as_dict().items() if name != "round_decimals"}
-    options["tutor_identity"], options["question_keys"] = audit_content_identities(audit)
-    return options
+def _analyze_options(audit: Audit) -> dict[str, Any]:
+    """The content identities the bootstrap is seeded and ordered by (never ids)."""
+    tutor_identity, question_keys = audit_content_identities(audit)
+    return {"tutor_identity": tutor_identity, "question_keys": question_keys}
 
 
 def _compute(row_id: int, token: str, progress: Callable[[int, int], None] | None = None) -> AuditAnalysis:
@@ -487,9 +486,10 @@ def _compute(row_id: int, token: str, progress: Callable[[int, int], None] | Non
             result = fairness.analyze(
                 inputs.scores,
                 inputs.design,
+                parameters=parameters,
                 progress=report,
                 n_jobs=settings.ANALYSIS_PROCESSES,
-                **_analyze_options(parameters, audit),
+                **_analyze_options(audit),
             )
             pedagogical, conversation, student = result.pedagogical, result.conversation, result.student
         else:
