@@ -1,7 +1,7 @@
-"""Launching a design: its cost at the call bound (assumed tokens per call × each endpoint's price), what stands in
-its way (`launch_check`: blocking reasons and ones the researcher confirms), and a stored selection in words.
+"""Launching a design: its cost at the call bound, what stands in its way, and its selection in words.
 
-Pure: no Django.
+The cost is assumed tokens per call × each endpoint's price; `launch_check` gives blocking reasons and ones the
+researcher confirms. Pure: no Django.
 """
 
 from collections.abc import Mapping, Sequence

@@ -38,9 +38,6 @@ from audits.analysis_parameters import DoorParameter, door_parameters
 from audits.change_plot import PlotRow, change_plot_svg
 from audits.fairness import (
     CHANGE_CI_METHOD,
-    CONVERSATION_METRICS,
-    STUDENT_METRICS,
-    TURN_METRICS,
     AnalysisParameters,
     contrast_pairs,
     r_ceiling,
@@ -468,9 +465,7 @@ class ContrastPairsView(ResultsPageMixin, TemplateView):
             raise Http404("no such contrast cell")
         row = rows[0]
         inputs = audit_analysis_inputs(self.audit)
-        metrics = next(
-            table for table in (TURN_METRICS, CONVERSATION_METRICS, STUDENT_METRICS) if cell["metric"] in table
-        )
+        metrics = table.metrics
         questions, a, b = contrast_pairs(
             inputs.scores,
             inputs.design,
@@ -529,7 +524,7 @@ class ContrastPairsView(ResultsPageMixin, TemplateView):
                 "chosen": chosen,
                 "side_a": side_a,
                 "side_b": side_b,
-                "metric_is_turn_level": cell["metric"] in TURN_METRICS,
+                "metric_is_turn_level": cell["metric"] in self.analysis.pedagogical.metrics,
                 "r_ceiling": ceiling,
             }
         )
