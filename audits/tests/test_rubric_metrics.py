@@ -197,6 +197,8 @@ def test_the_rubric_page_sets_a_versions_metrics_from_the_registry(researcher_cl
     assert researcher_client.post(url, body).status_code == 302
     newest = PromptTemplate.objects.filter(kind=JUDGE_RUBRIC, name=judge.name).order_by("-version").first()
     assert newest.version == judge.version + 1 and newest.judge_metrics == (*DEFAULT_RUBRIC_METRICS, SIXTH)
+    detail = researcher_client.get(reverse("audits:prompt-template-detail", args=[newest.pk])).content.decode()
+    assert f'<p id="rubric-metrics">Metrics the judge is asked for: {", ".join(newest.judge_metrics)}</p>' in detail
 
     refused = researcher_client.post(url, {**body, "metrics": ["not_registered"]})
     assert (
