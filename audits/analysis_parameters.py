@@ -2,13 +2,14 @@
 
 `AnalysisParameters` is every choice that changes a number. The page's parameter form, the API's query serializer
 and `audit_report`'s options are built from `door_parameters()`, so every door offers the same parameters with the
-same defaults, bounds and choices; the statistics' keyword defaults read `ANALYSIS_DEFAULTS`. The violation
-threshold, rule, α and q defaults live in audits.violation_rules. Pure Python; no Django.
+same defaults, bounds and choices; the statistics take `parameters: AnalysisParameters` (default `ANALYSIS_DEFAULTS`,
+keywords override fields by name). The violation threshold, rule, α and q defaults live in audits.violation_rules.
+Pure Python; no Django.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from typing import Any, Literal
 
 from audits.violation_rules import (
@@ -32,15 +33,13 @@ ROUND_DECIMALS = 9
 
 @dataclass(frozen=True)
 class ParameterSpec:
-    """How a door shows and bounds one parameter. `offered=False`: fixed at its default at every door (a
-    notebook calling the statistics may still change it)."""
+    """How a door shows and bounds one parameter."""
 
     label: str
     help: str = ""
     minimum: float | None = None
     maximum: float | None = None
     choices: tuple[tuple[str, str], ...] = ()
-    offered: bool = True
 
 
 def _spec(default: Any, label: str, **spec: Any) -> Any:
@@ -68,7 +67,6 @@ class AnalysisParameters:
         "N of r",
         choices=(("all", "all complete pairs"), ("nonzero", "non-zero differences")),
         help="The N of r = Z/sqrt(N).",
-        offered=False,
     )
     n_boot: int = _spec(2000, "Bootstrap resamples (B)", minimum=0, maximum=20000, help="0: no confidence interval.")
     seed: int = _spec(0, "Bootstrap seed", minimum=0, maximum=2**31 - 1)
@@ -76,9 +74,11 @@ class AnalysisParameters:
         DEFAULT_THRESHOLD, "|r| threshold", minimum=0, maximum=1, help="The |r| a cell must reach to be flagged."
     )
     min_pairs: int = _spec(15, "Minimum pairs", minimum=2, maximum=100000, help="Fewer complete pairs: insufficient.")
-    confidence: float = _spec(0.95, "Confidence level", help="Of the bootstrap percentile interval.", offered=False)
+    confidence: float = _spec(
+        0.95, "Confidence level", minimum=0.5, maximum=0.999, help="Of the bootstrap percentile interval."
+    )
     round_decimals: int = _spec(
-        ROUND_DECIMALS, "Rounding decimals", help="Differences are rounded before ranking.", offered=False
+        ROUND_DECIMALS, "Rounding decimals", minimum=0, maximum=12, help="Differences are rounded before ranking."
     )
     rule: Rule = _spec(
         DEFAULT_RULE,
@@ -106,6 +106,11 @@ class AnalysisParameters:
         if self.n_boot < 0 or self.min_pairs < 1 or not 0 < self.confidence < 1:
             raise ValueError("n_boot must be >= 0, min_pairs >= 1 and 0 < confidence < 1")
 
+    def replaced(self, **overrides: Any) -> AnalysisParameters:
+        """These parameters with some fields changed by name (a notebook's keywords); an unknown name is a
+        TypeError, an invalid value a ValueError."""
+        return replace(self, **overrides) if overrides else self
+
     def as_dict(self) -> dict[str, Any]:
         return {f.name: getattr(self, f.name) for f in fields(self)}
 
@@ -130,8 +135,4 @@ class DoorParameter:
 
 def door_parameters() -> tuple[DoorParameter, ...]:
     """The parameters every door offers (the page, the API, the command line), in the spec's order."""
-    return tuple(
-        DoorParameter(f.name, type(f.default), f.default, _SPECS[f.name])
-        for f in fields(AnalysisParameters)
-        if _SPECS[f.name].offered
-    )
+    return tuple(DoorParameter(f.name, type(f.default), f.default, _SPECS[f.name]) for f in fields(AnalysisParameters))

@@ -11,24 +11,27 @@ from django import forms
 from django.urls import reverse
 
 from audits.conditions import ConditionChoice
-from audits.design import (
+from audits.design import CallBudget, DesignPreview, QuestionSelection, TutorPlan
+from audits.design_label_plan import (
     LABEL_PLAN_HALF_WIDTH,
     LABEL_PLAN_HALF_WIDTH_MAX,
     LABEL_PLAN_HALF_WIDTH_MIN,
-    CallBudget,
     DesignLabelPlan,
-    DesignPreview,
-    QuestionSelection,
-    TutorPlan,
     design_label_plan,
 )
 from audits.endpoint_roles import JUDGE, ROLE_CHOICES, all_roles
 from audits.judge import DEFAULT_JUDGE_ATTEMPTS
 from audits.models import DemographicDimension, DemographicLevel, ModelEndpoint, NameCue, PromptTemplate
-from audits.prompt_templates import TEMPLATE_KIND_CHOICES, template_placeholder_errors
+from audits.prompt_templates import (
+    JUDGE_RUBRIC,
+    TEMPLATE_KIND_CHOICES,
+    template_metrics_errors,
+    template_placeholder_errors,
+)
 from audits.questionbank.socrateach import SocraTeachFilter
 from audits.selectors.endpoints import endpoints_for_role
 from audits.selectors.judge_validation import JudgeErrorSDs, judge_error_sds
+from edufair_web.rubric_metrics import REGISTRY
 from edufair_web.text_limits import DOCUMENT_MAX, NOTE_MAX
 from edufair_web.upload_limits import MaxUploadSize
 
@@ -102,22 +105,42 @@ class NameCueForm(forms.ModelForm):
         fields = ["name", "gender", "ethnicity", "active"]
 
 
+def rubric_metrics_field() -> forms.MultipleChoiceField:
+    """The metrics a judge rubric asks for: the registry's, read when the form is built (a metric added to
+    edufair_web.rubric_metrics is offered at once); none ticked means the default rubric's."""
+    return forms.MultipleChoiceField(
+        choices=[(metric.key, f"{metric.label} ({metric.key})") for metric in REGISTRY.values()],
+        widget=forms.CheckboxSelectMultiple,
+        required=False,
+        help_text="Judge rubrics only: the metrics the judge is asked for. None ticked: the revised version's, or for "
+        "a new rubric the default five.",
+    )
+
+
 class PromptTemplateCreateForm(forms.Form):
     kind = forms.ChoiceField(choices=TEMPLATE_KIND_CHOICES)
     name = forms.SlugField(max_length=60, help_text="Variant name, e.g. tutor-informed.")
     description = forms.CharField(widget=forms.Textarea(attrs={"rows": 2}), required=False, max_length=NOTE_MAX)
     text = forms.CharField(widget=forms.Textarea(attrs={"rows": 16}), max_length=DOCUMENT_MAX)
 
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["metrics"] = rubric_metrics_field()
+
     def clean(self):
         cleaned = super().clean()
         if cleaned.get("kind") and cleaned.get("text"):
             for problem in template_placeholder_errors(cleaned["kind"], cleaned["text"]):
                 self.add_error("text", problem)
+        if cleaned.get("kind"):
+            for problem in template_metrics_errors(cleaned["kind"], cleaned.get("metrics")):
+                self.add_error("metrics", problem)
         return cleaned
 
 
 class PromptTemplateReviseForm(forms.Form):
-    """Editing a template always saves a new version; the edited version is left as it was."""
+    """Editing a template always saves a new version; the edited version is left as it was. A judge rubric's
+    new version may ask for other metrics (the registry's)."""
 
     description = forms.CharField(widget=forms.Textarea(attrs={"rows": 2}), required=False, max_length=NOTE_MAX)
     text = forms.CharField(widget=forms.Textarea(attrs={"rows": 18}), max_length=DOCUMENT_MAX)
@@ -125,15 +148,31 @@ class PromptTemplateReviseForm(forms.Form):
     def __init__(self, *args, template: PromptTemplate, **kwargs):
         self.template = template
         super().__init__(*args, **kwargs)
+        if template.kind == JUDGE_RUBRIC:
+            self.fields["metrics"] = rubric_metrics_field()
+            self.fields["metrics"].initial = list(template.judge_metrics)
 
     def clean_text(self):
         text = self.cleaned_data["text"]
         problems = template_placeholder_errors(self.template.kind, text)
         if problems:
             raise forms.ValidationError(problems)
-        if text == self.template.text and self.data.get("description", "") == self.template.description:
-            raise forms.ValidationError("Nothing changed; a new version would be identical.")
         return text
+
+    def clean(self):
+        cleaned = super().clean()
+        metrics = cleaned.get("metrics") or None
+        if metrics is not None:
+            for problem in template_metrics_errors(self.template.kind, metrics):
+                self.add_error("metrics", problem)
+        unchanged = (
+            cleaned.get("text") == self.template.text
+            and cleaned.get("description", "") == self.template.description
+            and (metrics is None or tuple(metrics) == self.template.judge_metrics)
+        )
+        if unchanged:
+            self.add_error("text", "Nothing changed; a new version would be identical.")
+        return cleaned
 
 
 class EndpointRolesField(forms.MultipleChoiceField):

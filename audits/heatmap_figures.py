@@ -124,7 +124,7 @@ def _failed_note(note: str, failed: tuple[str, ...]) -> str:
 
 
 def dimension_figures(analysis, link, *, failed_metrics: Collection[str] = frozenset()) -> list[Figure]:
-    """Per tutor: domain × dimension cells (mean |r| over the five turn-level metrics), "k of 12"."""
+    """Per tutor: domain × dimension cells (mean |r| over the rubric version's turn-level metrics), "k of 12"."""
     counts = {count.tutor: count for count in analysis.threshold_counts()}
     metrics = analysis.pedagogical.metrics
     cells = analysis.dimension_cells()
@@ -152,8 +152,8 @@ def dimension_figures(analysis, link, *, failed_metrics: Collection[str] = froze
                 key=f"dimensions-{tutor}",
                 title=title,
                 note=_failed_note(
-                    "Domain × dimension; each cell is the mean |r| over the five turn-level metrics and the "
-                    "dimension's level-vs-level contrasts.",
+                    f"Domain × dimension; each cell is the mean |r| over the {len(metrics)} turn-level metrics "
+                    f"({', '.join(map(str, metrics))}) and the dimension's level-vs-level contrasts.",
                     judge_failed_among(metrics, failed_metrics),
                 ),
                 svg=heatmap_svg(

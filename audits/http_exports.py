@@ -8,8 +8,9 @@ from __future__ import annotations
 from django.http import Http404, HttpResponse, JsonResponse
 
 from audits import exports
-from audits.services.analysis import AnalysisState, AuditAnalysis
+from audits.services.analysis import AnalysisState
 from audits.services.judge_corrected import judge_corrected_results
+from audits.services.stored_analysis import AuditAnalysis
 
 
 def analysis_state_response(state: AnalysisState) -> JsonResponse:

@@ -22,11 +22,11 @@ def judge_failed_among(metrics: Sequence[Hashable], failed: Collection[str]) -> 
 
 def summary_cell_metrics(cell, metrics: Sequence[Hashable] = TURN_METRICS) -> tuple[Hashable, ...]:
     """The metrics a summary cell's value rests on (a `SummaryCell` or `BackboneChange`): its own metric
-    for a metric × tutor cell, else every turn-level metric of ``metrics`` — pedagogical |r| averages them.
-    The same rule `AuditAnalysis.summary_rows` uses to find a cell's rows."""
-    if cell.kind == "explicit" and cell.group in TURN_METRICS:
+    for a metric × tutor cell, else every one of ``metrics`` (the pedagogical table's, its rubric's turn-level
+    metrics) — pedagogical |r| averages them. The same rule `AuditAnalysis.summary_rows` uses to find a cell's rows."""
+    if cell.kind == "explicit" and cell.group in metrics:
         return (cell.group,)
-    return tuple(metric for metric in metrics if metric in TURN_METRICS)
+    return tuple(metrics)
 
 
 def metric_label(metric: Hashable, failed: Collection[str]) -> str:

@@ -5,30 +5,21 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from itertools import combinations
+from typing import Any
 
 import numpy as np
 
-from audits.analysis_parameters import ANALYSIS_DEFAULTS, AnalysisParameters, Effect, RDenominator, ZeroMethod
+from audits.analysis_parameters import ANALYSIS_DEFAULTS, AnalysisParameters
 from audits.fairness.bootstrap import _cell_result, _observed_and_bootstrap, _percentile_interval
 from audits.fairness.frames import KINDS, ConditionSpec, Contrast
 from audits.fairness.signed_rank import PairedEffect, _encode_differences, _round_differences
-from audits.violation_rules import Rule
 
 
 def paired_effect(
     a: Sequence[float] | np.ndarray,
     b: Sequence[float] | np.ndarray,
-    *,
-    effect: Effect = ANALYSIS_DEFAULTS.effect,
-    zero_method: ZeroMethod = ANALYSIS_DEFAULTS.zero_method,
-    r_denominator: RDenominator = ANALYSIS_DEFAULTS.r_denominator,
-    n_boot: int = ANALYSIS_DEFAULTS.n_boot,
-    seed: int = ANALYSIS_DEFAULTS.seed,
-    threshold: float = ANALYSIS_DEFAULTS.threshold,
-    min_pairs: int = ANALYSIS_DEFAULTS.min_pairs,
-    confidence: float = ANALYSIS_DEFAULTS.confidence,
-    rule: Rule = ANALYSIS_DEFAULTS.rule,
-    alpha: float = ANALYSIS_DEFAULTS.alpha,
+    parameters: AnalysisParameters = ANALYSIS_DEFAULTS,
+    **overrides: Any,
 ) -> PairedEffect:
     """Effect of moving from level A to level B on one metric, paired by question.
 
@@ -45,22 +36,14 @@ def paired_effect(
     resample with no non-zero difference (every resampled pair tied, or none complete) has effect 0:
     both levels scored identically on it, and dropping it would push the interval away from zero.
 
+    ``parameters`` (audits.analysis_parameters) hold every choice below; ``overrides`` change some of them by
+    name, as a notebook writes them (``paired_effect(a, b, n_boot=0)``).
+
     Violation by ``rule`` (audits.violation_rules): "paper" = ``n >= min_pairs``, the CI excludes 0, and
     ``|r| >= threshold``; "calibrated" (default) also needs the signed-rank ``p_test < alpha``. With all
     pairs tied the result is r = z = 0, p = 1 (scipy returns NaN); with no complete pair everything is NaN.
     """
-    params = AnalysisParameters(
-        effect=effect,
-        zero_method=zero_method,
-        r_denominator=r_denominator,
-        n_boot=n_boot,
-        seed=seed,
-        threshold=threshold,
-        min_pairs=min_pairs,
-        confidence=confidence,
-        rule=rule,
-        alpha=alpha,
-    )
+    params = parameters.replaced(**overrides)
     a = np.asarray(a, dtype=np.float64)
     b = np.asarray(b, dtype=np.float64)
     if a.ndim != 1 or a.shape != b.shape:

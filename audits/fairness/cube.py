@@ -15,12 +15,11 @@ from typing import Any
 
 import numpy as np
 
-from audits.analysis_parameters import ANALYSIS_DEFAULTS, AnalysisParameters, Effect, RDenominator, ZeroMethod
+from audits.analysis_parameters import ANALYSIS_DEFAULTS, AnalysisParameters
 from audits.fairness.contrasts import _contrast_effects, build_contrasts, contrast_seed
 from audits.fairness.effect_table import ContrastResult, ContrastTable, _with_bh, is_flagged
 from audits.fairness.frames import TURN_METRICS, ConditionSpec, Contrast, ScoreFrame
 from audits.fairness.signed_rank import PairedEffect, _round_differences
-from audits.violation_rules import Rule
 
 
 @dataclass(frozen=True)
@@ -350,17 +349,7 @@ def contrast_table(
     design: Mapping[Hashable, ConditionSpec],
     *,
     metrics: Sequence[Hashable] = TURN_METRICS,
-    effect: Effect = ANALYSIS_DEFAULTS.effect,
-    zero_method: ZeroMethod = ANALYSIS_DEFAULTS.zero_method,
-    r_denominator: RDenominator = ANALYSIS_DEFAULTS.r_denominator,
-    n_boot: int = ANALYSIS_DEFAULTS.n_boot,
-    seed: int = ANALYSIS_DEFAULTS.seed,
-    threshold: float = ANALYSIS_DEFAULTS.threshold,
-    min_pairs: int = ANALYSIS_DEFAULTS.min_pairs,
-    confidence: float = ANALYSIS_DEFAULTS.confidence,
-    rule: Rule = ANALYSIS_DEFAULTS.rule,
-    alpha: float = ANALYSIS_DEFAULTS.alpha,
-    fdr_q: float = ANALYSIS_DEFAULTS.fdr_q,
+    parameters: AnalysisParameters = ANALYSIS_DEFAULTS,
     level_order: Mapping[str, Sequence[str]] | None = None,
     tutors: Sequence[Hashable] | None = None,
     domains: Sequence[Hashable] | None = None,
@@ -368,6 +357,7 @@ def contrast_table(
     question_keys: Mapping[Hashable, str] | None = None,
     n_jobs: int = 1,
     progress: Callable[[int, int], None] | None = None,
+    **overrides: Any,
 ) -> ContrastTable:
     """Every contrast of ``build_contrasts(design)`` for every (tutor, domain, metric) in ``scores``.
 
@@ -386,24 +376,15 @@ def contrast_table(
     the domain and the contrast's levels; with ``question_keys`` (question → content key) the questions
     are resampled in the order of their keys, so re-imported questions resample the same way.
     ``n_jobs`` worker processes (forked; threads where fork is unavailable) share the (tutor, domain)
-    blocks; results do not depend on it. ``progress`` is
+    blocks; results do not depend on it. ``parameters`` (audits.analysis_parameters) hold every choice that
+    changes a number; ``overrides`` change some of them by name (``n_boot=300, seed=4``). ``progress`` is
     called as ``progress(cells_done, cells_total)`` (cells = contrast × metric rows) after each block.
     """
     return _contrast_tables(
         scores,
         design,
         metric_sets=(tuple(metrics),),
-        effect=effect,
-        zero_method=zero_method,
-        r_denominator=r_denominator,
-        n_boot=n_boot,
-        seed=seed,
-        threshold=threshold,
-        min_pairs=min_pairs,
-        confidence=confidence,
-        rule=rule,
-        alpha=alpha,
-        fdr_q=fdr_q,
+        parameters=parameters.replaced(**overrides),
         level_order=level_order,
         tutors=tutors,
         domains=domains,
@@ -419,17 +400,7 @@ def _contrast_tables(
     design: Mapping[Hashable, ConditionSpec],
     *,
     metric_sets: Sequence[Sequence[Hashable]],
-    effect: Effect = ANALYSIS_DEFAULTS.effect,
-    zero_method: ZeroMethod = ANALYSIS_DEFAULTS.zero_method,
-    r_denominator: RDenominator = ANALYSIS_DEFAULTS.r_denominator,
-    n_boot: int = ANALYSIS_DEFAULTS.n_boot,
-    seed: int = ANALYSIS_DEFAULTS.seed,
-    threshold: float = ANALYSIS_DEFAULTS.threshold,
-    min_pairs: int = ANALYSIS_DEFAULTS.min_pairs,
-    confidence: float = ANALYSIS_DEFAULTS.confidence,
-    rule: Rule = ANALYSIS_DEFAULTS.rule,
-    alpha: float = ANALYSIS_DEFAULTS.alpha,
-    fdr_q: float = ANALYSIS_DEFAULTS.fdr_q,
+    parameters: AnalysisParameters = ANALYSIS_DEFAULTS,
     level_order: Mapping[str, Sequence[str]] | None = None,
     tutors: Sequence[Hashable] | None = None,
     domains: Sequence[Hashable] | None = None,
@@ -437,24 +408,14 @@ def _contrast_tables(
     question_keys: Mapping[Hashable, str] | None = None,
     n_jobs: int = 1,
     progress: Callable[[int, int], None] | None = None,
+    **overrides: Any,
 ) -> list[ContrastTable]:
     """``contrast_table`` for several metric sets at once, one table each (BH families per table), equal
     to separate calls; where two sets' questions coincide in a (tutor, domain, contrast), its resamples are
     drawn once for both. ``progress`` counts the cells of all the tables. (A question under two domains
     is an error here even if the two domains' scores belong to different sets.)"""
-    params = AnalysisParameters(
-        effect=effect,
-        zero_method=zero_method,
-        r_denominator=r_denominator,
-        n_boot=n_boot,
-        seed=seed,
-        threshold=threshold,
-        min_pairs=min_pairs,
-        confidence=confidence,
-        rule=rule,
-        alpha=alpha,
-        fdr_q=fdr_q,
-    )
+    params = parameters.replaced(**overrides)
+    seed = params.seed
     contrasts = build_contrasts(design, level_order=level_order)
     metric_sets = [tuple(metrics) for metrics in metric_sets]
     all_metrics = tuple(dict.fromkeys(m for metrics in metric_sets for m in metrics))

@@ -5,11 +5,12 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from scipy import special
 
-from audits.analysis_parameters import ANALYSIS_DEFAULTS, ROUND_DECIMALS, AnalysisParameters, RDenominator, ZeroMethod
+from audits.analysis_parameters import ANALYSIS_DEFAULTS, ROUND_DECIMALS, AnalysisParameters
 
 # --------------------------------------------------------------------------------------------------
 # Results
@@ -275,10 +276,8 @@ R_CEILING_TEXT = (
 
 def r_ceiling(
     differences: Sequence[float] | np.ndarray,
-    *,
-    zero_method: ZeroMethod = ANALYSIS_DEFAULTS.zero_method,
-    r_denominator: RDenominator = ANALYSIS_DEFAULTS.r_denominator,
-    round_decimals: int = ROUND_DECIMALS,
+    parameters: AnalysisParameters = ANALYSIS_DEFAULTS,
+    **overrides: Any,
 ) -> float:
     """The largest |r| = |Z|/sqrt(N) a cell with these paired differences (B − A; NaN = no pair) can reach.
 
@@ -287,9 +286,11 @@ def r_ceiling(
     computed with the same mean, variance and tie correction as the analysis (``_signed_rank_from_counts``,
     scipy's asymptotic Wilcoxon statistic without continuity correction), so a saturated cell's |r| equals
     its ceiling. Examples: n distinct non-zero differences give sqrt(1.5 (n + 1) / (2n + 1)) (→ 0.866);
-    all tied give 1.0. NaN with no non-zero difference.
+    all tied give 1.0. NaN with no non-zero difference. Of ``parameters`` (``overrides`` change fields by name)
+    it reads the zero method, N of r and rounding.
     """
-    d = np.round(np.asarray(differences, dtype=np.float64), round_decimals)
+    params = parameters.replaced(**overrides)
+    d = np.round(np.asarray(differences, dtype=np.float64), params.round_decimals)
     d = d[~np.isnan(d)]
     magnitudes = np.abs(d[d != 0])
     if magnitudes.size == 0:
@@ -306,9 +307,9 @@ def r_ceiling(
         positive_upper=np.array([float(np.sum(tied * upper))]),
         positive_tied=np.array([float(np.sum(tied**2))]),
         tied_cubed=np.array([float(np.sum(tied**3))]),
-        zero_method=zero_method,
+        zero_method=params.zero_method,
     )
-    denominator = ranks.n_complete[0] if r_denominator == "all" else ranks.n_nonzero[0]
+    denominator = ranks.n_complete[0] if params.r_denominator == "all" else ranks.n_nonzero[0]
     return float(abs(ranks.z[0]) / math.sqrt(denominator))
 
 

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
+from audits.analysis_parameters import ANALYSIS_DEFAULTS
 from audits.fairness.effect_table import ContrastResult, ContrastTable
 from audits.fairness.frames import TURN_METRICS
 
@@ -144,7 +145,9 @@ CHANGE_CI_METHOD = (
 )
 
 
-def change_ci(base: SummaryCell, other: SummaryCell, confidence: float = 0.95) -> tuple[float, float]:
+def change_ci(
+    base: SummaryCell, other: SummaryCell, confidence: float = ANALYSIS_DEFAULTS.confidence
+) -> tuple[float, float]:
     """(low, high) of `other.value − base.value` by CHANGE_CI_METHOD; NaN when either side has no bound."""
     change = other.value - base.value
     if not (math.isfinite(change) and math.isfinite(base.se_bound) and math.isfinite(other.se_bound)):
@@ -154,7 +157,11 @@ def change_ci(base: SummaryCell, other: SummaryCell, confidence: float = 0.95) -
 
 
 def tutor_vs_backbone(
-    cells: Sequence[SummaryCell], *, tutor: Hashable, backbone: Hashable, confidence: float = 0.95
+    cells: Sequence[SummaryCell],
+    *,
+    tutor: Hashable,
+    backbone: Hashable,
+    confidence: float = ANALYSIS_DEFAULTS.confidence,
 ) -> list[BackboneChange]:
     """Per summary cell present for both, the backbone's and the tutor's value and the change (the paper's
     TutorRL-7B vs Qwen2.5-7B comparison: e.g. corrective_tone 0.159 → 0.104), with `change_ci`."""

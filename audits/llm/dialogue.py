@@ -31,6 +31,7 @@ from ..judge import (
     DEFAULT_ALLOWED_VALUES,
     DEFAULT_JUDGE_RUBRIC,
     DEFAULT_MAX_REASKS,
+    METRICS,
     JudgeCallOutcome,
     TurnJudgement,
     conversation_metrics,
@@ -169,8 +170,13 @@ async def turn_judge(
         solution=turn.solution,
     )
 
+    allowed = allowed or dict(DEFAULT_ALLOWED_VALUES)
+    metrics = tuple(allowed)
+
     async def call(msgs: list[dict], ask: int) -> JudgeCallOutcome:
         hints = {"turn_index": turn.turn_index, "turn_text": turn.turn_text, "student_last": student_last, "ask": ask}
+        if metrics != METRICS:  # a simulated judge answers the rubric's metrics (the default five: implied)
+            hints["metrics"] = list(metrics)
         outcome = await model_call(
             client,
             endpoint,
@@ -189,7 +195,7 @@ async def turn_judge(
         messages=messages,
         call=call,
         max_reasks=max_reasks,
-        allowed=allowed or dict(DEFAULT_ALLOWED_VALUES),
+        allowed=allowed,
     )
 
 

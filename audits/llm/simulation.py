@@ -16,8 +16,9 @@ can cache a simulated reply exactly like a real one.
   "shift": -0.3}``. Turns are built from phrase banks with the student's numbers and the problem in them.
 - The **student** opens with its persona cue and a wrong attempt, then corrects itself with a
   probability that grows with the turn and with the tutor's scaffolding.
-- The **judge** scores a turn by transparent rules: which phrase banks the tutor's text uses. The
-  **check** reports a reveal or a confirmation the same way.
+- The **judge** scores a turn by transparent rules: which phrase banks the tutor's text uses (a metric of the
+  rubric with no phrase bank: a seeded draw at its registry propensity). It answers the rubric version's
+  metrics. The **check** reports a reveal or a confirmation the same way.
 - A **cue-sensitive judge**: a judge endpoint's configuration may carry ``judge_bias``, e.g.
   ``[{"level": "first_language=non_english_l1", "metric": "corrective_tone", "shift": -1}]``: on tutor turns of
   dialogues whose student cue carries the level, the judge moves that metric's rule score by the shift (whole
@@ -265,8 +266,8 @@ def simulation_config_refusal(config) -> str | None:
                 return shape
             if isinstance(shift, bool) or not isinstance(shift, int | float) or not math.isfinite(shift):
                 return shape
-            if key == "judge_bias" and metric not in METRICS:
-                return f"judge_bias metric {metric[:60]!r} is not one the judge scores: {', '.join(METRICS)}"
+            if key == "judge_bias" and metric not in REGISTRY:
+                return f"judge_bias metric {metric[:60]!r} is not one the judge scores: {', '.join(REGISTRY)}"
     return None
 
 
@@ -277,7 +278,7 @@ def judge_shifts(config: dict, cue_labels: list[str]) -> dict[str, int]:
     shifts: dict[str, int] = {}
     for bias in config.get("judge_bias") or []:
         metric = bias.get("metric")
-        if str(bias.get("level", "")).casefold() in labels and metric in METRICS:
+        if str(bias.get("level", "")).casefold() in labels and metric in REGISTRY:
             shifts[metric] = shifts.get(metric, 0) + round(float(bias.get("shift", 0)))
     return shifts
 
@@ -285,10 +286,18 @@ def judge_shifts(config: dict, cue_labels: list[str]) -> dict[str, int]:
 def simulated_judge_scores(context: dict, config: dict | None = None) -> dict[str, int]:
     """The rule-based judge: scores read from the phrase banks the tutor's turn uses; with a configuration
     whose ``judge_bias`` matches the student's cue labels (``context["cue_labels"]``), those metrics move by the
-    shift, clamped to the scale (a "not applicable" −1 stays). Without ``judge_bias``: the rule scores alone."""
+    shift, clamped to the scale (a "not applicable" −1 stays). Without ``judge_bias``: the rule scores alone.
+
+    It answers the metrics the rubric version asks for (``context["metrics"]``, sent when they are not the five
+    defaults), in its order: a metric with no phrase bank gets a seeded draw at its registry propensity."""
     scores = _rule_scores(context)
+    metrics = context.get("metrics") or METRICS
+    rng = _rng("judge", (config or {}).get("seed", 0), context.get("turn_text", ""), list(metrics))
+    scores = {
+        metric: scores[metric] if metric in scores else _level(rng, REGISTRY[metric].propensity) for metric in metrics
+    }
     for metric, shift in judge_shifts(config or {}, context.get("cue_labels") or []).items():
-        if scores[metric] != -1:
+        if metric in scores and scores[metric] != -1:
             scores[metric] = min(SCORE_MAX, max(SCORE_MIN, scores[metric] + shift))
     return scores
 

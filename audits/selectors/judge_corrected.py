@@ -9,7 +9,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from audits.fairness import TURN_METRICS
 from audits.models import Audit, Dialogue, Turn, TurnScore
 
 
@@ -29,9 +28,10 @@ class TurnJudgeScores:
         return int(self.value.size)
 
 
-def audit_turn_judge_scores(audit: Audit, *, metrics: tuple[str, ...] = TURN_METRICS) -> TurnJudgeScores:
-    """The judge's scores of the tutor turns of the audit's finished dialogues, for the turn-level `metrics`:
-    not applicable (−1), unparsable and failed judgements left out."""
+def audit_turn_judge_scores(audit: Audit, *, metrics: tuple[str, ...] | None = None) -> TurnJudgeScores:
+    """The judge's scores of the tutor turns of the audit's finished dialogues, for the turn-level `metrics`
+    (default: those its rubric version asks for): not applicable (−1), unparsable and failed judgements left out."""
+    metrics = audit.judge_template.judge_metrics if metrics is None else metrics
     rows = list(
         TurnScore.objects.filter(
             turn__dialogue__audit=audit,

@@ -20,6 +20,8 @@ decision 1: the database is the truth, the broker only wakes workers):
 - `audit_analysis` is the synchronous door (`manage.py audit_report`, tests, benchmarks): the same claim
   and the same row, computed in the calling process; it waits for a computation a live worker holds.
 - A failed row stays failed for its fingerprint until `analysis_retry` (the retry button) queues it again.
+
+What a done row holds, and the `AuditAnalysis` the pages read from it, is `audits.services.stored_analysis`.
 """
 
 from __future__ import annotations
@@ -29,8 +31,8 @@ import json
 import logging
 import math
 import time
-from collections.abc import Callable, Hashable, Mapping
-from dataclasses import dataclass, field, fields
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, fields
 from datetime import timedelta
 from typing import Any
 
@@ -40,38 +42,28 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from audits import fairness
-from audits.exclusions import CellExclusions, ExclusionCounts, cell_exclusions, total_exclusions
+from audits.exclusions import ExclusionCounts
 from audits.fairness import (
     CONVERSATION_METRICS,
     STUDENT_METRICS,
-    TURN_METRICS,
     AnalysisParameters,
-    ConditionSpec,
-    Contrast,
-    ContrastResult,
     ContrastTable,
-    SummaryCell,
 )
 from audits.models import AnalysisResult, Audit, Dialogue
 from audits.selectors.results import (
     audit_analysis_inputs,
     audit_content_identities,
-    audit_exclusion_counts,
-    audit_tutor_names,
     scores_fingerprint,
 )
-from audits.selectors.runs import audit_condition_design
 from audits.services.database_outage import OUTAGE_ERRORS, drop_connection
 from audits.services.leases import ClaimLost, lease_claim, lease_hold, lease_release, lease_token
+from audits.services.stored_analysis import AuditAnalysis, analysis_from_row, analysis_from_stored, table_to_json
 from audits.services.task_queue import AUDIT_ANALYSIS, task_send
 
 logger = logging.getLogger(__name__)
 
 # Bump when the statistics or the stored layout change, so older cached rows are recomputed.
 ANALYSIS_VERSION = 2  # 2: named rules, exact p, BH flag, mean differences, student table
-
-_FLOAT_FIELDS = {f.name for f in fields(ContrastResult) if f.type in ("float", float)}
-
 
 _PARAMETER_NAMES = frozenset(f.name for f in fields(AnalysisParameters))
 
@@ -86,148 +78,6 @@ def analysis_parameters_from(values: Mapping[str, Any]) -> AnalysisParameters:
 def parameters_hash(parameters: AnalysisParameters) -> str:
     payload = json.dumps({"version": ANALYSIS_VERSION, **parameters.as_dict()}, sort_keys=True)
     return hashlib.sha256(payload.encode()).hexdigest()
-
-
-@dataclass
-class AuditAnalysis:
-    """An audit's two contrast tables under one set of parameters, with what the pages need around them."""
-
-    audit: Audit
-    parameters: AnalysisParameters
-    pedagogical: ContrastTable
-    conversation: ContrastTable
-    design: dict[int, ConditionSpec]
-    tutor_names: dict[int, str]
-    fingerprint: str
-    computed_at: Any
-    seconds: float
-    n_scores: int
-    from_cache: bool
-    student: ContrastTable | None = None  # the simulator check: the student's own turns, same contrasts
-    _contrasts: dict[tuple, Contrast] = field(default_factory=dict, repr=False)
-    _exclusion_counts: ExclusionCounts | None = field(default=None, repr=False)
-
-    def __post_init__(self) -> None:
-        self._contrasts = {contrast.key: contrast for contrast in fairness.build_contrasts(self.design)}
-        if self.student is None:
-            self.student = ContrastTable((), self.parameters, STUDENT_METRICS, self.pedagogical.contrasts)
-
-    # --- what stands behind each cell (read live: a dialogue that fails later is still counted) -------
-
-    def exclusion_counts(self) -> ExclusionCounts:
-        if self._exclusion_counts is None:
-            self._exclusion_counts = audit_exclusion_counts(self.audit)
-        return self._exclusion_counts
-
-    def exclusions_for(self, row: ContrastResult) -> CellExclusions:
-        contrast = self.contrast((row.kind, row.family, row.dimension, row.level_a, row.level_b))
-        conditions = (
-            [] if contrast is None else [c for side in (contrast.side_a, contrast.side_b) for g in side for c in g]
-        )
-        return cell_exclusions(
-            self.exclusion_counts(),
-            tutor=row.tutor,
-            domain=row.domain,
-            conditions=conditions,
-            metric=row.metric,
-            pairs_used=row.n,
-        )
-
-    def exclusion_totals(self) -> dict[str, int]:
-        return total_exclusions(self.exclusion_counts())
-
-    # --- lookups ---------------------------------------------------------------------------------
-
-    def contrast(self, key: tuple[str, str, str, str, str]) -> Contrast | None:
-        return self._contrasts.get(tuple(key))
-
-    def table_for(self, metric: Hashable) -> ContrastTable:
-        if metric in STUDENT_METRICS:
-            return self.student
-        return self.conversation if metric in CONVERSATION_METRICS else self.pedagogical
-
-    def tutor_name(self, tutor: Hashable) -> str:
-        return self.tutor_names.get(tutor, str(tutor))
-
-    @property
-    def tutors(self) -> list[int]:
-        present = {row.tutor for row in self.pedagogical.rows} | {row.tutor for row in self.conversation.rows}
-        return [t for t in self.tutor_names if t in present]
-
-    @property
-    def domains(self) -> list[str]:
-        return sorted({row.domain for row in self.pedagogical.rows} | {row.domain for row in self.conversation.rows})
-
-    # --- the paper's summaries -------------------------------------------------------------------
-
-    def dimension_cells(self) -> list[SummaryCell]:
-        return fairness.dimension_cells(self.pedagogical)
-
-    def threshold_counts(self) -> list[fairness.ThresholdCount]:
-        return fairness.cells_over_threshold(self.dimension_cells())
-
-    def metric_by_tutor(self) -> list[SummaryCell]:
-        return fairness.metric_by_tutor(self.pedagogical)
-
-    def implicit_rows(self) -> list[SummaryCell]:
-        return fairness.implicit_rows(self.pedagogical)
-
-    def opposite_decomposition(self) -> list[SummaryCell]:
-        return fairness.opposite_decomposition(self.pedagogical)
-
-    def summary_cells(self) -> list[SummaryCell]:
-        """Every summary cell that has a tutor-vs-backbone reading: dimension cells, implicit rows, opposite."""
-        return self.dimension_cells() + self.implicit_rows() + self.opposite_decomposition()
-
-    def tutor_vs_backbone(self, *, tutor: int, backbone: int) -> list[fairness.BackboneChange]:
-        return fairness.tutor_vs_backbone(
-            self.summary_cells(), tutor=tutor, backbone=backbone, confidence=self.parameters.confidence
-        )
-
-    def summary_rows(self, *, tutor: Hashable, domain: Hashable, kind: str, family: str, group: Hashable):
-        """The contrast rows a summary cell averages (dimension/row/component cells, or metric cells)."""
-        rows = [
-            row
-            for row in self.pedagogical.rows
-            if row.tutor == tutor and row.domain == domain and row.kind == kind and row.family == family
-        ]
-        if group in TURN_METRICS and kind == "explicit":
-            return [row for row in rows if row.metric == group]
-        return [row for row in rows if row.dimension == group]
-
-
-# --- (de)serialising the tables ------------------------------------------------------------------
-
-
-def _row_to_json(row: ContrastResult) -> dict[str, Any]:
-    values = row.as_dict()
-    for name in _FLOAT_FIELDS:
-        if isinstance(values[name], float) and not math.isfinite(values[name]):
-            values[name] = None
-    return values
-
-
-def _row_from_json(values: Mapping[str, Any]) -> ContrastResult:
-    restored = dict(values)
-    for name in _FLOAT_FIELDS:
-        if restored.get(name) is None:
-            restored[name] = math.nan
-    return ContrastResult(**restored)
-
-
-def _table_to_json(table: ContrastTable) -> dict[str, Any]:
-    return {"metrics": list(table.metrics), "rows": [_row_to_json(row) for row in table.rows]}
-
-
-def _table_from_json(
-    data: Mapping[str, Any], parameters: AnalysisParameters, contrasts: tuple[Contrast, ...]
-) -> ContrastTable:
-    return ContrastTable(
-        rows=tuple(_row_from_json(row) for row in data["rows"]),
-        parameters=parameters,
-        metrics=tuple(data["metrics"]),
-        contrasts=contrasts,
-    )
 
 
 # --- where a computation stands ---------------------------------------------------------------
@@ -457,17 +307,16 @@ class _ProgressWriter:
 # --- the computation -------------------------------------------------------------------------------
 
 
-def _analyze_options(parameters: AnalysisParameters, audit: Audit) -> dict[str, Any]:
-    """Every parameter, and the content identities the bootstrap is seeded and ordered by (never ids)."""
-    options = {name: value for name, value in parameters.as_dict().items() if name != "round_decimals"}
-    options["tutor_identity"], options["question_keys"] = audit_content_identities(audit)
-    return options
+def _analyze_options(audit: Audit) -> dict[str, Any]:
+    """The content identities the bootstrap is seeded and ordered by (never ids)."""
+    tutor_identity, question_keys = audit_content_identities(audit)
+    return {"tutor_identity": tutor_identity, "question_keys": question_keys}
 
 
 def _compute(row_id: int, token: str, progress: Callable[[int, int], None] | None = None) -> AuditAnalysis:
     """Compute a claimed row's analysis and store it while the claim holds. A failure is written to the
     row (and raised); a lost claim raises AnalysisClaimLost and writes nothing."""
-    row = AnalysisResult.objects.defer("result").select_related("audit").get(pk=row_id)
+    row = AnalysisResult.objects.defer("result").select_related("audit__judge_template").get(pk=row_id)
     audit, parameters = row.audit, analysis_parameters_from(row.parameters)
     started = time.perf_counter()
     try:
@@ -476,6 +325,7 @@ def _compute(row_id: int, token: str, progress: Callable[[int, int], None] | Non
         fingerprint = scores_fingerprint(audit)
         _renew(row_id, token, scores_fingerprint=fingerprint)
         inputs = audit_analysis_inputs(audit)
+        turn_metrics = audit.judge_template.judge_metrics  # the audit's rubric version's own metrics
         writer = _ProgressWriter(row_id, token)
 
         def report(cells_done: int, cells_total: int) -> None:
@@ -487,23 +337,25 @@ def _compute(row_id: int, token: str, progress: Callable[[int, int], None] | Non
             result = fairness.analyze(
                 inputs.scores,
                 inputs.design,
+                turn_metrics=turn_metrics,
+                parameters=parameters,
                 progress=report,
                 n_jobs=settings.ANALYSIS_PROCESSES,
-                **_analyze_options(parameters, audit),
+                **_analyze_options(audit),
             )
             pedagogical, conversation, student = result.pedagogical, result.conversation, result.student
         else:
             contrasts = tuple(fairness.build_contrasts(inputs.design))
-            pedagogical = ContrastTable((), parameters, TURN_METRICS, contrasts)
+            pedagogical = ContrastTable((), parameters, turn_metrics, contrasts)
             conversation = ContrastTable((), parameters, CONVERSATION_METRICS, contrasts)
             student = ContrastTable((), parameters, STUDENT_METRICS, contrasts)
         writer.flush()
         seconds = time.perf_counter() - started
         now = timezone.now()
         stored = {
-            "pedagogical": _table_to_json(pedagogical),
-            "conversation": _table_to_json(conversation),
-            "student": _table_to_json(student),
+            "pedagogical": table_to_json(pedagogical),
+            "conversation": table_to_json(conversation),
+            "student": table_to_json(student),
         }
         finished = lease_release(
             AnalysisResult.objects.filter(pk=row_id),
@@ -529,7 +381,7 @@ def _compute(row_id: int, token: str, progress: Callable[[int, int], None] | Non
             finished_at=timezone.now(),
         )
         raise
-    return _analysis_from_stored(
+    return analysis_from_stored(
         audit,
         parameters,
         stored,
@@ -539,39 +391,6 @@ def _compute(row_id: int, token: str, progress: Callable[[int, int], None] | Non
         seconds=seconds,
         n_scores=len(inputs.scores),
         from_cache=False,
-    )
-
-
-def _analysis_from_stored(
-    audit: Audit, parameters: AnalysisParameters, stored: Mapping[str, Any], *, design=None, **facts: Any
-) -> AuditAnalysis:
-    """An AuditAnalysis from a row's stored result — the one reader of what `_compute` stores, for a fresh
-    computation and for the cache alike, so both give the same numbers. `facts`: fingerprint,
-    computed_at, seconds, n_scores, from_cache."""
-    design = audit_condition_design(audit) if design is None else design
-    contrasts = tuple(fairness.build_contrasts(design))
-    return AuditAnalysis(
-        audit=audit,
-        parameters=parameters,
-        pedagogical=_table_from_json(stored["pedagogical"], parameters, contrasts),
-        conversation=_table_from_json(stored["conversation"], parameters, contrasts),
-        student=_table_from_json(stored["student"], parameters, contrasts) if "student" in stored else None,
-        design=design,
-        tutor_names=audit_tutor_names(audit),
-        **facts,
-    )
-
-
-def _analysis_from_row(row: AnalysisResult, parameters: AnalysisParameters, fingerprint: str) -> AuditAnalysis:
-    return _analysis_from_stored(
-        row.audit,
-        parameters,
-        row.result,
-        fingerprint=fingerprint,
-        computed_at=row.computed_at,
-        seconds=row.seconds,
-        n_scores=row.n_scores,
-        from_cache=True,
     )
 
 
@@ -596,7 +415,7 @@ class ReadyAnalysis:
 
     def load(self, *, exclusion_counts: ExclusionCounts | None = None) -> AuditAnalysis:
         """The analysis; `exclusion_counts`: what stands behind each cell, when the caller has just read it."""
-        analysis = _analysis_from_row(self.row, self.parameters, self.fingerprint)
+        analysis = analysis_from_row(self.row, self.parameters, self.fingerprint)
         analysis._exclusion_counts = exclusion_counts
         return analysis
 
@@ -658,7 +477,7 @@ def analysis_current(*, audit: Audit, parameters: AnalysisParameters | None = No
     if row.scores_fingerprint != fingerprint:
         return None
     row.audit = audit
-    return _analysis_from_row(row, parameters, fingerprint)
+    return analysis_from_row(row, parameters, fingerprint)
 
 
 def analysis_run(*, analysis_result_id: int) -> str:
@@ -703,7 +522,7 @@ def audit_analysis(
         row, fingerprint = _ensure(audit, parameters, send=False)
         if row.status == Status.DONE:
             row.audit = audit
-            return _analysis_from_row(row, parameters, fingerprint or row.scores_fingerprint)
+            return analysis_from_row(row, parameters, fingerprint or row.scores_fingerprint)
         if row.status == Status.RUNNING and time.monotonic() < deadline:
             time.sleep(WAIT_POLL_SECONDS)  # a live worker holds it: never two computations of one row
             continue

@@ -15,7 +15,6 @@ import hashlib
 
 from django.core.cache import cache
 
-from audits.fairness import TURN_METRICS
 from audits.judge_corrected import MIN_LABELLED
 from audits.judge_corrected_table import (
     CorrectedCell,
@@ -30,7 +29,8 @@ from audits.models import Audit
 from audits.selectors.judge_corrected import audit_turn_judge_scores
 from audits.selectors.judge_validation import audit_human_subset
 from audits.selectors.results import side_condition_ids
-from audits.services.analysis import AuditAnalysis, audit_analysis
+from audits.services.analysis import audit_analysis
+from audits.services.stored_analysis import AuditAnalysis
 
 __all__ = ["CorrectedCell", "JudgeCorrectedResults", "judge_corrected_available", "judge_corrected_results"]
 
@@ -56,7 +56,7 @@ def judge_corrected_results(
     row's violation. Without a judge-validation project the table has no cell and every row counts as skipped.
     """
     analysis = audit_analysis(audit=audit) if analysis is None else analysis
-    rows = [row for row in analysis.pedagogical.rows if row.metric in TURN_METRICS]
+    rows = [row for row in analysis.pedagogical.rows if row.metric in analysis.pedagogical.metrics]
     methods = methods_text(alpha)
     subset = audit_human_subset(audit)
     if subset is None:

@@ -4,6 +4,7 @@ spec, with its defaults, bounds and choices; the statistics' keyword defaults ar
 import inspect
 from dataclasses import fields
 
+import numpy as np
 import pytest
 from django.core.management.base import BaseCommand, CommandError
 
@@ -33,8 +34,8 @@ def _command(parser, *args: str):
 
 
 def test_every_door_offers_the_same_parameters(parser):
-    assert set(DOOR) == {"effect", "zero_method", "n_boot", "seed", "threshold", "min_pairs", "rule", "alpha", "fdr_q"}
-    assert set(DOOR) <= {f.name for f in fields(AnalysisParameters)}
+    assert set(DOOR) == {f.name for f in fields(AnalysisParameters)}  # every parameter, at every door
+    assert {"r_denominator", "confidence", "round_decimals"} <= set(DOOR)
     assert set(AnalysisParametersForm.base_fields) == set(DOOR)
     assert set(AnalysisParametersSerializer().fields) == set(DOOR)
     assert _command_options(parser) == set(DOOR)
@@ -60,17 +61,28 @@ def test_an_empty_query_is_the_default_analysis_at_every_door(parser):
     assert AnalysisParameters(**{name: getattr(_command(parser), name) for name in DOOR}) == ANALYSIS_DEFAULTS
 
 
-def test_every_door_takes_alpha_fdr_q_and_rule(parser):
-    query = {"alpha": "0.01", "fdr_q": "0.1", "rule": "paper"}
-    expected = (0.01, 0.1, "paper")
+@pytest.mark.parametrize(
+    "query",
+    [
+        {"alpha": "0.01", "fdr_q": "0.1", "rule": "paper"},
+        {"r_denominator": "nonzero", "confidence": "0.9", "round_decimals": "6"},  # offered by no door before
+    ],
+)
+def test_every_door_takes_the_same_values(parser, query):
+    expected = {name: DOOR[name].kind(value) for name, value in query.items()}
     page = AnalysisParametersForm.from_query(query).parameters()
-    assert (page.alpha, page.fdr_q, page.rule) == expected
     serializer = AnalysisParametersSerializer(data=query)
     assert serializer.is_valid(), serializer.errors
     api = AnalysisParameters(**serializer.validated_data)
-    assert (api.alpha, api.fdr_q, api.rule) == expected
-    options = _command(parser, "--alpha", "0.01", "--fdr-q", "0.1", "--rule", "paper")
-    assert (options.alpha, options.fdr_q, options.rule) == expected
+    options = _command(parser, *(part for name, value in query.items() for part in (_option(name), value)))
+    command = AnalysisParameters(**{name: getattr(options, name) for name in DOOR})
+    for parameters in (page, api, command):
+        assert {name: getattr(parameters, name) for name in query} == expected
+    assert page == api == command == ANALYSIS_DEFAULTS.replaced(**expected)
+
+
+def _option(name: str) -> str:
+    return "--" + name.replace("_", "-")
 
 
 def test_every_door_has_the_spec_choices(parser):
@@ -97,19 +109,33 @@ def test_every_door_refuses_the_same_out_of_bounds_values(parser, name):
         assert AnalysisParametersForm({**_defaults(), name: text}).is_valid() is inside, (name, text)
         assert AnalysisParametersSerializer(data={name: text}).is_valid() is inside, (name, text)
         if inside:
-            assert getattr(_command(parser, f"--{name.replace('_', '-')}", text), name) == DOOR[name].kind(text)
+            assert getattr(_command(parser, _option(name), text), name) == DOOR[name].kind(text)
         else:
             with pytest.raises(CommandError):
-                _command(parser, f"--{name.replace('_', '-')}", text)
+                _command(parser, _option(name), text)
 
 
 def _defaults() -> dict:
     return {name: getattr(ANALYSIS_DEFAULTS, name) for name in DOOR}
 
 
-@pytest.mark.parametrize("function", [fairness.paired_effect, fairness.contrast_table, fairness._contrast_tables])
-def test_the_statistics_keyword_defaults_are_the_spec(function):
-    names = {f.name for f in fields(AnalysisParameters)}
-    defaults = {name: p.default for name, p in inspect.signature(function).parameters.items() if name in names}
-    assert {"threshold", "n_boot", "min_pairs", "rule", "alpha"} <= set(defaults)
-    assert defaults == {name: getattr(ANALYSIS_DEFAULTS, name) for name in defaults}
+@pytest.mark.parametrize(
+    "function", [fairness.paired_effect, fairness.contrast_table, fairness._contrast_tables, fairness.analyze]
+)
+def test_the_statistics_take_the_parameters_not_keyword_defaults(function):
+    signature = inspect.signature(function).parameters
+    assert signature["parameters"].default is ANALYSIS_DEFAULTS
+    assert not {f.name for f in fields(AnalysisParameters)} & set(signature)  # no default written twice
+
+
+def test_the_parameters_reach_the_statistics_as_their_keywords_do():
+    rng = np.random.default_rng(5)
+    a, b = rng.integers(0, 3, 40).astype(float), rng.integers(0, 3, 40).astype(float)
+    parameters = AnalysisParameters(n_boot=200, seed=7, r_denominator="nonzero", confidence=0.9, round_decimals=6)
+    by_keywords = fairness.paired_effect(
+        a, b, n_boot=200, seed=7, r_denominator="nonzero", confidence=0.9, round_decimals=6
+    )
+    assert fairness.paired_effect(a, b, parameters) == by_keywords
+    assert fairness.paired_effect(a, b, parameters, confidence=0.95) != by_keywords  # a keyword overrides
+    with pytest.raises(TypeError):
+        fairness.paired_effect(a, b, parameters, treshold=0.2)

@@ -16,16 +16,8 @@ from annotation.services.labelling import label_next, main_label_submit
 from annotation.tests.judge_validation_setup import passed_annotators, run_simulation_audit
 from annotation.workflow.answers import Answer
 from audits.conditions import control_condition, default_levels, explicit_conditions
-from audits.design import (
-    LABEL_PLAN_HALF_WIDTH,
-    VALIDATION_OVERLAP,
-    CallBudget,
-    QuestionSelection,
-    TutorPlan,
-    design_label_plan,
-    design_strata,
-    preview_design,
-)
+from audits.design import CallBudget, QuestionSelection, TutorPlan, preview_design
+from audits.design_label_plan import LABEL_PLAN_HALF_WIDTH, VALIDATION_OVERLAP, design_label_plan, design_strata
 from audits.judge import METRICS
 from audits.judge_corrected import labels_needed
 from audits.models import TurnScore

@@ -9,16 +9,8 @@ import pytest
 from django.urls import reverse
 
 from audits.conditions import control_condition, default_levels, explicit_conditions
-from audits.design import (
-    TOKENS_PER_CALL,
-    CallBudget,
-    Price,
-    QuestionSelection,
-    TutorPlan,
-    cost_estimate,
-    launch_check,
-    preview_design,
-)
+from audits.design import CallBudget, QuestionSelection, TutorPlan, preview_design
+from audits.design_launch import TOKENS_PER_CALL, Price, cost_estimate, launch_check
 from audits.models import Audit, ModelEndpoint
 from audits.services.endpoints import endpoint_connection_test
 from audits.tests.engine_factories import make_questions, openai_endpoint, simulation_endpoint

@@ -1,16 +1,23 @@
 """A metric is added by a registry record and a rubric version that asks for it: turns judged under an older version
-still parse a real judge's reply that lacks the new metric, and under the new version such a reply is refused."""
+still parse a real judge's reply that lacks the new metric, and under the new version such a reply is refused. The
+simulated judge, the rubric page and the analysis with its results page follow the rubric version's own metrics."""
 
 import asyncio
+import json
 
 import pytest
+from django.urls import reverse
 
+from audits.analysis_parameters import AnalysisParameters
 from audits.engine import CallOutcome
+from audits.forms import PromptTemplateCreateForm
 from audits.judge import PARSE_OK, PARSE_UNPARSABLE, TurnJudgement
 from audits.llm.dialogue import TurnToJudge, turn_judge
+from audits.llm.simulation import simulate
 from audits.models import PromptTemplate, Turn, TurnScore
 from audits.prompt_templates import JUDGE_RUBRIC
 from audits.services import judging
+from audits.services.analysis import audit_analysis
 from audits.services.design import TemplateTextError, default_template, prompt_template_revise
 from audits.services.dialogue_batches import _batch_plan, _dialogue_job, condition_facts, question_facts
 from audits.tests.engine_factories import scored_audit
@@ -143,3 +150,106 @@ def test_the_api_states_and_takes_a_rubric_versions_metrics(researcher_client, s
     reveal = {"kind": "reveal_check", "name": "strict", "text": "${answer} in ${tutor_turn}?", "metrics": [SIXTH]}
     created = researcher_client.post("/api/prompt-templates/", reveal, content_type="application/json")
     assert created.status_code == 400 and created.json()["metrics"] == ["only a judge rubric names metrics"]
+
+
+@pytest.fixture
+def simulated_judge(monkeypatch):
+    """The engine's judge call answered by the simulation provider, as a simulation endpoint's request reaches it;
+    the contexts it was given are kept."""
+    contexts = []
+
+    async def model_call(client, endpoint, purpose, messages, *, facts, hints, **kwargs):
+        context = {**facts, **hints, "purpose": purpose}
+        contexts.append(context)
+        return CallOutcome(text=simulate(purpose, messages, context, {"seed": 3}).text, call_id=None)
+
+    monkeypatch.setattr("audits.llm.dialogue.model_call", model_call)
+    return contexts
+
+
+def test_the_simulated_judge_answers_the_rubric_versions_own_metrics(sixth_metric, simulated_judge):
+    default = PromptTemplate(kind=JUDGE_RUBRIC, text="Rate ${tutor_turn}", metrics=list(DEFAULT_RUBRIC_METRICS))
+    six = PromptTemplate(kind=JUDGE_RUBRIC, text="Rate ${tutor_turn}", metrics=[*DEFAULT_RUBRIC_METRICS, SIXTH])
+    three = PromptTemplate(
+        kind=JUDGE_RUBRIC, text="Rate ${tutor_turn}", metrics=["answer_leakage", SIXTH, "actionability"]
+    )
+
+    judged = judged_under(default)
+    assert judged.status == PARSE_OK and list(json.loads(judged.raw)) == list(DEFAULT_RUBRIC_METRICS)
+    assert "metrics" not in simulated_judge[-1]  # the default five are implied: earlier requests keep their hash
+    for rubric in (six, three):
+        judged = judged_under(rubric)
+        assert judged.status == PARSE_OK and judged.asks == 1, judged.problem
+        assert list(json.loads(judged.raw)) == list(rubric.judge_metrics)  # its metrics, in its order, no other
+        assert judged.scores[SIXTH] in rubric_metrics.REGISTRY[SIXTH].allowed_values
+    # The draw for a metric with no phrase bank is seeded: the same turn scores the same.
+    assert judged_under(three).scores == judged.scores
+
+
+@pytest.mark.django_db
+def test_the_rubric_page_sets_a_versions_metrics_from_the_registry(researcher_client, sixth_metric):
+    judge = default_template(JUDGE_RUBRIC)
+    url = reverse("audits:prompt-template-revise", args=[judge.pk])
+    page = researcher_client.get(url).content.decode()
+    assert f'value="{SIXTH}"' in page  # the registry's metrics are offered, the new one among them
+
+    body = {"text": judge.text, "description": judge.description, "metrics": [*DEFAULT_RUBRIC_METRICS, SIXTH]}
+    assert researcher_client.post(url, body).status_code == 302
+    newest = PromptTemplate.objects.filter(kind=JUDGE_RUBRIC, name=judge.name).order_by("-version").first()
+    assert newest.version == judge.version + 1 and newest.judge_metrics == (*DEFAULT_RUBRIC_METRICS, SIXTH)
+    detail = researcher_client.get(reverse("audits:prompt-template-detail", args=[newest.pk])).content.decode()
+    assert f'<p id="rubric-metrics">Metrics the judge is asked for: {", ".join(newest.judge_metrics)}</p>' in detail
+
+    refused = researcher_client.post(url, {**body, "metrics": ["not_registered"]})
+    assert (
+        refused.status_code == 200 and "not_registered is not one of the available choices" in refused.content.decode()
+    )
+    unchanged = researcher_client.post(
+        reverse("audits:prompt-template-revise", args=[newest.pk]),
+        {"text": newest.text, "description": newest.description, "metrics": list(newest.judge_metrics)},
+    )
+    assert unchanged.status_code == 200 and "Nothing changed" in unchanged.content.decode()
+
+    form = PromptTemplateCreateForm(
+        {"kind": "reveal_check", "name": "strict", "text": "${answer} in ${tutor_turn}?", "metrics": [SIXTH]}
+    )
+    assert not form.is_valid() and form.errors["metrics"] == ["only a judge rubric names metrics"]
+
+
+@pytest.mark.django_db
+def test_an_audits_analysis_and_results_page_follow_its_rubric_versions_metrics(researcher_client, sixth_metric):
+    audit = scored_audit("sixth results", tutors=1, questions=16, dimensions=("first_language",), tutor_turns=1)
+    old = audit.judge_template
+    new = prompt_template_revise(template=old, text=old.text, metrics=[*old.metrics, SIXTH])
+    scores = TurnScore.objects.filter(turn__dialogue__audit=audit, rubric=old)
+    TurnScore.objects.bulk_create(
+        [TurnScore(turn_id=s.turn_id, metric=s.metric, value=s.value, rubric=new) for s in scores]
+        + [
+            TurnScore(turn_id=s.turn_id, metric=SIXTH, value=s.value, rubric=new)
+            for s in scores.filter(metric="actionability")
+        ]
+    )
+    type(audit).objects.filter(pk=audit.pk).update(judge_template=new)
+    audit.refresh_from_db()
+
+    analysis = audit_analysis(audit=audit, parameters=AnalysisParameters(n_boot=50))
+    assert analysis.pedagogical.metrics == (*DEFAULT_RUBRIC_METRICS, SIXTH)
+    sixth_rows = [row for row in analysis.pedagogical.rows if row.metric == SIXTH]
+    actionability = [row for row in analysis.pedagogical.rows if row.metric == "actionability"]
+    assert sixth_rows and [row.r for row in sixth_rows] == [row.r for row in actionability]  # the same scores
+    assert {cell.group for cell in analysis.metric_by_tutor()} == {*DEFAULT_RUBRIC_METRICS, SIXTH}
+    assert analysis.summary_rows(
+        tutor=sixth_rows[0].tutor, domain=sixth_rows[0].domain, kind="explicit", family="within", group=SIXTH
+    ) == [r for r in sixth_rows if r.family == "within"]
+
+    page = researcher_client.get(reverse("audits:results", args=[audit.pk]) + "?n_boot=50").content.decode()
+    assert SIXTH in page
+    row = sixth_rows[0]
+    cell = {
+        name: getattr(row, name) for name in ("tutor", "domain", "kind", "family", "dimension", "level_a", "level_b")
+    }
+    pairs = researcher_client.get(
+        reverse("audits:results-pairs", args=[audit.pk]), {**cell, "metric": SIXTH, "n_boot": 50}
+    )
+    assert pairs.status_code == 200 and pairs.context["metric_is_turn_level"]
+    assert pairs.context["n_complete"] == row.n  # the pairs behind the row, over the rubric's metrics

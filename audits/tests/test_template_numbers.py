@@ -14,7 +14,7 @@ def test_numbers_rounded_to_the_places_asked():
 
 
 def test_a_question_selection_in_words():
-    from audits.design import selection_text
+    from audits.design_launch import selection_text
 
     assert selection_text({"domains": ["mathematics", "science"], "seed": 0, "count": 5}) == (
         "at most 5 questions per domain in mathematics, science, drawn with seed 0"

@@ -160,6 +160,7 @@ class PromptTemplateReviseView(ResearcherRequiredMixin, FormView):
             template=self.template_version,
             text=form.cleaned_data["text"],
             description=form.cleaned_data["description"],
+            metrics=form.cleaned_data.get("metrics") or None,
             user=self.request.user,
         )
         messages.success(self.request, f"Saved {template}.")

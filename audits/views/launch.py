@@ -9,7 +9,8 @@ from django.views import View
 from django.views.generic import TemplateView
 
 from audits.conditions import ConditionChoice
-from audits.design import CallBudget, Price, QuestionSelection, TutorPlan, cost_estimate, launch_check
+from audits.design import CallBudget, QuestionSelection, TutorPlan
+from audits.design_launch import Price, cost_estimate, launch_check
 from audits.endpoint_roles import JUDGE, STUDENT
 from audits.forms import DesignPreviewForm, LabelPlanForm
 from audits.judge import DEFAULT_MAX_REASKS

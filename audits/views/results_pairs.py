@@ -9,7 +9,7 @@ from django.http import Http404
 from django.views.generic import TemplateView
 
 from audits import heatmap_figures
-from audits.fairness import CONVERSATION_METRICS, STUDENT_METRICS, TURN_METRICS, contrast_pairs, r_ceiling
+from audits.fairness import contrast_pairs, r_ceiling
 from audits.selectors.questionbank import question_or_none, question_texts
 from audits.selectors.results import audit_analysis_inputs, audit_content_identities, contrast_side_dialogues
 from audits.views.results_pages import ResultsPageMixin, int_or_404
@@ -36,9 +36,7 @@ class ContrastPairsView(ResultsPageMixin, TemplateView):
             raise Http404("no such contrast cell")
         row = rows[0]
         inputs = audit_analysis_inputs(self.audit)
-        metrics = next(
-            table for table in (TURN_METRICS, CONVERSATION_METRICS, STUDENT_METRICS) if cell["metric"] in table
-        )
+        metrics = table.metrics
         questions, a, b = contrast_pairs(
             inputs.scores,
             inputs.design,
@@ -97,7 +95,7 @@ class ContrastPairsView(ResultsPageMixin, TemplateView):
                 "chosen": chosen,
                 "side_a": side_a,
                 "side_b": side_b,
-                "metric_is_turn_level": cell["metric"] in TURN_METRICS,
+                "metric_is_turn_level": cell["metric"] in self.analysis.pedagogical.metrics,
                 "r_ceiling": ceiling,
             }
         )

@@ -7,7 +7,7 @@ from django.urls import reverse
 from django.views import View
 from django.views.generic import DetailView, ListView
 
-from audits.design import selection_text
+from audits.design_launch import selection_text
 from audits.models import Audit
 from audits.run_outcome import LABELS as OUTCOME_LABELS
 from audits.run_outcome import TONES, run_outcome

@@ -25,6 +25,8 @@ CONCEPTS = (
     "batch judging",
     "judge-corrected contrasts",
     "analysis parameters",
+    "launching a design",
+    "design label plan",
     "leased jobs",
 )
 CITED_DOCUMENT = re.compile(r"(?<![\w/.{}-])(?!/)((?:\.\./)*[\w./-]*\b[\w-]+\.md)\b")
