@@ -42,7 +42,6 @@ from audits.fairness import (
     STUDENT_METRICS,
     TURN_METRICS,
     AnalysisParameters,
-    contrast_pairs,
     r_ceiling,
     tutor_vs_backbone,
 )
@@ -53,8 +52,7 @@ from audits.results_filter import RowFilter, choices
 from audits.run_outcome import FAILED
 from audits.selectors.judge_validation import audit_judge_validation
 from audits.selectors.results import (
-    audit_analysis_inputs,
-    audit_content_identities,
+    audit_cell_pairs,
     audit_exclusion_counts,
     contrast_side_dialogues,
 )
@@ -467,19 +465,11 @@ class ContrastPairsView(ResultsPageMixin, TemplateView):
         if contrast is None or not rows:
             raise Http404("no such contrast cell")
         row = rows[0]
-        inputs = audit_analysis_inputs(self.audit)
         metrics = next(
             table for table in (TURN_METRICS, CONVERSATION_METRICS, STUDENT_METRICS) if cell["metric"] in table
         )
-        questions, a, b = contrast_pairs(
-            inputs.scores,
-            inputs.design,
-            tutor=tutor,
-            domain=cell["domain"],
-            contrast=contrast,
-            metric=cell["metric"],
-            metrics=metrics,
-            question_keys=audit_content_identities(self.audit)[1],
+        questions, a, b = audit_cell_pairs(
+            self.audit, tutor=tutor, domain=cell["domain"], contrast=contrast, metric=cell["metric"], metrics=metrics
         )
         texts = dict(Question.objects.filter(pk__in=questions.tolist()).values_list("pk", "text"))
         parameters = self.analysis.parameters

@@ -707,11 +707,10 @@ def live_context(request, audit: Audit) -> dict:
     wanted = request.GET.get("status")
     if wanted:
         dialogues = dialogues.filter(status=wanted)
-    return {
-        "audit": audit,
-        "progress": audit_progress(audit=audit),
-        "page": Paginator(dialogues, 50).get_page(request.GET.get("page")),
-    }
+    progress = audit_progress(audit=audit)
+    paginator = Paginator(dialogues, 50)
+    paginator.count = progress[wanted] if wanted else progress["total"]  # the tally's count: no COUNT of the rows
+    return {"audit": audit, "progress": progress, "page": paginator.get_page(request.GET.get("page"))}
 
 
 class AuditProgressView(ResearcherRequiredMixin, View):
