@@ -33,3 +33,6 @@ __all__ += ["JudgeBatch", "JudgeRun"]
 from .limits import EndpointLimitStatus, RateBucket  # noqa: E402  (shared rate-limit state)
 
 __all__ += ["EndpointLimitStatus", "RateBucket"]
+from .progress import AuditCallTally, AuditTally  # noqa: E402  (an audit's running totals)
+
+__all__ += ["AuditCallTally", "AuditTally"]

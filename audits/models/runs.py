@@ -2,8 +2,9 @@
 
 There is one dialogue per (tutor, question, condition), and the judge scores each tutor turn.
 
-Progress is never kept anywhere but here: it is a count of dialogue rows by status. A dialogue is
-claimed by compare-and-swap on its status (and a lease, so work a killed worker held is taken up again),
+Progress is never kept anywhere but here: the dialogue rows by status, the turns by the judge's verdict and the ledger
+rows, summed as they are written into running totals that always equal a recount (`audits.models.progress`). A
+dialogue is claimed by compare-and-swap on its status (and a lease, so work a killed worker held is taken up again),
 and its turns and scores are written in one short transaction with the state change to `done`.
 """
 
@@ -223,6 +224,9 @@ class TurnScore(models.Model):
         FAILED = "failed", "Judge call failed"
 
     turn = models.ForeignKey(Turn, on_delete=models.CASCADE, related_name="scores")
+    # The turn's dialogue and audit, copied so an audit's reads start from its own scores (index below).
+    dialogue = models.ForeignKey(Dialogue, on_delete=models.CASCADE, related_name="+", db_index=False)
+    audit = models.ForeignKey(Audit, on_delete=models.CASCADE, related_name="+", db_index=False)
     metric = models.CharField(max_length=40)
     value = models.SmallIntegerField(null=True, blank=True, help_text="-1 = not applicable.")
     rubric = models.ForeignKey(PromptTemplate, on_delete=models.PROTECT, related_name="+")
@@ -234,6 +238,7 @@ class TurnScore(models.Model):
     class Meta:
         ordering = ["turn", "metric"]
         constraints = [models.UniqueConstraint(fields=["turn", "metric", "rubric"], name="turn_score_unique")]
+        indexes = [models.Index(fields=["audit", "rubric", "dialogue"], name="turn_score_audit_rubric")]
 
     def __str__(self) -> str:
         return f"{self.metric}={self.value} ({self.status})"

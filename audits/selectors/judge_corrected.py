@@ -34,8 +34,9 @@ def audit_turn_judge_scores(audit: Audit, *, metrics: tuple[str, ...] | None = N
     metrics = audit.judge_template.judge_metrics if metrics is None else metrics
     rows = list(
         TurnScore.objects.filter(
-            turn__dialogue__audit=audit,
-            turn__dialogue__status=Dialogue.Status.DONE,
+            audit=audit,
+            dialogue__audit=audit,
+            dialogue__status=Dialogue.Status.DONE,
             turn__role=Turn.Role.TUTOR,
             rubric_id=audit.judge_template_id,
             status=TurnScore.Status.OK,
@@ -47,10 +48,10 @@ def audit_turn_judge_scores(audit: Audit, *, metrics: tuple[str, ...] | None = N
             "turn_id",
             "metric",
             "value",
-            "turn__dialogue__tutor_id",
-            "turn__dialogue__question__domain",
-            "turn__dialogue__condition_id",
-            "turn__dialogue__question_id",
+            "dialogue__tutor_id",
+            "dialogue__question__domain",
+            "dialogue__condition_id",
+            "dialogue__question_id",
         )
     )
     if not rows:

@@ -1,8 +1,8 @@
 """Reads behind the fairness results: an audit's scores and design, their fingerprint, and what exports show.
 
 They are: an audit's scores and design in the form `audits.fairness` takes, the fingerprint that says whether cached
-results are still current, the judge's validation status and the metrics whose judge failed it, the dialogues behind one
-contrast cell, and the raw dialogue scores for export."""
+results are still current, the judge's validation status and the metrics whose judge failed it, one contrast cell's
+scores and the dialogues behind it, and the raw dialogue scores for export."""
 
 from __future__ import annotations
 
@@ -15,10 +15,10 @@ import numpy as np
 from django.db.models import Count, Max, Q, Sum
 
 from audits.exclusions import ExclusionCounts
-from audits.fairness import ConditionSpec, Contrast, ScoreFrame
-from audits.models import Audit, Condition, Dialogue, TurnScore
+from audits.fairness import ConditionSpec, Contrast, ScoreFrame, contrast_pairs
+from audits.models import Audit, Condition, Dialogue, Question, TurnScore
 from audits.selectors.judge_validation import audit_judge_validation
-from audits.selectors.runs import FRAME_COLUMNS, audit_condition_design, audit_scores_frame
+from audits.selectors.runs import FRAME_COLUMNS, FrameCell, audit_condition_design, audit_scores_frame
 
 
 def judge_validation_status(audit: Audit) -> str:
@@ -46,7 +46,7 @@ def scores_fingerprint(audit: Audit) -> str:
     dialogues = Dialogue.objects.filter(audit=audit, status=Dialogue.Status.DONE).aggregate(
         n=Count("pk"), last_id=Max("pk"), last_finished=Max("finished_at")
     )
-    scores = TurnScore.objects.filter(turn__dialogue__audit=audit, rubric_id=audit.judge_template_id).aggregate(
+    scores = TurnScore.objects.filter(audit=audit, rubric_id=audit.judge_template_id).aggregate(
         n=Count("pk"),
         last_id=Max("pk"),
         total=Sum("value"),
@@ -83,15 +83,40 @@ def audit_analysis_inputs(audit: Audit) -> AnalysisInputs:
     keep = np.isin(frame["condition"], np.asarray(list(design), dtype=np.int64))
     if not keep.all():
         frame = {name: column[keep] for name, column in frame.items()}
-    scores = ScoreFrame(
-        tutor=frame["tutor"],
-        domain=frame["domain"],
-        question=frame["question"],
-        condition=frame["condition"],
-        metric=frame["metric"],
-        value=frame["value"],
-    )
+    scores = _score_frame(frame)
     return AnalysisInputs(scores=scores, design=design, frame=frame)
+
+
+def _score_frame(frame: dict[str, np.ndarray]) -> ScoreFrame:
+    names = ("tutor", "domain", "question", "condition", "metric", "value")
+    return ScoreFrame(**{name: frame[name] for name in names})
+
+
+def audit_cell_pairs(
+    audit: Audit, *, tutor: int, domain: str, contrast: Contrast, metric: str, metrics: tuple[str, ...]
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(questions, side A values, side B values) of one contrast cell (`audits.fairness.contrast_pairs`), reading
+    only that cell's rows: the tutor's dialogues of the domain under the contrast's conditions, the table's
+    `metrics` (they decide which questions the cell resamples)."""
+    design = audit_condition_design(audit)
+    sides = side_condition_ids(contrast.side_a) + side_condition_ids(contrast.side_b)
+    cell = FrameCell(tutor=tutor, domain=domain, conditions=tuple(c for c in sides if c in design), metrics=metrics)
+    frame = audit_scores_frame(audit, include_conversation_metrics=True, cell=cell)
+    if not frame["value"].size:
+        return np.empty(0, dtype=np.int64), np.empty(0), np.empty(0)
+    scores = _score_frame(frame)
+    questions = Question.objects.filter(pk__in=np.unique(frame["question"]).tolist())
+    keys = dict(questions.values_list("pk", "content_hash"))
+    return contrast_pairs(
+        scores,
+        design,
+        tutor=tutor,
+        domain=domain,
+        contrast=contrast,
+        metric=metric,
+        metrics=metrics,
+        question_keys=keys,
+    )
 
 
 def audit_content_identities(audit: Audit) -> tuple[dict[int, str], dict[int, str]]:
@@ -129,11 +154,9 @@ def audit_exclusion_counts(audit: Audit) -> ExclusionCounts:
     ok = Q(status=TurnScore.Status.OK)
     for row in (
         TurnScore.objects.filter(
-            turn__dialogue__audit=audit, turn__dialogue__status=Dialogue.Status.DONE, rubric_id=audit.judge_template_id
+            audit=audit, dialogue__audit=audit, dialogue__status=Dialogue.Status.DONE, rubric_id=audit.judge_template_id
         )
-        .values(
-            "turn__dialogue__tutor_id", "turn__dialogue__question__domain", "turn__dialogue__condition_id", "metric"
-        )
+        .values("dialogue__tutor_id", "dialogue__question__domain", "dialogue__condition_id", "metric")
         .annotate(
             scored=Count("pk", filter=ok & Q(value__gte=0)),
             not_applicable=Count("pk", filter=ok & Q(value=-1)),
@@ -143,9 +166,9 @@ def audit_exclusion_counts(audit: Audit) -> ExclusionCounts:
         .order_by()
     ):
         key = (
-            row["turn__dialogue__tutor_id"],
-            row["turn__dialogue__question__domain"],
-            row["turn__dialogue__condition_id"],
+            row["dialogue__tutor_id"],
+            row["dialogue__question__domain"],
+            row["dialogue__condition_id"],
             row["metric"],
         )
         turns[key] = {state: row[state] for state in ("scored", "not_applicable", "unparsable", "failed")}
@@ -200,7 +223,7 @@ def _dialogues_with_turns(audit: Audit, tutor_id: int, question_id: int, conditi
         .order_by("condition_id")
     )
     scores: dict[int, dict[str, Any]] = {}
-    for score in TurnScore.objects.filter(turn__dialogue__in=dialogues, rubric_id=audit.judge_template_id).values(
+    for score in TurnScore.objects.filter(dialogue__in=dialogues, rubric_id=audit.judge_template_id).values(
         "turn_id", "metric", "value", "status"
     ):
         shown = score["value"] if score["status"] == TurnScore.Status.OK else score["status"]

@@ -1,86 +1,66 @@
 """Reads of running audits: progress, cost, transcripts, a clone's changed objects and the frame of scores.
 
-Progress is row counts; the objects read for a clone are those its changed factor names; the frame of scores is the long
-one that `audits.fairness` analyses."""
+Progress is the dialogues' row counts and the running totals kept as calls and judgements are written; the objects
+read for a clone are those its changed factor names; the frame of scores is the long one that `audits.fairness`
+analyses (or one cell of it)."""
 
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 
 import numpy as np
-from django.db.models import Avg, Count, F, FloatField, Min, Q, Sum
+from django.db.models import Avg, Count, Min, Q
 from django.utils import timezone
 
 from audits.conditions import ConditionChoice, analysis_design
 from audits.judge import CONVERSATION_METRICS, METRICS, STUDENT_METRICS
 from audits.llm.dialogue import requests_preview
-from audits.models import Audit, Condition, Dialogue, LLMCall, ModelEndpoint, PromptTemplate, Turn, TurnScore
+from audits.models import (
+    Audit,
+    AuditCallTally,
+    AuditTally,
+    Condition,
+    Dialogue,
+    LLMCall,
+    ModelEndpoint,
+    PromptTemplate,
+    TurnScore,
+)
 from audits.run_outcome import LABELS, TONES, group_failures, host_of, run_outcome
 from audits.selectors.design import design_dimensions
 from audits.selectors.endpoints import endpoint_limit_statuses
 
 
-def _dialogues_by_status(audit: Audit) -> dict[str, int]:
-    return dict(audit.dialogues.values_list("status").annotate(n=Count("pk")).values_list("status", "n"))
+def _audit_tally(audit: Audit) -> AuditTally:
+    """The audit's dialogues by status, the calls they reused and its turns by the judge's verdict, as the database
+    keeps them (`audits.models.progress`): one row, whatever the audit's size."""
+    return AuditTally.objects.filter(audit=audit).first() or AuditTally(audit=audit)
 
 
 def audit_run_outcome(*, audit: Audit) -> str:
-    """The run's outcome (audits.run_outcome) from one count query, for pages that need only that."""
-    by_status = _dialogues_by_status(audit)
-    done, failed = by_status.get(Dialogue.Status.DONE, 0), by_status.get(Dialogue.Status.FAILED, 0)
-    return run_outcome(audit.status, done=done, failed=failed)
+    """The run's outcome (audits.run_outcome) from the audit's tally, for pages that need only that."""
+    tally = _audit_tally(audit)
+    return run_outcome(audit.status, done=tally.done, failed=tally.failed)
 
 
 def audit_progress(*, audit: Audit) -> dict:
     """Everything the audit page's live panel shows, computed from rows (never from the broker)."""
-    by_status = _dialogues_by_status(audit)
-    total = sum(by_status.values())
-    done = by_status.get(Dialogue.Status.DONE, 0)
-    failed = by_status.get(Dialogue.Status.FAILED, 0)
-    finished = done + failed + by_status.get(Dialogue.Status.CANCELLED, 0)
-    paid = LLMCall.objects.filter(first_audit=audit)
-    paid_totals = paid.aggregate(
-        calls=Count("pk"),
-        ok=Count("pk", filter=Q(status=LLMCall.Status.OK)),
-        unparsable=Count("pk", filter=Q(status=LLMCall.Status.UNPARSABLE)),
-        attempts=Sum("attempts"),
-        prompt_tokens=Sum("prompt_tokens"),
-        completion_tokens=Sum("completion_tokens"),
-        reasoning_tokens=Sum("reasoning_tokens"),
-    )
+    tally = _audit_tally(audit)
+    done, failed = tally.done, tally.failed
+    total = tally.pending + tally.running + done + failed + tally.cancelled
+    finished = done + failed + tally.cancelled
+    # What the audit paid for, per endpoint: running totals kept as the ledger rows are written
+    # (audits.services.progress_tally), so the panel never reads the ledger.
+    tallies = [row for row in AuditCallTally.objects.filter(audit=audit).order_by("endpoint_ref") if row.calls]
+    paid_totals = {name: sum(getattr(row, name) for row in tallies) for name in CALL_TOTALS}
     # Every model call a dialogue made that was answered without sending: from the ledger (paid earlier
     # by another dialogue of this audit or by another audit) or shared with an identical request in
-    # flight. Each dialogue counts its own when it is written, so this is one SUM over dialogue rows
-    # (a count of distinct ledger rows would miss every call shared within the audit).
-    reused = audit.dialogues.aggregate(n=Sum("calls_cached"))["n"] or 0
-    cost_rows = []
-    per_endpoint = list(
-        paid.values("endpoint").annotate(
-            # Tokens as billed: a call answered by batch costs its endpoint's batch price factor of the online
-            # price. (Before the sums named like the fields, so that F() still means the fields.)
-            billed_prompt=Sum(F("prompt_tokens") * F("price_factor"), output_field=FloatField()),
-            billed_completion=Sum(F("completion_tokens") * F("price_factor"), output_field=FloatField()),
-            calls=Count("pk"),
-            prompt_tokens=Sum("prompt_tokens"),
-            completion_tokens=Sum("completion_tokens"),
-        )
-    )
-    endpoints = ModelEndpoint.objects.in_bulk([row["endpoint"] for row in per_endpoint])
-    for row in per_endpoint:
-        endpoint = endpoints.get(row["endpoint"])
-        cost_rows.append(
-            {
-                "endpoint": str(endpoint) if endpoint else "(deleted endpoint)",
-                "simulation": bool(endpoint and endpoint.is_simulation),
-                "calls": row["calls"],
-                "prompt_tokens": row["prompt_tokens"] or 0,
-                "completion_tokens": row["completion_tokens"] or 0,
-                "cost": endpoint.cost(row["billed_prompt"] or 0, row["billed_completion"] or 0) if endpoint else 0.0,
-            }
-        )
-    judged = Turn.objects.filter(dialogue__audit=audit).exclude(judge_status="")
-    judge_counts = dict(judged.values_list("judge_status").annotate(n=Count("pk")).values_list("judge_status", "n"))
+    # flight. Each dialogue counts its own when it is written, so this is the sum over its dialogue rows
+    # (a count of distinct ledger rows would miss every call shared within the audit), kept in the tally.
+    reused = tally.calls_cached
+    endpoints = ModelEndpoint.objects.in_bulk([row.endpoint_ref for row in tallies])
+    cost_rows = [_cost_row(endpoints.get(ref), rows) for ref, rows in _by_endpoint(tallies, endpoints).items()]
     elapsed = None
     if audit.launched_at:
         end = audit.finished_at or timezone.now()
@@ -93,31 +73,31 @@ def audit_progress(*, audit: Audit) -> dict:
         .order_by("-finished_at", "-pk")
         .values("pk", "error", "end_reason")[:10]
     )
-    calls = paid_totals["calls"] or 0
+    calls = paid_totals["calls"]
     return {
         "status": audit.status,
         "total": total,
-        "pending": by_status.get(Dialogue.Status.PENDING, 0),
-        "running": by_status.get(Dialogue.Status.RUNNING, 0),
+        "pending": tally.pending,
+        "running": tally.running,
         "done": done,
         "failed": failed,
-        "cancelled": by_status.get(Dialogue.Status.CANCELLED, 0),
+        "cancelled": tally.cancelled,
         "percent": int(100 * finished / total) if total else 0,
         "calls_sent": calls,
         # An unparsable answer was answered (and paid for) but never used: counted apart from failures.
-        "calls_failed": calls - (paid_totals["ok"] or 0) - (paid_totals["unparsable"] or 0),
-        "calls_unparsable": paid_totals["unparsable"] or 0,
+        "calls_failed": calls - paid_totals["ok"] - paid_totals["unparsable"],
+        "calls_unparsable": paid_totals["unparsable"],
         "calls_reused": reused,
-        "retries": (paid_totals["attempts"] or 0) - calls,
-        "prompt_tokens": paid_totals["prompt_tokens"] or 0,
-        "completion_tokens": paid_totals["completion_tokens"] or 0,
+        "retries": paid_totals["attempts"] - calls,
+        "prompt_tokens": paid_totals["prompt_tokens"],
+        "completion_tokens": paid_totals["completion_tokens"],
         # Of the completion tokens, those the models spent reasoning (billed as output, never shown as a turn).
-        "reasoning_tokens": paid_totals["reasoning_tokens"] or 0,
+        "reasoning_tokens": paid_totals["reasoning_tokens"],
         "cost": sum(row["cost"] for row in cost_rows),
         "cost_by_endpoint": cost_rows,
-        "turns_scored": judge_counts.get(Turn.JudgeStatus.OK, 0),
-        "turns_unparsable": judge_counts.get(Turn.JudgeStatus.UNPARSABLE, 0),
-        "turns_judge_failed": judge_counts.get(Turn.JudgeStatus.FAILED, 0),
+        "turns_scored": tally.turns_ok,
+        "turns_unparsable": tally.turns_unparsable,
+        "turns_judge_failed": tally.turns_failed,
         "failures": failures,
         "outcome": outcome,
         "outcome_label": LABELS.get(outcome, outcome),
@@ -130,6 +110,31 @@ def audit_progress(*, audit: Audit) -> dict:
         "simulation": audit.uses_simulation,
         # The in-flight limit (AIMD) and 429s each worker process reports per endpoint of the audit.
         "endpoint_limits": endpoint_limit_statuses(endpoints=audit.endpoints()),
+    }
+
+
+CALL_TOTALS = ("calls", "ok", "unparsable", "attempts", "prompt_tokens", "completion_tokens", "reasoning_tokens")
+
+
+def _by_endpoint(tallies: list[AuditCallTally], endpoints: dict) -> dict:
+    """The tallies by endpoint; those of deleted endpoints together (ref None), as the ledger's rows group them."""
+    grouped: dict = {}
+    for row in tallies:
+        grouped.setdefault(row.endpoint_ref if row.endpoint_ref in endpoints else None, []).append(row)
+    return grouped
+
+
+def _cost_row(endpoint: ModelEndpoint | None, rows: list[AuditCallTally]) -> dict:
+    def total(name: str):
+        return sum(getattr(row, name) for row in rows)
+
+    return {
+        "endpoint": str(endpoint) if endpoint else "(deleted endpoint)",
+        "simulation": bool(endpoint and endpoint.is_simulation),
+        "calls": total("calls"),
+        "prompt_tokens": total("prompt_tokens"),
+        "completion_tokens": total("completion_tokens"),
+        "cost": endpoint.cost(total("billed_prompt"), total("billed_completion")) if endpoint else 0.0,
     }
 
 
@@ -242,7 +247,7 @@ def dialogue_transcript(*, dialogue: Dialogue) -> dict:
     """A dialogue with its turns, each tutor turn's scores, and the raw calls it used."""
     turns = list(dialogue.turns.select_related("llm_call").order_by("index"))
     scores: dict[int, list[TurnScore]] = defaultdict(list)
-    for score in TurnScore.objects.filter(turn__dialogue=dialogue).select_related("rubric").order_by("metric"):
+    for score in TurnScore.objects.filter(dialogue=dialogue).select_related("rubric").order_by("metric"):
         scores[score.turn_id].append(score)
     return {
         "dialogue": dialogue,
@@ -277,7 +282,19 @@ FRAME_COLUMNS = (
 )
 
 
-def audit_scores_frame(audit: Audit, *, include_conversation_metrics: bool = True) -> dict[str, np.ndarray]:
+@dataclass(frozen=True)
+class FrameCell:
+    """One cell of an audit's frame: a tutor's dialogues of one domain under some conditions, some metrics."""
+
+    tutor: int
+    domain: str
+    conditions: tuple[int, ...]
+    metrics: tuple[str, ...]
+
+
+def audit_scores_frame(
+    audit: Audit, *, include_conversation_metrics: bool = True, cell: FrameCell | None = None
+) -> dict[str, np.ndarray]:
     """The audit's dialogue scores as a long frame of numpy columns (`FRAME_COLUMNS`), one row per
     (dialogue, metric), for `audits.fairness`.
 
@@ -285,11 +302,27 @@ def audit_scores_frame(audit: Audit, *, include_conversation_metrics: bool = Tru
     turns, ignoring −1 (not applicable) and turns without a value (unparsable or failed judgements); a
     dialogue with no applicable turn has no row for that metric. Conversation-level metrics come from
     the transcript, and so do the student's own statistics (`STUDENT_METRICS`, for the simulator check;
-    absent for dialogues finished before they were recorded). Only finished (`done`) dialogues are included.
+    absent for dialogues finished before they were recorded). Only finished (`done`) dialogues are included; with
+    `cell`, only that cell's rows are read.
     """
+    finished = Dialogue.objects.filter(audit=audit, status=Dialogue.Status.DONE)
+    scored = TurnScore.objects.filter(
+        audit=audit,
+        dialogue__audit=audit,  # both sides of the join read by the audit
+        dialogue__status=Dialogue.Status.DONE,
+        rubric_id=audit.judge_template_id,
+        status=TurnScore.Status.OK,
+        value__gte=0,
+    )
+    conversation_metrics = CONVERSATION_METRICS + STUDENT_METRICS
+    if cell is not None:
+        where = {"tutor_id": cell.tutor, "question__domain": cell.domain, "condition_id__in": cell.conditions}
+        finished = finished.filter(**where)
+        scored = scored.filter(metric__in=cell.metrics, **{f"dialogue__{k}": v for k, v in where.items()})
+        conversation_metrics = tuple(m for m in conversation_metrics if m in cell.metrics)
     dialogues = {
         row["pk"]: row
-        for row in Dialogue.objects.filter(audit=audit, status=Dialogue.Status.DONE).values(
+        for row in finished.values(
             "pk",
             "tutor_id",
             "tutor__name",
@@ -308,22 +341,11 @@ def audit_scores_frame(audit: Audit, *, include_conversation_metrics: bool = Tru
             "metrics",
         )
     }
-    scored = (
-        TurnScore.objects.filter(
-            turn__dialogue__audit=audit,
-            turn__dialogue__status=Dialogue.Status.DONE,
-            rubric_id=audit.judge_template_id,
-            status=TurnScore.Status.OK,
-            value__gte=0,
-        )
-        .values("turn__dialogue_id", "metric")
-        .annotate(mean=Avg("value"))
-        .order_by("turn__dialogue_id", "metric")
-    )
-    rows: list[tuple] = [(row["turn__dialogue_id"], row["metric"], float(row["mean"])) for row in scored]
+    means = scored.values("dialogue_id", "metric").annotate(mean=Avg("value")).order_by("dialogue_id", "metric")
+    rows: list[tuple] = [(row["dialogue_id"], row["metric"], float(row["mean"])) for row in means]
     if include_conversation_metrics:
         for pk, row in dialogues.items():
-            for metric in CONVERSATION_METRICS + STUDENT_METRICS:
+            for metric in conversation_metrics:
                 value = (row["metrics"] or {}).get(metric)
                 if value is not None:
                     rows.append((pk, metric, float(value)))

@@ -39,6 +39,7 @@ from audits.llm.outbound_policy import OutboundRefused, current_policy
 from audits.llm.outbound_transport import checked_sync_http_client
 from audits.llm.server_errors import status_error_text
 from audits.models import JudgeBatch, JudgeRun, LLMCall, ModelEndpoint
+from audits.services.progress_tally import count_new_calls, counted_call_change
 
 logger = logging.getLogger(__name__)
 
@@ -142,9 +143,10 @@ def _known_answers(keys: Sequence[str], run: JudgeRun) -> tuple[dict[str, batchl
 def _ledger_reject(rejected: list[tuple[int, str]]) -> None:
     """Mark the answers the judge could not parse unparsable (never served again; their text stays)."""
     for call_id, problem in rejected:
-        LLMCall.objects.filter(pk=call_id, status=LLMCall.Status.OK).update(
-            status=LLMCall.Status.UNPARSABLE, error=problem[:2000]
-        )
+        with counted_call_change([call_id]):
+            LLMCall.objects.filter(pk=call_id, status=LLMCall.Status.OK).update(
+                status=LLMCall.Status.UNPARSABLE, error=problem[:2000]
+            )
 
 
 @transaction.atomic
@@ -205,8 +207,12 @@ def _collect(
             billed = {
                 name: F(name) + values[name] for name in ("prompt_tokens", "completion_tokens", "reasoning_tokens")
             }
-            LLMCall.objects.filter(pk=row.pk).update(attempts=row.attempts + 1, attempt_log=log, **{**values, **billed})
+            with counted_call_change([row.pk]):
+                LLMCall.objects.filter(pk=row.pk).update(
+                    attempts=row.attempts + 1, attempt_log=log, **{**values, **billed}
+                )
     LLMCall.objects.bulk_create(fresh, batch_size=500)
+    count_new_calls(fresh)
     JudgeBatch.objects.filter(pk=batch.pk).update(
         status=JudgeBatch.Status.COLLECTED,
         answered=results.answered,

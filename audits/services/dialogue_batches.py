@@ -224,7 +224,7 @@ def _renew(token: str, lease: int) -> int:
     return lease_renew(Dialogue.objects.all(), token=token, seconds=lease)
 
 
-def _finish(dialogue_id: int, token: str, outcome: DialogueOutcome, rubric_id: int) -> bool:
+def _finish(audit_id: int, dialogue_id: int, token: str, outcome: DialogueOutcome, rubric_id: int) -> bool:
     """Write the dialogue's turns, scores and calls with its new status, if the claim still holds."""
     result = outcome.result
     failed = result.end_reason == END_ERROR
@@ -266,6 +266,8 @@ def _finish(dialogue_id: int, token: str, outcome: DialogueOutcome, rubric_id: i
                 scores.append(
                     TurnScore(
                         turn_id=turn.pk,
+                        dialogue_id=dialogue_id,
+                        audit_id=audit_id,
                         metric=metric,
                         value=judgement.scores.get(metric) if judgement.status == PARSE_OK else None,
                         rubric_id=rubric_id,
@@ -362,7 +364,9 @@ async def batch_run_async(runtime: LoopRuntime, audit_id: int, dialogue_ids: lis
             counts["errors"] += 1
             await runtime.run_blocking(_release, item["id"], token, f"{type(exc).__name__}: {exc}")
             return
-        written = await runtime.run_blocking(through_outage, _finish, item["id"], token, outcome, plan.judge_rubric_id)
+        written = await runtime.run_blocking(
+            through_outage, _finish, audit_id, item["id"], token, outcome, plan.judge_rubric_id
+        )
         counts["done" if written else "lost"] += 1
 
     renewer = asyncio.create_task(keeper.keep_on(runtime))

@@ -205,6 +205,7 @@ def turn_scores_store(
                     turns = turns.filter(judge_status__in=list(replacing))
                 if turns.update(judge_status=judgement.status) != 1:
                     continue
+            dialogue_id, audit_id = Turn.objects.filter(pk=turn_id).values_list("dialogue_id", "dialogue__audit_id")[0]
             written += 1
             TurnScore.objects.filter(turn_id=turn_id, rubric=rubric).delete()
             last_call = judgement.call_ids[-1] if judgement.call_ids else None
@@ -212,6 +213,8 @@ def turn_scores_store(
             TurnScore.objects.bulk_create(
                 TurnScore(
                     turn_id=turn_id,
+                    dialogue_id=dialogue_id,
+                    audit_id=audit_id,
                     metric=metric,
                     value=judgement.scores.get(metric) if judgement.status == PARSE_OK else None,
                     rubric=rubric,
@@ -222,7 +225,6 @@ def turn_scores_store(
                 )
                 for metric in metrics
             )
-            dialogue_id = Turn.objects.filter(pk=turn_id).values_list("dialogue_id", flat=True).first()
             through = Dialogue.calls.through
             through.objects.bulk_create(
                 [through(dialogue_id=dialogue_id, llmcall_id=i) for i in set(judgement.call_ids) if i],

@@ -29,6 +29,7 @@ from audits.llm.calls import STATUS_OK, STATUS_UNPARSABLE, CallRequest, CallResu
 from audits.llm.runtime import LoopRuntime
 from audits.models import LLMCall
 from audits.services.database_outage import through_outage
+from audits.services.progress_tally import count_new_calls, counted_call_change
 
 logger = logging.getLogger(__name__)
 
@@ -177,9 +178,10 @@ def _lookup_many(keys: list[str]) -> dict[str, CallResult]:
 
 
 def _reject(call_id: int, problem: str) -> None:
-    LLMCall.objects.filter(pk=call_id, status=LLMCall.Status.OK).update(
-        status=LLMCall.Status.UNPARSABLE, error=f"unparsable: {problem}"[:2000]
-    )
+    with counted_call_change([call_id]):
+        LLMCall.objects.filter(pk=call_id, status=LLMCall.Status.OK).update(
+            status=LLMCall.Status.UNPARSABLE, error=f"unparsable: {problem}"[:2000]
+        )
 
 
 def _values(request: CallRequest, result: CallResult, attempt_log: list[dict]) -> dict:
@@ -221,6 +223,7 @@ def _record_many(items: list[tuple[CallRequest, str, CallResult, list[dict]]]) -
                     if key not in known
                 ]
                 LLMCall.objects.bulk_create(new)
+                count_new_calls(new)
                 ids = {row.request_hash: row.pk for row in new}
                 for item in items:
                     if item[1] in known:
@@ -234,12 +237,14 @@ def _record_many(items: list[tuple[CallRequest, str, CallResult, list[dict]]]) -
 def _record_one(request: CallRequest, request_hash: str, result: CallResult, attempt_log: list[dict]) -> int:
     try:
         with transaction.atomic():
-            return LLMCall.objects.create(
+            call = LLMCall.objects.create(
                 request_hash=request_hash,
                 attempts=result.attempts,
                 first_audit_id=request.origin.get("audit_id"),
                 **_values(request, result, attempt_log),
-            ).pk
+            )
+            count_new_calls([call])
+            return call.pk
     except IntegrityError:
         pass
     return _record_known(request, request_hash, result, attempt_log)
@@ -256,5 +261,6 @@ def _record_known(request: CallRequest, request_hash: str, result: CallResult, a
             # What the earlier attempts were billed stays counted.
             for name in ("prompt_tokens", "completion_tokens", "reasoning_tokens"):
                 values[name] = F(name) + values[name]
-            LLMCall.objects.filter(pk=existing.pk).update(attempts=F("attempts") + result.attempts, **values)
+            with counted_call_change([existing.pk]):
+                LLMCall.objects.filter(pk=existing.pk).update(attempts=F("attempts") + result.attempts, **values)
         return existing.pk

@@ -127,7 +127,14 @@ def scored_audit(
         for index, (role, text) in enumerate(texts)
     )
     TurnScore.objects.bulk_create(
-        TurnScore(turn=turn, metric=metric, value=rng.choice((-1, 0, 1, 1, 2, 2)), rubric_id=audit.judge_template_id)
+        TurnScore(
+            turn=turn,
+            dialogue_id=turn.dialogue_id,
+            audit=audit,
+            metric=metric,
+            value=rng.choice((-1, 0, 1, 1, 2, 2)),
+            rubric_id=audit.judge_template_id,
+        )
         for turn in turns
         if turn.role == "tutor"
         for metric in METRICS

@@ -22,12 +22,12 @@ def status_filter_refusal(request) -> str | None:
 def live_context(request, audit: Audit) -> dict:
     """The run page's live panel: controls, progress, outcome, failures and the page of dialogues
     (filtered by ?status=, paged by ?page=), all from rows."""
-    dialogues = dialogues_listed(audit_id=audit.pk, status=request.GET.get("status"))
-    return {
-        "audit": audit,
-        "progress": audit_progress(audit=audit),
-        "page": Paginator(dialogues, 50).get_page(request.GET.get("page")),
-    }
+    wanted = request.GET.get("status")
+    dialogues = dialogues_listed(audit_id=audit.pk, status=wanted)
+    progress = audit_progress(audit=audit)
+    paginator = Paginator(dialogues, 50)
+    paginator.count = progress[wanted] if wanted else progress["total"]  # the tally's count: no COUNT of the rows
+    return {"audit": audit, "progress": progress, "page": paginator.get_page(request.GET.get("page"))}
 
 
 class AuditProgressView(ResearcherRequiredMixin, View):

@@ -9,9 +9,9 @@ from django.http import Http404
 from django.views.generic import TemplateView
 
 from audits import heatmap_figures
-from audits.fairness import contrast_pairs, r_ceiling
+from audits.fairness import r_ceiling
 from audits.selectors.questionbank import question_or_none, question_texts
-from audits.selectors.results import audit_analysis_inputs, audit_content_identities, contrast_side_dialogues
+from audits.selectors.results import audit_cell_pairs, contrast_side_dialogues
 from audits.views.results_pages import ResultsPageMixin, int_or_404
 
 
@@ -35,17 +35,9 @@ class ContrastPairsView(ResultsPageMixin, TemplateView):
         if contrast is None or not rows:
             raise Http404("no such contrast cell")
         row = rows[0]
-        inputs = audit_analysis_inputs(self.audit)
         metrics = table.metrics
-        questions, a, b = contrast_pairs(
-            inputs.scores,
-            inputs.design,
-            tutor=tutor,
-            domain=cell["domain"],
-            contrast=contrast,
-            metric=cell["metric"],
-            metrics=metrics,
-            question_keys=audit_content_identities(self.audit)[1],
+        questions, a, b = audit_cell_pairs(
+            self.audit, tutor=tutor, domain=cell["domain"], contrast=contrast, metric=cell["metric"], metrics=metrics
         )
         texts = question_texts(questions.tolist())
         parameters = self.analysis.parameters

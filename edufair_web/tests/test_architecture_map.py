@@ -28,6 +28,7 @@ CONCEPTS = (
     "launching a design",
     "design label plan",
     "leased jobs",
+    "an audit's running totals",
 )
 CITED_DOCUMENT = re.compile(r"(?<![\w/.{}-])(?!/)((?:\.\./)*[\w./-]*\b[\w-]+\.md)\b")
 ISSUE_NUMBER = re.compile(r"\bissues?\s*#?\d+", re.IGNORECASE)
