@@ -7,9 +7,10 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import asdict
+from typing import Any
 
 import numpy as np
-from django.db.models import Avg, Count, F, FloatField, Min, Q, Sum
+from django.db.models import Avg, Count, F, FloatField, Min, Q, QuerySet, Sum
 from django.utils import timezone
 
 from audits.conditions import ConditionChoice, analysis_design
@@ -277,6 +278,18 @@ FRAME_COLUMNS = (
 )
 
 
+def judged_dialogue_means(audit: Audit, **filters: Any) -> QuerySet:
+    """Each (dialogue, metric)'s score from the judge: the mean of its usable values (ok, not −1) on the dialogue's
+    tutor turns under the audit's rubric, as dicts (turn__dialogue_id, metric, mean) by dialogue and metric;
+    ``filters`` choose the turn scores (e.g. ``turn__dialogue_id__in=…``)."""
+    return (
+        TurnScore.objects.filter(rubric_id=audit.judge_template_id, status=TurnScore.Status.OK, value__gte=0, **filters)
+        .values("turn__dialogue_id", "metric")
+        .annotate(mean=Avg("value"))
+        .order_by("turn__dialogue_id", "metric")
+    )
+
+
 def audit_scores_frame(audit: Audit, *, include_conversation_metrics: bool = True) -> dict[str, np.ndarray]:
     """The audit's dialogue scores as a long frame of numpy columns (`FRAME_COLUMNS`), one row per
     (dialogue, metric), for `audits.fairness`.
@@ -308,18 +321,7 @@ def audit_scores_frame(audit: Audit, *, include_conversation_metrics: bool = Tru
             "metrics",
         )
     }
-    scored = (
-        TurnScore.objects.filter(
-            turn__dialogue__audit=audit,
-            turn__dialogue__status=Dialogue.Status.DONE,
-            rubric_id=audit.judge_template_id,
-            status=TurnScore.Status.OK,
-            value__gte=0,
-        )
-        .values("turn__dialogue_id", "metric")
-        .annotate(mean=Avg("value"))
-        .order_by("turn__dialogue_id", "metric")
-    )
+    scored = judged_dialogue_means(audit, turn__dialogue__audit=audit, turn__dialogue__status=Dialogue.Status.DONE)
     rows: list[tuple] = [(row["turn__dialogue_id"], row["metric"], float(row["mean"])) for row in scored]
     if include_conversation_metrics:
         for pk, row in dialogues.items():

@@ -26,6 +26,7 @@ CONCEPTS = (
     "judge-corrected contrasts",
     "analysis parameters",
     "leased jobs",
+    "audit exports streamed",
 )
 CITED_DOCUMENT = re.compile(r"(?<![\w/.{}-])(?!/)((?:\.\./)*[\w./-]*\b[\w-]+\.md)\b")
 ISSUE_NUMBER = re.compile(r"\bissues?\s*#?\d+", re.IGNORECASE)
