@@ -58,9 +58,10 @@ def _described(dialogue: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def raw_score_rows_chunked(audit: Audit, *, chunk_dialogues: int = CHUNK_DIALOGUES) -> Iterator[dict[str, Any]]:
+def raw_score_rows_chunked(audit: Audit, *, chunk_dialogues: int | None = None) -> Iterator[dict[str, Any]]:
     """One row per (dialogue, metric) with the condition's fields (`FRAME_COLUMNS`), read `chunk_dialogues`
-    dialogues at a time: two passes over the finished dialogues, the judge's means first."""
+    dialogues at a time (default `CHUNK_DIALOGUES`): two passes over the finished dialogues, the judge's means first."""
+    chunk_dialogues = chunk_dialogues or CHUNK_DIALOGUES
     dialogues = Dialogue.objects.filter(
         audit=audit, status=Dialogue.Status.DONE, condition_id__in=list(audit_condition_design(audit))
     )

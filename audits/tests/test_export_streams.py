@@ -76,10 +76,18 @@ def test_streamed_exports_equal_the_in_memory_exports(seeded, monkeypatch, piece
     if pieces == "small":
         monkeypatch.setattr(raw_scores, "CHUNK_DIALOGUES", 7)
         monkeypatch.setattr(export_streams, "ROWS_PER_PIECE", 5)
+    chunks = []
+    read_chunks = raw_scores._dialogue_chunks
+    monkeypatch.setattr(raw_scores, "_dialogue_chunks", lambda *a: (chunks.append(c) or c for c in read_chunks(*a)))
     analysis = seeded
     for table in TABLES:
         expected = table_csv(analysis, table)
-        assert _joined(export_streams.table_csv_stream(analysis, table)).decode() == expected, table
+        streamed = list(export_streams.table_csv_stream(analysis, table))
+        assert b"".join(streamed).decode() == expected, table
+    done = Dialogue.objects.filter(audit=analysis.audit, status=Dialogue.Status.DONE).count()
+    assert len(chunks) == 2 * math.ceil(done / raw_scores.CHUNK_DIALOGUES)  # two passes over the dialogues
+    # a piece per ROWS_PER_PIECE rows (the first after the header), then the rest
+    assert len(streamed) == 1 + len(read_csv(expected)) // export_streams.ROWS_PER_PIECE
     raw = read_csv(table_csv(analysis, "raw_scores"))
     assert (
         len(raw) > 500
