@@ -13,6 +13,9 @@ existing readers keep their column order. CSV cells that a spreadsheet would run
 starting with = + - @, tab or carriage return) are prefixed with a quote; numbers are written in full
 precision (repr) so a re-read gives the same floats.
 
+`table_csv` and `results_json` write an export in memory (`manage.py audit_report`, notebooks); the downloads write the
+same bytes piece by piece (`audits.export_streams`), and add Parquet.
+
 The judge-corrected table (`audits.services.judge_corrected`: the judge-only flags beside the PPI++ differences
 that rest on the audit's human-labelled turns) has its own CSV and JSON, and a section in the HTML report.
 """

@@ -32,8 +32,8 @@ AnalysisParametersSerializer = type(
 
 
 class ExportQuerySerializer(AnalysisParametersSerializer):
-    format = serializers.ChoiceField(choices=["csv", "methods", "json", "html"], default="csv")
-    table = serializers.ChoiceField(choices=list(TABLES), default="contrasts", help_text="CSV only.")
+    format = serializers.ChoiceField(choices=["csv", "parquet", "methods", "json", "html"], default="csv")
+    table = serializers.ChoiceField(choices=list(TABLES), default="contrasts", help_text="CSV and Parquet only.")
 
 
 class ResultsSerializer(serializers.Serializer):

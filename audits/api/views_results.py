@@ -1,9 +1,9 @@
 """API of the fairness results (researchers only): every table as JSON, the exports and the judge-corrected table.
 
 The paths: `GET /api/audits/{id}/results/` (every table as JSON, under the query's parameters), `POST` to the same path
-(compute a failed analysis again) and `GET /api/audits/{id}/export/?format=csv|methods|json|html` (the same files the
-results page offers) and `GET /api/audits/{id}/results/judge-corrected/` (the judge-only flags beside the PPI++
-differences corrected with the human labels of the audit's judge-validation project).
+(compute a failed analysis again) and `GET /api/audits/{id}/export/?format=csv|parquet|methods|json|html` (the same
+files the results page offers) and `GET /api/audits/{id}/results/judge-corrected/` (the judge-only flags beside the
+PPI++ differences corrected with the human labels of the audit's judge-validation project).
 
 The analysis runs on a Celery worker: until it is done both GETs answer 202 with its progress
 ({status, cells_done, cells_total, retry_after, error}) and a Retry-After header — the request starts the
@@ -115,6 +115,7 @@ class AuditExportAPIView(APIView):
         parameters=[ExportQuerySerializer, RETRY_AFTER_HEADER],
         responses={
             (200, "text/csv"): OpenApiResponse(OpenApiTypes.BINARY, description="CSV file"),
+            (200, "application/vnd.apache.parquet"): OpenApiResponse(OpenApiTypes.BINARY, description="Parquet file"),
             (200, "text/html"): OpenApiResponse(OpenApiTypes.BINARY, description="Self-contained HTML report"),
             (200, "application/json"): OpenApiResponse(OpenApiTypes.OBJECT, description="JSON results"),
             (202, "application/json"): COMPUTING,

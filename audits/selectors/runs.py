@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import asdict, dataclass
+from typing import Any
 
 import numpy as np
-from django.db.models import Avg, Count, Min, Q
+from django.db.models import Avg, Count, Min, Q, QuerySet
 from django.utils import timezone
 
 from audits.conditions import ConditionChoice, analysis_design
@@ -292,6 +293,20 @@ class FrameCell:
     metrics: tuple[str, ...]
 
 
+def judged_dialogue_means(audit: Audit, **filters: Any) -> QuerySet:
+    """Each (dialogue, metric)'s score from the judge: the mean of its usable values (ok, not −1) on the dialogue's
+    tutor turns under the audit's rubric, as dicts (dialogue_id, metric, mean) by dialogue and metric, read from the
+    audit's own scores; ``filters`` choose among them (e.g. ``dialogue_id__in=…``)."""
+    return (
+        TurnScore.objects.filter(
+            audit=audit, rubric_id=audit.judge_template_id, status=TurnScore.Status.OK, value__gte=0, **filters
+        )
+        .values("dialogue_id", "metric")
+        .annotate(mean=Avg("value"))
+        .order_by("dialogue_id", "metric")
+    )
+
+
 def audit_scores_frame(
     audit: Audit, *, include_conversation_metrics: bool = True, cell: FrameCell | None = None
 ) -> dict[str, np.ndarray]:
@@ -306,20 +321,14 @@ def audit_scores_frame(
     `cell`, only that cell's rows are read.
     """
     finished = Dialogue.objects.filter(audit=audit, status=Dialogue.Status.DONE)
-    scored = TurnScore.objects.filter(
-        audit=audit,
-        dialogue__audit=audit,  # both sides of the join read by the audit
-        dialogue__status=Dialogue.Status.DONE,
-        rubric_id=audit.judge_template_id,
-        status=TurnScore.Status.OK,
-        value__gte=0,
-    )
+    where_scored = {"dialogue__audit": audit, "dialogue__status": Dialogue.Status.DONE}  # both sides read by audit
     conversation_metrics = CONVERSATION_METRICS + STUDENT_METRICS
     if cell is not None:
         where = {"tutor_id": cell.tutor, "question__domain": cell.domain, "condition_id__in": cell.conditions}
         finished = finished.filter(**where)
-        scored = scored.filter(metric__in=cell.metrics, **{f"dialogue__{k}": v for k, v in where.items()})
+        where_scored.update(metric__in=cell.metrics, **{f"dialogue__{k}": v for k, v in where.items()})
         conversation_metrics = tuple(m for m in conversation_metrics if m in cell.metrics)
+    scored = judged_dialogue_means(audit, **where_scored)
     dialogues = {
         row["pk"]: row
         for row in finished.values(
@@ -341,8 +350,7 @@ def audit_scores_frame(
             "metrics",
         )
     }
-    means = scored.values("dialogue_id", "metric").annotate(mean=Avg("value")).order_by("dialogue_id", "metric")
-    rows: list[tuple] = [(row["dialogue_id"], row["metric"], float(row["mean"])) for row in means]
+    rows: list[tuple] = [(row["dialogue_id"], row["metric"], float(row["mean"])) for row in scored]
     if include_conversation_metrics:
         for pk, row in dialogues.items():
             for metric in conversation_metrics:

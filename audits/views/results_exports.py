@@ -13,8 +13,8 @@ from edufair_web.accounts.permissions import ResearcherRequiredMixin
 
 
 class ResultsExportView(ResearcherRequiredMixin, View):
-    """Download: ?format=csv&table=<name> | methods (the CSVs' sidecar) | json | html, under the page's
-    parameters (202 while computing)."""
+    """Download: ?format=csv&table=<name> | parquet&table=<name> | methods (the CSVs' sidecar) | json | html, under the
+    page's parameters (202 while computing)."""
 
     def get(self, request, pk: int):
         audit = get_object_or_404(Audit, pk=pk)

@@ -29,6 +29,7 @@ CONCEPTS = (
     "design label plan",
     "leased jobs",
     "an audit's running totals",
+    "audit exports streamed",
 )
 CITED_DOCUMENT = re.compile(r"(?<![\w/.{}-])(?!/)((?:\.\./)*[\w./-]*\b[\w-]+\.md)\b")
 ISSUE_NUMBER = re.compile(r"\bissues?\s*#?\d+", re.IGNORECASE)
