@@ -135,7 +135,7 @@ def seed(items: int, annotators: int, overlap: int) -> tuple[int, list[str]]:
     return stage.pk, tokens
 
 
-def start_gunicorn(port: int, workers: int, threads: int) -> subprocess.Popen:
+def start_gunicorn(port: int, workers: int, threads: int, boot_seconds: float = 30) -> subprocess.Popen:
     cmd = [
         str(ROOT / ".venv" / "bin" / "gunicorn"),
         "edufair_web.wsgi:application",
@@ -153,7 +153,7 @@ def start_gunicorn(port: int, workers: int, threads: int) -> subprocess.Popen:
         "warning",
     ]
     proc = subprocess.Popen(cmd, cwd=ROOT, env=server_env(port), start_new_session=True)
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + boot_seconds
     while time.monotonic() < deadline:
         if proc.poll() is not None:
             raise RuntimeError(f"gunicorn exited with {proc.returncode} (is port {port} taken?)")
