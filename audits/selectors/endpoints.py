@@ -8,11 +8,12 @@ from __future__ import annotations
 from collections import defaultdict
 from datetime import timedelta
 
-from django.db.models import Count, F, Max, Q, QuerySet
+from django.core.cache import cache
+from django.db.models import Count, F, Max, Q, QuerySet, Sum
 from django.utils import timezone
 
 from audits.endpoint_roles import TUTOR
-from audits.models import Audit, Dialogue, EndpointLimitStatus, LLMCall, ModelEndpoint
+from audits.models import Audit, AuditCallTally, AuditTally, Dialogue, EndpointLimitStatus, LLMCall, ModelEndpoint
 
 # A worker's limit status older than this is shown as stale (the worker stopped, or is idle).
 LIVE_STATUS_SECONDS = 60
@@ -47,7 +48,30 @@ def endpoint_model_mismatches(*, endpoints: list[ModelEndpoint] | None = None) -
 
 def audit_reported_models(*, audit: Audit) -> list[dict]:
     """Per endpoint of the audit, the calls its dialogues used counted by the model the server reported,
-    each flagged when it differs from the configured model."""
+    each flagged when it differs from the configured model.
+
+    Counting them reads every call the audit's dialogues used (seconds at tens of thousands of dialogues), so the
+    answer is kept in the shared cache under the audit's running totals: any call a dialogue pays for or reuses, and
+    any dialogue or judged turn written, changes the key."""
+    key = f"audit-reported-models:{audit.pk}:{_calls_version(audit)}"
+    found = cache.get(key)
+    if found is None:
+        found = _audit_reported_models(audit)
+        cache.set(key, found, timeout=24 * 3600)
+    return found
+
+
+def _calls_version(audit: Audit) -> str:
+    """What the audit's tallies say of its calls and dialogues: changes whenever a call is used or a dialogue ends."""
+    paid = AuditCallTally.objects.filter(audit=audit).aggregate(calls=Sum("calls"), attempts=Sum("attempts"))
+    tally = AuditTally.objects.filter(audit=audit).values_list(
+        "pending", "running", "done", "failed", "cancelled", "calls_cached", "turns_ok", "turns_unparsable",
+        "turns_failed",
+    ).first()  # fmt: skip
+    return f"{paid['calls'] or 0}-{paid['attempts'] or 0}-{'-'.join(map(str, tally or ()))}"
+
+
+def _audit_reported_models(audit: Audit) -> list[dict]:
     rows = (
         Dialogue.calls.through.objects.filter(dialogue__audit=audit)
         .values(endpoint=F("llmcall__endpoint"), model=F("llmcall__model"), reported_model=F("llmcall__reported_model"))
