@@ -53,7 +53,8 @@ def audit_reported_models(*, audit: Audit) -> list[dict]:
     Counting them reads every call the audit's dialogues used (seconds at tens of thousands of dialogues), so the
     answer is kept in the shared cache under the audit's running totals: any call a dialogue pays for or reuses, and
     any dialogue or judged turn written, changes the key."""
-    key = f"audit-reported-models:{audit.pk}:{_calls_version(audit)}"
+    # The creation time tells this audit from another that took its id in another database sharing the cache.
+    key = f"audit-reported-models:{audit.pk}:{audit.created_at.isoformat()}:{_calls_version(audit)}"
     found = cache.get(key)
     if found is None:
         found = _audit_reported_models(audit)

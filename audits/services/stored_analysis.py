@@ -25,7 +25,7 @@ from audits.fairness import (
     SummaryCell,
 )
 from audits.models import AnalysisResult, Audit
-from audits.selectors.results import audit_exclusion_counts, audit_tutor_names
+from audits.selectors.results import audit_exclusion_counts_current, audit_tutor_names
 from audits.selectors.runs import audit_condition_design
 
 _FLOAT_FIELDS = {f.name for f in fields(ContrastResult) if f.type in ("float", float)}
@@ -59,7 +59,7 @@ class AuditAnalysis:
 
     def exclusion_counts(self) -> ExclusionCounts:
         if self._exclusion_counts is None:
-            self._exclusion_counts = audit_exclusion_counts(self.audit)
+            self._exclusion_counts = audit_exclusion_counts_current(self.audit, self.fingerprint)
         return self._exclusion_counts
 
     def exclusions_for(self, row: ContrastResult) -> CellExclusions:

@@ -23,7 +23,7 @@ from audits import exports, heatmap_figures
 from audits.fairness import CHANGE_CI_METHOD
 from audits.results_filter import RowFilter, choices
 from audits.selectors.judge_validation import audit_judge_validation
-from audits.selectors.results import audit_exclusion_counts
+from audits.selectors.results import audit_exclusion_counts_current
 from audits.selectors.runs import audit_progress
 from audits.services.analysis import AuditAnalysis, ReadyAnalysis, analysis_request_ready
 from audits.services.judge_corrected import judge_corrected_available, judge_corrected_results
@@ -89,7 +89,7 @@ class AuditResultsView(ResultsPageMixin, TemplateView):
         self.ready = ready
         self.link = link_maker(self.audit, ready.parameters)
         self.query = urlencode(parameters_query(ready.parameters))
-        self.exclusions = audit_exclusion_counts(self.audit)
+        self.exclusions = audit_exclusion_counts_current(self.audit, ready.fingerprint)
 
     @cached_property
     def analysis(self) -> AuditAnalysis:
