@@ -144,6 +144,10 @@ elif DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql" and env_b
     # hot path then skips PostgreSQL's planning (its CPU per request fell 3.1 → 1.7 ms, benchmarks/RESULTS.md). Off
     # behind a pooler in transaction mode that cannot keep prepared statements (PgBouncer before 1.21).
     DATABASES["default"].setdefault("OPTIONS", {}).update({"server_side_binding": True, "prepare_threshold": 5})
+if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql" and env_bool("DATABASE_TRANSACTION_POOLING"):
+    # Behind PgBouncer in transaction mode (docker-compose.yml's `pgbouncer` profile) a server-side cursor (an export's
+    # `.iterator()`) would outlive the transaction that holds its server connection: read through client-side ones.
+    DATABASES["default"]["DISABLE_SERVER_SIDE_CURSORS"] = True
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 

@@ -1,7 +1,7 @@
 """Running batches of an audit's dialogues: what a worker's batch task and the inline runner do.
 
-A batch claims each dialogue by compare-and-swap (`UPDATE … WHERE status='pending'`, or a running one whose
-lease ran out because its worker died), runs it on the process's event loop through the ledgered client
+A batch claims its dialogues by compare-and-swap in one statement (`UPDATE … WHERE status='pending'`, or a running
+one whose lease ran out because its worker died), runs each on the process's event loop through the ledgered client
 (`engine_client`), and writes the turns, scores and the state change in one short transaction that
 re-checks the claim. A task delivered twice, or a batch whose worker was killed, therefore loses and
 duplicates nothing. The facts a simulated model reads about a dialogue (`question_facts`,
@@ -29,7 +29,14 @@ from audits.models import Audit, Condition, Dialogue, ModelEndpoint, Question, T
 from audits.prompt_templates import render_prompt
 from audits.services.audit_lifecycle import audit_claimable_dialogue_ids, audit_refresh_status, audit_start_inline
 from audits.services.database_outage import OUTAGE_ERRORS, drop_connection, through_outage
-from audits.services.leases import LeaseKeeper, lease_claim, lease_claimable, lease_release, lease_renew, lease_token
+from audits.services.leases import (
+    LeaseKeeper,
+    lease_claim_ids,
+    lease_claimable,
+    lease_release,
+    lease_renew,
+    lease_token,
+)
 from audits.services.ledger import DatabaseLedger
 from audits.services.rate_limits import limit_statuses_start, rate_limit_store
 
@@ -213,10 +220,11 @@ def _dialogue_job(plan: _BatchPlan, item: dict) -> DialogueJob:
     )
 
 
-def _claim(audit_id: int, dialogue_id: int, token: str, lease: int) -> bool:
-    """Claim one dialogue of a running audit (pending, or running under a lease that ran out)."""
-    jobs = Dialogue.objects.filter(pk=dialogue_id, audit_id=audit_id, audit__status=Audit.Status.RUNNING)
-    return lease_claim(jobs, token=token, seconds=lease, statuses=[Dialogue.Status.PENDING]) == 1
+def _claim(audit_id: int, dialogue_ids: list[int], token: str, lease: int) -> set[int]:
+    """Claim the batch's dialogues of a running audit (pending, or running under a lease that ran out) in one
+    UPDATE; returns the ids claimed (the others another worker holds, or they are done)."""
+    jobs = Dialogue.objects.filter(pk__in=dialogue_ids, audit_id=audit_id, audit__status=Audit.Status.RUNNING)
+    return lease_claim_ids(jobs, token=token, seconds=lease, statuses=[Dialogue.Status.PENDING])
 
 
 def _renew(token: str, lease: int) -> int:
@@ -326,21 +334,14 @@ async def batch_run_async(runtime: LoopRuntime, audit_id: int, dialogue_ids: lis
     token = lease_token(worker)
     lease = claim_lease_seconds()
     counts = {"claimed": 0, "done": 0, "lost": 0, "skipped": 0, "errors": 0, "interrupted": 0}
-    status = {"value": plan.status}
 
     def renew() -> int:
-        # With each renewal the batch learns whether its audit still runs (paused or cancelled: claim no more).
-        renewed = _renew(token, lease)
-        status["value"] = _audit_status(audit_id)
-        return renewed
+        return _renew(token, lease)
 
     # A lease that ran out during an outage is taken over; a moment holding no dialogue loses nothing.
     keeper = LeaseKeeper(renew, every=max(1.0, lease / 3), name=f"audit-{audit_id}-batch-lease", many=True)
 
     async def one(item: dict) -> None:
-        if status["value"] != Audit.Status.RUNNING:
-            counts["skipped"] += 1
-            return
         try:
             await run_claimed(item)
         except OUTAGE_ERRORS as exc:
@@ -351,10 +352,6 @@ async def batch_run_async(runtime: LoopRuntime, audit_id: int, dialogue_ids: lis
             await runtime.run_blocking(drop_connection)
 
     async def run_claimed(item: dict) -> None:
-        if not await runtime.run_blocking(_claim, audit_id, item["id"], token, lease):
-            counts["skipped"] += 1
-            return
-        counts["claimed"] += 1
         try:
             outcome = await dialogue_execute(_dialogue_job(plan, item), client, endpoints_by_tutor[item["tutor_id"]])
         except OUTAGE_ERRORS:
@@ -369,9 +366,23 @@ async def batch_run_async(runtime: LoopRuntime, audit_id: int, dialogue_ids: lis
         )
         counts["done" if written else "lost"] += 1
 
+    # The whole batch is claimed in one statement (not one per dialogue): every dialogue of it started at once
+    # anyway, and a round trip per dialogue was the database thread's largest cost after the ledger's.
+    try:
+        claimed = await runtime.run_blocking(
+            through_outage, _claim, audit_id, [d["id"] for d in plan.dialogues], token, lease
+        )
+    except OUTAGE_ERRORS as exc:
+        # Whatever the claim took keeps it until its lease runs out, and is then taken up again.
+        logger.warning("batch of audit %s interrupted: the database is unreachable (%s)", audit_id, exc)
+        counts["interrupted"] = len(plan.dialogues)
+        await runtime.run_blocking(drop_connection)
+        return counts
+    mine = [item for item in plan.dialogues if item["id"] in claimed]
+    counts["claimed"], counts["skipped"] = len(mine), len(plan.dialogues) - len(mine)
     renewer = asyncio.create_task(keeper.keep_on(runtime))
     try:
-        await asyncio.gather(*(one(item) for item in plan.dialogues))
+        await asyncio.gather(*(one(item) for item in mine))
     finally:
         renewer.cancel()
     return counts

@@ -12,6 +12,7 @@ from audits.services.leases import (
     ClaimLost,
     LeaseKeeper,
     lease_claim,
+    lease_claim_ids,
     lease_hold,
     lease_release,
     lease_renew,
@@ -92,6 +93,19 @@ def test_many_rows_are_claimed_and_renewed_at_once_and_only_the_free_ones():
     assert _claim(jobs, "batch") == 2
     assert lease_renew(jobs, token="batch", seconds=60) == 2
     assert set(jobs.values_list("claim_token", flat=True)) == {"other", "batch"}
+
+
+@pytest.mark.django_db
+def test_claimed_ids_are_the_free_rows_and_asking_again_finds_them_not_more():
+    jobs = _runs(3)
+    first, *rest = jobs.order_by("pk")
+    _claim(jobs.filter(pk=first.pk), "other")
+    claimed = lease_claim_ids(jobs, token="batch", seconds=60, statuses=[QUEUED])
+    assert claimed == {run.pk for run in rest}
+    # A claim whose answer was lost, asked again: the same rows, claimed once (one run each).
+    assert lease_claim_ids(jobs, token="batch", seconds=60, statuses=[QUEUED]) == claimed
+    assert sorted(jobs.filter(pk__in=claimed).values_list("runs", flat=True)) == [1, 1]
+    assert lease_claim_ids(jobs, token="late", seconds=60, statuses=[QUEUED]) == set()
 
 
 def test_the_keeper_reports_a_lost_claim_on_its_thread():

@@ -29,8 +29,10 @@ def interpolate_defaults(value: str) -> str:
     return re.sub(r"\$\{([A-Z_]+):\?[^}]*\}", r"<\1>", value)
 
 
-def test_it_has_the_four_services_with_health_checks(compose):
-    assert set(compose["services"]) == {"postgres", "redis", "web", "worker"}
+def test_it_has_the_four_services_and_an_optional_pooler_with_health_checks(compose):
+    default = {name for name, service in compose["services"].items() if not service.get("profiles")}
+    assert default == {"postgres", "redis", "web", "worker"}
+    assert compose["services"]["pgbouncer"]["profiles"] == ["pgbouncer"]
     for name, service in compose["services"].items():
         assert "healthcheck" in service, f"{name} has no health check"
     assert "pgdata" in compose["volumes"]
@@ -89,3 +91,31 @@ def test_dockerfile_installs_requirements_and_serves_the_wsgi_app():
     assert "pip install -r requirements.txt" in dockerfile
     assert "python:3.11" in dockerfile
     assert "edufair_web.wsgi:application" in dockerfile
+
+
+def test_the_optional_pgbouncer_pools_transactions_in_front_of_postgres(compose):
+    pooler = compose["services"]["pgbouncer"]["environment"]
+    postgres = compose["services"]["postgres"]["environment"]
+    upstream = dj_database_url.parse(interpolate_defaults(pooler["DATABASE_URL"]))
+    assert (upstream["HOST"], upstream["PORT"], upstream["NAME"]) == ("postgres", 5432, postgres["POSTGRES_DB"])
+    assert upstream["USER"] == postgres["POSTGRES_USER"]
+    assert upstream["PASSWORD"] == interpolate_defaults(postgres["POSTGRES_PASSWORD"])
+    assert pooler["POOL_MODE"] == "transaction"
+    # The app prepares statements by default (DATABASE_PREPARED_STATEMENTS): the pooler must keep them.
+    assert int(pooler["MAX_PREPARED_STATEMENTS"]) > 0
+    # Its server connections stay well under PostgreSQL's default max_connections of 100.
+    assert int(interpolate_defaults(pooler["DEFAULT_POOL_SIZE"])) <= 50
+    port = pooler["LISTEN_PORT"]
+    assert port in " ".join(compose["services"]["pgbouncer"]["healthcheck"]["test"])
+    for service in ("web", "worker"):
+        environment = compose["services"][service]["environment"]
+        # Pointed at the pooler as the file's header says, the app reaches it with the same credentials.
+        through = environment["DATABASE_URL"].replace("${DB_ADDRESS:-postgres:5432}", f"pgbouncer:{port}")
+        database = dj_database_url.parse(interpolate_defaults(through))
+        assert (database["HOST"], database["PORT"]) == ("pgbouncer", int(port))
+        assert (database["USER"], database["NAME"]) == (upstream["USER"], upstream["NAME"])
+        assert "DATABASE_TRANSACTION_POOLING" in environment
+        dependency = compose["services"][service]["depends_on"]["pgbouncer"]
+        assert dependency["required"] is False  # the default start has no pooler
+    header = (ROOT / "docker-compose.yml").read_text()
+    assert f"DB_ADDRESS=pgbouncer:{port} DATABASE_TRANSACTION_POOLING=1" in header

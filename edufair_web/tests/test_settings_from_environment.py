@@ -88,6 +88,18 @@ def test_postgresql_prepares_statements_unless_turned_off(tmp_path):
     assert off.stdout.strip() == "None None"
 
 
+def test_behind_a_transaction_pooler_postgresql_reads_without_server_side_cursors(tmp_path):
+    code = (
+        "import django; django.setup(); from django.conf import settings as s; "
+        "print(s.DATABASES['default'].get('DISABLE_SERVER_SIDE_CURSORS', False))"
+    )
+    env = dict(DEBUG="1", DATABASE_URL="postgres://app@pgbouncer:6432/edufair", EDUFAIR_DATA_DIR=str(tmp_path))
+    assert run_python(code, **env).stdout.strip() == "False"
+    pooled = run_python(code, DATABASE_TRANSACTION_POOLING="1", **env)
+    assert pooled.returncode == 0, pooled.stderr
+    assert pooled.stdout.strip() == "True"
+
+
 def test_celery_app_is_json_only_acks_late_and_prefetches_one():
     code = (
         "import django; django.setup(); from edufair_web.celery import app; c = app.conf; "
