@@ -16,7 +16,7 @@ from django.test.utils import CaptureQueriesContext
 from audits.llm.calls import CallRequest, CallResult, EndpointConfig
 from audits.models import JudgeRun, LLMCall
 from audits.selectors.endpoints import endpoint_model_mismatches
-from audits.selectors.runs import audit_progress, call_failure_groups
+from audits.selectors.runs import call_failure_groups
 from audits.services import batch_judging, ledger
 from audits.services.audit_lifecycle import audit_create
 from audits.tests.engine_factories import explicit_conditions, make_questions, simulation_endpoint
@@ -52,7 +52,6 @@ SERVED_BY = {
         "batch_judging._known_answers": lambda f: batch_judging._known_answers([KEY], f["run"]),
     },
     ("first_audit_id", "status"): {
-        "selectors.runs.audit_progress (calls and cost)": lambda f: audit_progress(audit=f["audit"]),
         "selectors.runs.call_failure_groups": lambda f: call_failure_groups(audit=f["audit"]),
     },
     ("endpoint_id",): {
