@@ -115,7 +115,48 @@ def annotator_client(client, annotator):
 
 
 @pytest.fixture
-def analysis_inline(monkeypatch):
+def commit_hooks_run(monkeypatch):
+    """`transaction.on_commit` callbacks run in a test that rolls back as they would in production: at once outside
+    the code's own atomic blocks, and when its outermost block commits (the test's own transaction, which never
+    commits, does not count). In a `transaction=True` test, commits are real and this changes nothing."""
+    from django.db import connections, transaction
+
+    def only_the_tests(connection) -> bool:
+        blocks = connection.atomic_blocks
+        return bool(blocks) and all(block._from_testcase for block in blocks) and not connection.needs_rollback
+
+    def run_pending(connection) -> None:
+        while connection.run_on_commit:
+            _, function, robust = connection.run_on_commit.pop(0)
+            try:
+                function()
+            except Exception:
+                if not robust:
+                    raise
+
+    atomic_exit = transaction.Atomic.__exit__
+
+    def exit_then_run(self, exc_type, exc_value, traceback):
+        result = atomic_exit(self, exc_type, exc_value, traceback)
+        connection = transaction.get_connection(self.using)
+        if exc_type is None and only_the_tests(connection):
+            run_pending(connection)
+        return result
+
+    monkeypatch.setattr(transaction.Atomic, "__exit__", exit_then_run)
+    for alias in connections:
+        connection = connections[alias]
+
+        def on_commit(function, robust=False, *, _connection=connection, _on_commit=connection.on_commit):
+            _on_commit(function, robust)
+            if only_the_tests(_connection):
+                run_pending(_connection)
+
+        monkeypatch.setattr(connection, "on_commit", on_commit)
+
+
+@pytest.fixture
+def analysis_inline(monkeypatch, commit_hooks_run):
     """Fairness analyses computed at once, in the process that asks for them: the task a page would send
     to a worker runs its body (audits.services.analysis.analysis_run) on commit instead, so a results page,
     export or API call in the test answers with the results rather than the progress state.
@@ -132,7 +173,7 @@ def analysis_inline(monkeypatch):
 
 
 @pytest.fixture
-def judge_runs_inline(monkeypatch):
+def judge_runs_inline(monkeypatch, commit_hooks_run):
     """Judging runs carried out at once, in the process that queues them: the task a page or the API would
     send to a worker (audits.services.judge_runs) runs its body on commit instead, so the response already
     holds the judge's scores. Tests of the worker path itself do not use this fixture."""
@@ -343,3 +384,45 @@ def _limit_status_writes_held_for_the_flush(_django_db_marker):
     limit_statuses_pause(False)
     yield
     limit_statuses_pause(True)
+
+
+ROLLBACK_BREAKERS = frozenset({"transactional_db", "live_server", "celery_worker_process", "django_db_reset_sequences",
+                               "django_db_serialized_rollback"})  # fmt: skip
+
+
+def _rolls_back(request) -> bool:
+    marker = request.node.get_closest_marker("django_db")
+    names = set(request.fixturenames)
+    if marker is None and "db" not in names:
+        return False
+    if marker is not None and any(marker.kwargs.get(key) for key in ("transaction", "reset_sequences",
+                                                                      "serialized_rollback")):  # fmt: skip
+        return False
+    return ROLLBACK_BREAKERS.isdisjoint(names)
+
+
+@pytest.fixture(autouse=True)
+def engine_db_on_test_connection(request, monkeypatch):
+    """In a test that rolls back, the engine's database work (`audits.llm.runtime`'s `run_blocking`) runs on the
+    test's own thread, with its connection, inside its transaction, instead of on the process's database thread (a
+    second connection, which would not see the test's rows and would wait on its lock): such a test needs no
+    flush. The engine's closing of that thread's connection (between batches, after a status write) is skipped for
+    the test's length, as it would end the test's transaction. Tests that need a second connection (a real worker,
+    a live server, an outage, a kill) stay `transaction=True` and keep the database thread."""
+    if not _rolls_back(request):
+        yield
+        return
+    request.getfixturevalue("db")  # the test's transaction opens before this and rolls back after it
+    from django.db import connections
+
+    from audits.llm.runtime import CallerThreadExecutor, process_runtime
+
+    runtime = process_runtime()
+    for alias in connections:
+        monkeypatch.setattr(connections[alias], "close", lambda: None)
+    thread_pool, runtime.blocking = runtime.blocking, CallerThreadExecutor()
+    try:
+        yield
+    finally:
+        caller, runtime.blocking = runtime.blocking, thread_pool
+        caller.drain()

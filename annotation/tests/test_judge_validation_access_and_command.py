@@ -11,7 +11,7 @@ from annotation.models import AnnotationProject
 
 from .judge_validation_setup import run_simulation_audit
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 
 def test_annotators_get_403_on_pages_and_api(annotator_client):

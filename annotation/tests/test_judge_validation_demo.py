@@ -19,7 +19,7 @@ from audits.selectors.results import judge_validation_status
 from audits.tests.engine_factories import make_questions
 from edufair_web.accounts.demo import demo_users_seed
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 
 def test_demo_has_a_populated_judge_validation_report(client):

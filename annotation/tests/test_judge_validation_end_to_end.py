@@ -16,7 +16,7 @@ from audits.models import TurnScore
 
 from .judge_validation_setup import passed_annotators, run_simulation_audit
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 NA = "n/a"
 ALT_1 = {NA: "1", "0": "1", "1": "2", "2": "1"}

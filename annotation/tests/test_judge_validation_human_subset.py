@@ -20,7 +20,7 @@ from audits.services.audit_lifecycle import audit_clone
 
 from .judge_validation_setup import passed_annotators, run_simulation_audit
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 PER_STRATUM = 2
 

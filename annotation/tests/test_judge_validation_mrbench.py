@@ -66,7 +66,7 @@ def test_the_sample_file_parses_and_bad_files_name_the_record():
         parse_labelled_file("[" * 100_000 + "]" * 100_000)
 
 
-@pytest.mark.django_db(transaction=True)
+@pytest.mark.django_db
 def test_two_judges_side_by_side_on_imported_labels(researcher_client, judge_runs_inline):
     with SAMPLE.open("rb") as handle:
         imported = researcher_client.post(reverse("annotation-jv-mrbench"), {"file": handle})

@@ -12,7 +12,7 @@ from annotation.models import AnnotationProject
 
 from .judge_validation_setup import run_simulation_audit
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 
 def per_stratum_of(project) -> tuple:

@@ -13,7 +13,7 @@ from audits.models import Condition, Turn
 
 from .judge_validation_setup import passed_annotators, run_simulation_audit
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 
 def cue_strings(audit) -> list[str]:

@@ -24,7 +24,7 @@ from audits.services.judge_corrected import judge_corrected_results
 
 from .judge_validation_setup import passed_annotators, run_simulation_audit
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 
 def kish(probabilities: list[float]) -> float:

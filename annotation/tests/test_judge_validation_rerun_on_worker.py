@@ -18,7 +18,7 @@ from audits.tests.openai_batch_server import BatchTestServer
 
 SAMPLE = Path(settings.BASE_DIR) / "samples" / "mrbench_style_sample.json"
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("commit_hooks_run")]  # tasks are sent on commit
 
 
 @pytest.fixture

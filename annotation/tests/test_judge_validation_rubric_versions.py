@@ -26,7 +26,7 @@ from audits.services.audit_lifecycle import audit_clone
 
 from .judge_validation_setup import passed_annotators, run_simulation_audit
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 
 def label_like_the_judge(stage, users, audit, metrics):

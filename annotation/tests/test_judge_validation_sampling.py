@@ -68,7 +68,7 @@ def test_a_candidate_listed_twice_is_refused():
         stratified_sample([Candidate(1, ("a",)), Candidate(1, ("b",))], 1)
 
 
-@pytest.mark.django_db(transaction=True)
+@pytest.mark.django_db
 def test_the_project_built_from_an_audit_follows_the_allocation():
     from annotation.judge_validation.audit_source import audit_turn_candidates
     from annotation.judge_validation.services import validation_project_create

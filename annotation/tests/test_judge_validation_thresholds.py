@@ -9,7 +9,7 @@ from annotation.judge_validation.services import validation_project_create
 
 from .judge_validation_setup import run_simulation_audit
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 
 def thresholds(project) -> set[tuple[float, float]]:

@@ -19,7 +19,7 @@ from audits.selectors.judge_validation import audit_judge_validation
 from .judge_validation_setup import passed_annotators, run_simulation_audit
 from .test_judge_validation_rubric_versions import label_like_the_judge
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 
 def test_page_api_record_and_audit_status_name_the_rule_they_follow(make_user, researcher, researcher_client):

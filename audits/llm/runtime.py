@@ -5,19 +5,63 @@ limiters and HTTP pools and an endpoint's `max_concurrency` would multiply by th
 threads. Instead, tasks submit their coroutine here and wait: the process has one client, one
 limiter (in-flight limit and rate budgets) per endpoint and one connection pool per endpoint.
 Blocking work (the database) runs on a single helper thread (`run_blocking`), so the loop never waits
-on it and the database sees one writer per process.
+on it and the database sees one writer per process. Tests that roll back put a `CallerThreadExecutor` in its
+place (conftest.py): the work then runs on the thread waiting in `run`, with that thread's connection.
 """
 
 from __future__ import annotations
 
 import asyncio
 import atexit
+import queue
 import threading
 from collections.abc import Callable, Coroutine
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Executor, Future, ThreadPoolExecutor
 from typing import Any, TypeVar
 
 T = TypeVar("T")
+
+
+class CallerThreadExecutor(Executor):
+    """Blocking work done on the thread that created this executor, while it waits in `LoopRuntime.run` (or at
+    once, when that thread submits it): the database work then uses that thread's connection and sees its open
+    transaction. For tests that roll back; a process's workers keep the database thread."""
+
+    def __init__(self) -> None:
+        self._owner = threading.get_ident()
+        self._work: queue.SimpleQueue = queue.SimpleQueue()
+
+    def submit(self, fn, /, *args, **kwargs) -> Future:
+        future: Future = Future()
+        if threading.get_ident() == self._owner:
+            _call(future, fn, args, kwargs)
+        else:
+            self._work.put((future, fn, args, kwargs))
+        return future
+
+    def serve_until(self, done: Future) -> None:
+        """Do the work submitted from other threads (the loop's) until `done` is done."""
+        done.add_done_callback(lambda _: self._work.put(None))
+        while not done.done() or not self._work.empty():
+            item = self._work.get()
+            if item is not None:
+                _call(*item)
+
+    def drain(self) -> None:
+        """Do what is left (a write submitted after the last wait), before the executor is replaced."""
+        while not self._work.empty():
+            item = self._work.get()
+            if item is not None:
+                _call(*item)
+
+
+def _call(future: Future, fn: Callable, args: tuple, kwargs: dict) -> None:
+    if not future.set_running_or_notify_cancel():
+        return
+    try:
+        future.set_result(fn(*args, **kwargs))
+    except BaseException as exc:  # handed to the waiter, as a thread pool does
+        future.set_exception(exc)
 
 
 class LoopRuntime:
@@ -26,7 +70,7 @@ class LoopRuntime:
         self._lock = threading.Lock()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
-        self.blocking = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"{name}-db")
+        self.blocking: Executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"{name}-db")
         self.state: dict[str, Any] = {}  # objects that live on the loop (the client)
 
     def _ensure_loop(self) -> asyncio.AbstractEventLoop:
@@ -49,6 +93,8 @@ class LoopRuntime:
         """Run a coroutine on the process loop and wait for its result (from any thread but the loop's)."""
         loop = self._ensure_loop()
         future = asyncio.run_coroutine_threadsafe(coroutine_factory(), loop)
+        if isinstance(self.blocking, CallerThreadExecutor):
+            self.blocking.serve_until(future)
         return future.result()
 
     async def run_blocking(self, function: Callable[..., T], *args: Any) -> T:

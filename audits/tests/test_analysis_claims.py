@@ -31,11 +31,11 @@ from audits.services.analysis import (
 from audits.tasks import audit_analysis_task
 from audits.tests.engine_factories import scored_audit
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def sent(monkeypatch) -> list[int]:
+def sent(monkeypatch, commit_hooks_run) -> list[int]:
     """The analysis ids a request would have sent to the broker, in order."""
     ids: list[int] = []
     monkeypatch.setattr(analysis, "analysis_enqueue", lambda *, analysis_result_id: ids.append(analysis_result_id))

@@ -22,7 +22,7 @@ def analysis_on_finish(settings):
 
 
 @pytest.fixture
-def sent(monkeypatch) -> list[int]:
+def sent(monkeypatch, commit_hooks_run) -> list[int]:
     """The analysis ids that would have been sent to the broker, in order."""
     ids: list[int] = []
     monkeypatch.setattr(analysis, "analysis_enqueue", lambda *, analysis_result_id: ids.append(analysis_result_id))
@@ -75,7 +75,7 @@ def test_an_audit_whose_every_dialogue_failed_or_the_setting_off_queues_nothing(
     assert _default_row(failed) is None and _default_row(off) is None and sent == []
 
 
-@pytest.mark.django_db(transaction=True)
+@pytest.mark.django_db
 def test_an_audit_run_by_the_worker_task_is_analysed_before_anyone_opens_it(analysis_inline, researcher_client):
     endpoint = simulation_endpoint("on-finish student+judge")
     audit = audit_create(
@@ -99,7 +99,7 @@ def test_an_audit_run_by_the_worker_task_is_analysed_before_anyone_opens_it(anal
     assert AnalysisResult.objects.filter(audit=audit).count() == 1 and _default_row(audit).runs == 1
 
 
-@pytest.mark.django_db(transaction=True)
+@pytest.mark.django_db
 def test_rejudging_a_finished_audits_turns_queues_its_analysis_again(sent):
     audit = scored_audit("rejudged audit", tutors=1, questions=2, dimensions=("first_language",))
     audit_analysis(audit=audit)
@@ -113,7 +113,7 @@ def test_rejudging_a_finished_audits_turns_queues_its_analysis_again(sent):
     assert row.status == AnalysisResult.Status.QUEUED and sent == [row.pk]
 
 
-@pytest.mark.django_db(transaction=True)
+@pytest.mark.django_db
 def test_a_judging_run_under_the_audits_own_rubric_queues_its_analysis_again(sent, monkeypatch):
     monkeypatch.setattr("audits.services.judge_runs._enqueue", lambda run, countdown=None: None)
     audit = scored_audit("rejudge run audit", tutors=1, questions=2, dimensions=("first_language",))

@@ -6,7 +6,7 @@ from audits.models import Audit, Dialogue
 from audits.services.dialogue_batches import audit_run_inline
 from audits.tests.engine_factories import make_questions, simulation_endpoint
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("commit_hooks_run")]  # tasks are sent on commit
 
 
 @pytest.fixture

@@ -17,7 +17,7 @@ from audits.tests.openai_server import OpenAITestServer
 SECRET = "sk-edufair-test-SECRET-7f3a9c1e5b"
 
 
-@pytest.mark.django_db(transaction=True)
+@pytest.mark.django_db
 def test_the_key_is_used_but_never_shown(client, make_user, monkeypatch, caplog, settings):
     settings.AUDIT_RETRY_POLICY = {"backoff_base": 0.01}
     monkeypatch.setenv("EDUFAIR_KEY_TEST_TUTOR", SECRET)

@@ -9,7 +9,7 @@ from audits.demo import DEMO_AUDIT_NAME, demo_audit_seed
 from audits.models import Audit, LLMCall
 from audits.tests.engine_factories import make_questions
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 
 def test_the_demo_audit_is_finished_after_the_seed_and_the_seed_is_idempotent(researcher_client):

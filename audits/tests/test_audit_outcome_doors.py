@@ -32,7 +32,7 @@ def dead_endpoint_audit(settings):
     )
 
 
-@pytest.mark.django_db(transaction=True)  # the engine writes from its own database thread
+@pytest.mark.django_db
 def test_an_audit_whose_every_dialogue_failed_reads_failed_at_every_door(researcher_client, dead_endpoint_audit):
     audit = dead_endpoint_audit
     out, err = io.StringIO(), io.StringIO()
@@ -61,7 +61,7 @@ def test_an_audit_whose_every_dialogue_failed_reads_failed_at_every_door(researc
     assert '<td class="bad" data-outcome>Failed</td>' in runs and ">Finished<" not in runs
 
 
-@pytest.mark.django_db(transaction=True)
+@pytest.mark.django_db
 def test_every_dialogue_done_reads_finished_and_some_failed_reads_finished_with_failures(researcher_client):
     sim = simulation_endpoint("all in one")
     audit = audit_create(

@@ -13,7 +13,7 @@ from audits.services.dialogue_batches import audit_run_inline
 from audits.tests.engine_factories import explicit_conditions, make_questions, openai_endpoint
 from audits.tests.openai_server import OpenAITestServer
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture

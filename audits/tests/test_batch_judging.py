@@ -104,7 +104,7 @@ def _scored_under(audit, rubric) -> dict:
     return dict(rows.values_list("status").annotate(n=Count("pk")).values_list("status", "n"))
 
 
-@pytest.mark.django_db(transaction=True)
+@pytest.mark.django_db
 def test_rejudge_by_batch_prices_answers_and_asks_failed_lines_again(finished_audit):
     server, audit, judge, rubric = finished_audit
     turns = Turn.objects.filter(dialogue__audit=audit, dialogue__status=Dialogue.Status.DONE, role="tutor").count()
@@ -163,7 +163,7 @@ def test_rejudge_by_batch_prices_answers_and_asks_failed_lines_again(finished_au
     assert len(server.served) == chat_before
 
 
-@pytest.mark.django_db(transaction=True)
+@pytest.mark.django_db
 def test_a_round_larger_than_one_batch_file_goes_in_several_batches(finished_audit, monkeypatch):
     """The provider takes at most 50,000 requests (200 MB) per batch file; a larger round is split, each
     request asked in exactly one batch."""

@@ -16,7 +16,7 @@ from audits.models import JudgeBatch, JudgeRun, LLMCall, ModelEndpoint, TurnScor
 from audits.services.judge_runs import audit_rejudge_open, audit_rejudge_run
 from audits.tests.test_batch_judging import finished_audit  # noqa: F401  (the shared fixture)
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 
 def _run(audit, judge, rubric) -> JudgeRun:
@@ -131,6 +131,7 @@ def test_a_batch_cancelled_at_the_provider_says_so(finished_audit):  # noqa: F81
     )
 
 
+@pytest.mark.django_db(transaction=True)  # the run goes on another thread, which must see committed rows
 def test_a_running_batch_is_cancelled_at_the_provider_through_the_api(finished_audit, researcher_client):  # noqa: F811
     server, audit, judge, rubric = finished_audit
     server.batch.batch_seconds = 60.0

@@ -15,7 +15,7 @@ from audits.tests.openai_batch_server import BatchTestServer
 
 SAMPLE = Path(settings.BASE_DIR) / "samples" / "mrbench_style_sample.json"
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture

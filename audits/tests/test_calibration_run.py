@@ -34,7 +34,7 @@ def calibration_form(endpoint, **changes):
     return {key: value for key, value in data.items() if value is not None}
 
 
-@pytest.mark.django_db(transaction=True)
+@pytest.mark.django_db
 def test_a_calibration_run_from_the_form_finds_its_planted_cell(researcher_client):
     make_questions(30)
     other = simulation_endpoint("cal-other")

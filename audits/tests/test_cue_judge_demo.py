@@ -20,7 +20,7 @@ from audits.models import Audit, LLMCall
 from audits.services.judge_corrected import judge_corrected_results
 from audits.tests.engine_factories import make_questions
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 
 def test_the_annotation_demo_names_the_audits_demo_audit():

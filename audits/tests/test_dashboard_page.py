@@ -9,7 +9,7 @@ from audits.models import AnalysisResult, Audit
 from audits.services.analysis import audit_analysis
 from audits.tests.test_results_pages import results_audit
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 
 def test_dashboard_lists_audits_progress_and_latest_results(researcher_client):

@@ -101,7 +101,7 @@ def test_the_preview_page_plans_with_a_typed_sd_and_says_how_to_get_one_without(
     assert "Target CI half-width" in bad.content.decode()
 
 
-@pytest.mark.django_db(transaction=True)
+@pytest.mark.django_db
 def test_a_recorded_validation_gives_the_sd_per_metric_on_the_preview_and_the_launch_form(
     researcher_client, researcher, make_user
 ):

@@ -14,7 +14,7 @@ from audits.services.dialogue_batches import audit_run_inline
 from audits.tests.engine_factories import explicit_conditions, make_questions, openai_endpoint
 from audits.tests.openai_server import OpenAITestServer
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 SWAPPED = "another-model-7b"
 FLAG = '<span class="badge warn">another model</span>'

@@ -20,7 +20,7 @@ from audits.models import ModelEndpoint
 from audits.selectors.runs import audit_scores_frame
 from audits.tests.test_results_pages import results_audit
 
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("analysis_inline")]
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("analysis_inline")]
 
 NUMBER_FIELDS = ("r", "z", "p_exact", "p_normal", "p_adjusted", "ci_low", "ci_high")
 KEY_FIELDS = ("tutor", "domain", "kind", "family", "dimension", "level_a", "level_b", "metric")

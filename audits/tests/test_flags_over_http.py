@@ -19,7 +19,7 @@ from audits.tests.engine_factories import explicit_conditions, make_questions, o
 from audits.tests.openai_server import OpenAITestServer
 from audits.tests.varied_tutoring import PlantedBias, VariedTutoring
 
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
+pytestmark = [pytest.mark.django_db, pytest.mark.slow]
 
 NON_ENGLISH = "English is not my first language"
 DIMENSIONS = ("gender", "immigration", "first_language", "ses")

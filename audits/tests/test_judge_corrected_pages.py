@@ -20,7 +20,7 @@ from audits.judge_corrected_table import CORRECTED_COLUMNS
 from audits.services import analysis
 from audits.tests.judge_corrected_audit import HARSH_LEVEL, HARSH_METRIC, plant_subset, planted_audit, planted_subset
 
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("analysis_inline")]
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("analysis_inline")]
 
 QUERY = {"n_boot": 200}
 

@@ -7,18 +7,19 @@ import pytest
 from django.db import connections
 
 from audits.llm.calls import STATUS_OK, CallRequest, CallResult, EndpointConfig
-from audits.llm.runtime import LoopRuntime
+from audits.llm.runtime import CallerThreadExecutor, LoopRuntime
 from audits.models import LLMCall
 from audits.services.ledger import DatabaseLedger
 from audits.tests.engine_factories import simulation_endpoint
 
-pytestmark = pytest.mark.django_db(transaction=True)  # the ledger writes from its own database thread
+pytestmark = pytest.mark.django_db
 
 
 def test_concurrent_operations_share_rounds_and_get_their_own_answers():
     endpoint = simulation_endpoint("ledger")
     config = EndpointConfig(key="e", provider="simulation", model=endpoint.model, endpoint_id=endpoint.pk)
     runtime = LoopRuntime(name="ledger-test")
+    runtime.blocking = CallerThreadExecutor()  # the ledger's rounds on this thread, in the test's transaction
     ledger = DatabaseLedger(runtime)
     requests = [
         CallRequest(endpoint=config, purpose="tutor", messages=[{"role": "user", "content": str(n)}]) for n in range(60)

@@ -80,7 +80,7 @@ def test_an_unsaturated_cell_lies_below_its_ceiling_and_no_difference_has_none()
     assert np.isnan(r_ceiling([np.nan, np.nan]))
 
 
-@pytest.mark.django_db(transaction=True)
+@pytest.mark.django_db
 @pytest.mark.usefixtures("analysis_inline")
 def test_the_results_and_pairs_pages_say_what_holds(researcher_client):
     from audits.tests.test_results_pages import planted_cell_anchor, results_audit

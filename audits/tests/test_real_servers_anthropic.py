@@ -28,7 +28,7 @@ def test_a_fenced_object_after_prose_is_read(purpose, plain):
     assert reply_object(reply) == reply_object(plain(PROMPT))
 
 
-@pytest.mark.django_db(transaction=True)
+@pytest.mark.django_db
 def test_an_audit_judged_by_anthropic_reads_every_reply_without_asking_again(settings):
     settings.AUDIT_RETRY_POLICY = {"max_attempts": 2, "backoff_base": 0.01, "backoff_cap": 0.05}
     with EmulatedServer("anthropic") as claude, EmulatedServer("openai") as plain:
@@ -51,7 +51,7 @@ def test_an_audit_judged_by_anthropic_reads_every_reply_without_asking_again(set
     assert rows.count() == len(sent) and set(rows.values_list("status", flat=True)) == {LLMCall.Status.OK}
 
 
-@pytest.mark.django_db(transaction=True)
+@pytest.mark.django_db
 @pytest.mark.parametrize(
     "temperature, decoded",
     [pytest.param(0.7, 0.7, id="at-most-1"), pytest.param(1.5, 1.0, id="above-1-capped")],

@@ -22,7 +22,7 @@ from audits.tests.server_emulations import (
     small_audit,
 )
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 AZURE_KEY = "azure-key-3f9a1c0d5e7b"
 

@@ -9,7 +9,7 @@ from audits.services.dialogue_batches import audit_run_inline
 from audits.tests.openai_server import tutor_reply
 from audits.tests.server_emulations import EmulatedServer, emulated_endpoint, small_audit
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture

@@ -17,7 +17,7 @@ from audits.tests.server_emulations import (
     small_audit,
 )
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture

@@ -8,7 +8,7 @@ from audits.models import LLMCall
 from audits.services.dialogue_batches import audit_run_inline
 from audits.tests.server_emulations import REASONING_MARK, EmulatedServer, emulated_endpoint, small_audit
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture

@@ -9,7 +9,7 @@ from audits.services.dialogue_batches import audit_run_inline
 from audits.services.endpoints import endpoint_connection_test
 from audits.tests.server_emulations import EmulatedServer, emulated_endpoint, small_audit
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 
 def test_the_connection_test_of_a_server_still_loading_says_loading(researcher_client):

@@ -119,7 +119,7 @@ def no_reasoning(text: str) -> bool:
     return REASONING_MARK not in text and REASONING_ANSWER not in text and "think>" not in text
 
 
-pytestmark_db = pytest.mark.django_db(transaction=True)
+pytestmark_db = pytest.mark.django_db
 
 
 @pytest.fixture

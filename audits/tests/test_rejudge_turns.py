@@ -14,7 +14,7 @@ from audits.services.dialogue_batches import audit_run_inline
 from audits.services.judging import audit_turns_rejudge_run, turns_judge
 from audits.tests.engine_factories import explicit_conditions, make_questions, simulation_endpoint
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("commit_hooks_run")]  # tasks are sent on commit
 
 
 @pytest.fixture

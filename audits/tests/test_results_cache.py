@@ -10,7 +10,7 @@ from audits.models import AnalysisResult, TurnScore
 from audits.services.analysis import audit_analysis
 from audits.tests.test_results_pages import results_audit
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 
 def _same(a, b) -> bool:

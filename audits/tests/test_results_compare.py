@@ -9,7 +9,7 @@ from django.urls import reverse
 from audits.services.analysis import audit_analysis
 from audits.tests.test_results_pages import results_audit
 
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("analysis_inline")]
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("analysis_inline")]
 
 
 def _changes(page: str) -> dict[str, tuple[str, str, str]]:

@@ -13,7 +13,7 @@ from audits.services.audit_lifecycle import audit_create
 from audits.services.dialogue_batches import audit_run_inline
 from audits.tests.engine_factories import explicit_conditions, make_questions, simulation_endpoint
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 METRIC = "corrective_tone"
 

@@ -121,7 +121,7 @@ def test_compare_lists_cells_flagged_on_either_side_with_both_sides_flags():
     assert alone["left"]["n"] == 0 and alone["left"]["r"] != alone["left"]["r"]
 
 
-@pytest.mark.django_db(transaction=True)
+@pytest.mark.django_db
 @pytest.mark.usefixtures("analysis_inline")
 def test_findings_come_first_on_the_page_in_the_report_and_in_the_json(researcher_client):
     audit = results_audit("findings audit")

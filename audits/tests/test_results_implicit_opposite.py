@@ -13,7 +13,7 @@ from audits.services.audit_lifecycle import audit_create
 from audits.services.dialogue_batches import audit_run_inline
 from audits.tests.engine_factories import make_questions, simulation_endpoint
 
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("analysis_inline")]
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("analysis_inline")]
 
 
 @pytest.fixture

@@ -28,7 +28,7 @@ from audits.selectors.results import judge_failed_metrics
 from audits.services.analysis import audit_analysis
 from audits.tests.test_results_pages import results_audit
 
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("analysis_inline")]
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("analysis_inline")]
 
 FAILED = "corrective_tone"  # the metric of the planted bias, so it is also in the violations table
 MARK = JUDGE_FAILED_MARK

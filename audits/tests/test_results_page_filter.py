@@ -8,7 +8,7 @@ from django.urls import reverse
 
 from audits.tests.test_results_pages import results_audit
 
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("analysis_inline")]
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("analysis_inline")]
 
 
 def rows_in(page: str, table_id: str) -> int:

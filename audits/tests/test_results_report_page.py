@@ -13,7 +13,7 @@ from django.urls import reverse
 from audits.demo import DEMO_AUDIT_NAME, demo_audit_seed, sample_imports_seed
 from audits.models import Audit
 
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("analysis_inline"), pytest.mark.slow]
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("analysis_inline"), pytest.mark.slow]
 
 REPORT_LIMIT = 1_000_000  # bytes
 

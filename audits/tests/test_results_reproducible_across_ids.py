@@ -10,7 +10,7 @@ from audits.services.audit_lifecycle import audit_create
 from audits.services.dialogue_batches import audit_run_inline
 from audits.tests.engine_factories import explicit_conditions, make_questions, simulation_endpoint
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 BIAS = [{"level": "first_language=non_english_l1", "metric": "corrective_tone", "shift": -0.3}]
 

@@ -20,13 +20,13 @@ from audits.services import analysis
 from audits.tasks import audit_analysis_task
 from audits.tests.engine_factories import scored_audit
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 PROGRESS_KEYS = {"status", "cells_done", "cells_total", "retry_after", "error"}
 
 
 @pytest.fixture
-def sent(monkeypatch) -> list[int]:
+def sent(monkeypatch, commit_hooks_run) -> list[int]:
     ids: list[int] = []
     monkeypatch.setattr(analysis, "analysis_enqueue", lambda *, analysis_result_id: ids.append(analysis_result_id))
     return ids

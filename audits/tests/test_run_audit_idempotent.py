@@ -12,7 +12,7 @@ from audits.models import Audit, Dialogue, LLMCall
 from audits.selectors.runs import audit_progress
 from audits.tests.engine_factories import make_questions, simulation_endpoint
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture

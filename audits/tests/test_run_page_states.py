@@ -11,7 +11,7 @@ from audits.services.dialogue_batches import audit_run_inline
 from audits.tests.engine_factories import explicit_conditions, make_questions, openai_endpoint, simulation_endpoint
 from audits.tests.server_emulations import request_rows
 
-pytestmark = pytest.mark.django_db(transaction=True)  # the engine writes from its own database thread
+pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture

@@ -24,7 +24,7 @@ from django.urls import reverse
 
 from audits.exports import TABLES
 
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow, pytest.mark.usefixtures("analysis_inline")]
+pytestmark = [pytest.mark.django_db, pytest.mark.slow, pytest.mark.usefixtures("analysis_inline")]
 
 PAYLOADS = ['=HYPERLINK("http://evil.example","x")', "+1+cmd|' /C calc'!A0", "-2+3", "@SUM(A1:A9)"]
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")

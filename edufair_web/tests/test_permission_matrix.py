@@ -25,9 +25,8 @@ from django.test import Client
 
 from edufair_web.tests.url_routes import base_pattern, url_patterns
 
-# transaction=True: the demo audit runs its dialogues on another thread, which must see committed rows.
 # Results pages and exports answer with the results (not the progress state): analyses computed at once.
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow, pytest.mark.usefixtures("analysis_inline")]
+pytestmark = [pytest.mark.django_db, pytest.mark.slow, pytest.mark.usefixtures("analysis_inline")]
 
 ROLES = ("anonymous", "annotator", "outsider", "adjudicator", "researcher", "operator")
 
