@@ -4,11 +4,9 @@ from django.db import migrations
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('audits', '0016_audit_scoped_reads'),
-        ('audits', '0016_ledger_indexes'),
+        ("audits", "0016_audit_scoped_reads"),
+        ("audits", "0016_ledger_indexes"),
     ]
 
-    operations = [
-    ]
+    operations = []
