@@ -223,9 +223,26 @@ def test_an_audits_analysis_and_results_page_follow_its_rubric_versions_metrics(
     new = prompt_template_revise(template=old, text=old.text, metrics=[*old.metrics, SIXTH])
     scores = TurnScore.objects.filter(turn__dialogue__audit=audit, rubric=old)
     TurnScore.objects.bulk_create(
-        [TurnScore(turn_id=s.turn_id, metric=s.metric, value=s.value, rubric=new) for s in scores]
+        [
+            TurnScore(
+                turn_id=s.turn_id,
+                dialogue_id=s.dialogue_id,
+                audit_id=s.audit_id,
+                metric=s.metric,
+                value=s.value,
+                rubric=new,
+            )
+            for s in scores
+        ]
         + [
-            TurnScore(turn_id=s.turn_id, metric=SIXTH, value=s.value, rubric=new)
+            TurnScore(
+                turn_id=s.turn_id,
+                dialogue_id=s.dialogue_id,
+                audit_id=s.audit_id,
+                metric=SIXTH,
+                value=s.value,
+                rubric=new,
+            )
             for s in scores.filter(metric="actionability")
         ]
     )
