@@ -47,7 +47,6 @@ from audits.analysis_parameters import (
 )
 from audits.exact_signed_rank import EXACT_MAX_NONZERO, signed_rank_exact_p
 from audits.fairness.analysis import FairnessAnalysis, analyze
-from audits.fairness.bootstrap import bootstrap_indices
 from audits.fairness.contrasts import build_contrasts, contrast_seed, paired_effect
 from audits.fairness.cube import _contrast_tables as _contrast_tables
 from audits.fairness.cube import cell_flagged, contrast_pairs, contrast_table
@@ -72,6 +71,7 @@ from audits.fairness.frames import (
     ScoreFrame,
     dialogue_scores,
 )
+from audits.fairness.resample_indices import bootstrap_indices
 from audits.fairness.signed_rank import R_CEILING_TEXT, PairedEffect, min_detectable_effect, r_ceiling
 from audits.fairness.summaries import (
     CHANGE_CI_METHOD,
