@@ -28,6 +28,7 @@ from audits.selectors.design import design_conditions, question_ids_by_domain
 from audits.services.analysis import analysis_start
 from audits.services.design import default_template
 from audits.services.leases import lease_claimable, lease_soonest
+from audits.services.planner_statistics import planner_statistics_refresh
 from audits.services.task_queue import AUDIT_RUN_BATCH, AUDIT_SWEEP, audit_task_queue, task_send
 
 # --- conditions ----------------------------------------------------------------------------------
@@ -316,7 +317,8 @@ def audit_claimable_dialogue_ids(*, audit_id: int) -> list[int]:
 
 def audit_refresh_status(*, audit_id: int) -> str:
     """A running audit with nothing pending or running is finished (compare-and-swap on the status); the
-    call that finishes it queues its default analysis on commit, so the results are ready when opened."""
+    call that finishes it refreshes the planner's statistics and queues its default analysis on commit, so the
+    results are ready, and read by the audit's indexes, when opened."""
     open_work = Dialogue.objects.filter(
         audit_id=audit_id, status__in=[Dialogue.Status.PENDING, Dialogue.Status.RUNNING]
     ).exists()
@@ -325,6 +327,7 @@ def audit_refresh_status(*, audit_id: int) -> str:
             status=Audit.Status.FINISHED, finished_at=timezone.now()
         )
         if finished == 1:
+            transaction.on_commit(planner_statistics_refresh)  # before the pages and the analysis read the audit
             transaction.on_commit(lambda: analysis_start(audit_id=audit_id))
     return Audit.objects.filter(pk=audit_id).values_list("status", flat=True).first() or ""
 
