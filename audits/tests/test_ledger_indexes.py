@@ -20,6 +20,7 @@ from audits.selectors.runs import call_failure_groups
 from audits.services import batch_judging, ledger
 from audits.services.audit_lifecycle import audit_create
 from audits.tests.engine_factories import explicit_conditions, make_questions, simulation_endpoint
+from conftest import service_missing
 
 pytestmark = pytest.mark.django_db
 
@@ -133,7 +134,7 @@ def _plans(statements: list[str]) -> list[str]:
 )
 def test_each_listed_query_is_planned_on_its_index(fixtures, cols, query):
     if connection.vendor != "postgresql":
-        pytest.skip("plans are read on PostgreSQL (DATABASE_URL); the index list is checked on every database")
+        service_missing("plans are read on PostgreSQL (DATABASE_URL); the index list is checked on every database")
     name = next(name for name, columns, _ in _ledger_indexes() if columns == cols)
     table = LLMCall._meta.db_table
     with CaptureQueriesContext(connection) as captured:

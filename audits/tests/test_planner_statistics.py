@@ -10,13 +10,14 @@ from audits.models import Audit, TurnScore
 from audits.services.audit_lifecycle import audit_refresh_status
 from audits.services.planner_statistics import AUDIT_TABLES
 from audits.tests.engine_factories import scored_audit
+from conftest import service_missing
 
 pytestmark = pytest.mark.django_db
 
 
 def test_finishing_an_audit_analyzes_the_audit_tables(django_capture_on_commit_callbacks):
     if connection.vendor != "postgresql":
-        pytest.skip("planner statistics are PostgreSQL's (DATABASE_URL); other databases have nothing to refresh")
+        service_missing("planner statistics are PostgreSQL's (DATABASE_URL); other databases have nothing to refresh")
     audit = scored_audit("analyzed", tutors=1, questions=4, dimensions=("first_language",))
     Audit.objects.filter(pk=audit.pk).update(status=Audit.Status.RUNNING, finished_at=None)
     with CaptureQueriesContext(connection) as queries, django_capture_on_commit_callbacks(execute=True):
