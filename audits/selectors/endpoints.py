@@ -9,11 +9,12 @@ from collections import defaultdict
 from datetime import timedelta
 
 from django.core.cache import cache
-from django.db.models import Count, F, Max, Q, QuerySet, Sum
+from django.db.models import Count, F, Max, Q, QuerySet
 from django.utils import timezone
 
 from audits.endpoint_roles import TUTOR
-from audits.models import Audit, AuditCallTally, AuditTally, Dialogue, EndpointLimitStatus, LLMCall, ModelEndpoint
+from audits.models import Audit, Dialogue, EndpointLimitStatus, LLMCall, ModelEndpoint
+from audits.selectors.audit_totals import audit_totals_version
 
 # A worker's limit status older than this is shown as stale (the worker stopped, or is idle).
 LIVE_STATUS_SECONDS = 60
@@ -53,23 +54,8 @@ def audit_reported_models(*, audit: Audit) -> list[dict]:
     Counting them reads every call the audit's dialogues used (seconds at tens of thousands of dialogues), so the
     answer is kept in the shared cache under the audit's running totals: any call a dialogue pays for or reuses, and
     any dialogue or judged turn written, changes the key."""
-    # The creation time tells this audit from another that took its id in another database sharing the cache.
-    key = f"audit-reported-models:{audit.pk}:{audit.created_at.isoformat()}:{_calls_version(audit)}"
-    found = cache.get(key)
-    if found is None:
-        found = _audit_reported_models(audit)
-        cache.set(key, found, timeout=24 * 3600)
-    return found
-
-
-def _calls_version(audit: Audit) -> str:
-    """What the audit's tallies say of its calls and dialogues: changes whenever a call is used or a dialogue ends."""
-    paid = AuditCallTally.objects.filter(audit=audit).aggregate(calls=Sum("calls"), attempts=Sum("attempts"))
-    tally = AuditTally.objects.filter(audit=audit).values_list(
-        "pending", "running", "done", "failed", "cancelled", "calls_cached", "turns_ok", "turns_unparsable",
-        "turns_failed",
-    ).first()  # fmt: skip
-    return f"{paid['calls'] or 0}-{paid['attempts'] or 0}-{'-'.join(map(str, tally or ()))}"
+    key = f"audit-reported-models:{audit.pk}:{audit_totals_version(audit)}"
+    return cache.get_or_set(key, lambda: _audit_reported_models(audit), timeout=24 * 3600)
 
 
 def _audit_reported_models(audit: Audit) -> list[dict]:

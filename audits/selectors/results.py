@@ -17,7 +17,8 @@ from django.db.models import Count, Max, Q, Sum
 
 from audits.exclusions import ExclusionCounts
 from audits.fairness import ConditionSpec, Contrast, ScoreFrame, contrast_pairs
-from audits.models import Audit, AuditTally, Condition, Dialogue, Question, TurnScore
+from audits.models import Audit, Condition, Dialogue, Question, TurnScore
+from audits.selectors.audit_totals import audit_totals_version
 from audits.selectors.judge_validation import audit_judge_validation
 from audits.selectors.runs import FRAME_COLUMNS, FrameCell, audit_condition_design, audit_scores_frame
 
@@ -140,15 +141,8 @@ def audit_exclusion_counts_current(audit: Audit, fingerprint: str) -> ExclusionC
     """`audit_exclusion_counts`, kept in the shared cache under the scores' `fingerprint` (just read by the caller)
     and the audit's running totals (its dialogues by status, its turns by verdict): the same counts while neither
     changes, so a results page does not recount an audit's every score on each view."""
-    tally = AuditTally.objects.filter(audit=audit).values_list(
-        "pending", "running", "done", "failed", "cancelled", "turns_ok", "turns_unparsable", "turns_failed"
-    ).first()  # fmt: skip
-    key = f"audit-exclusions:{audit.pk}:{fingerprint}:{'-'.join(map(str, tally or ()))}"
-    counts = cache.get(key)
-    if counts is None:
-        counts = audit_exclusion_counts(audit)
-        cache.set(key, counts, timeout=24 * 3600)
-    return counts
+    key = f"audit-exclusions:{audit.pk}:{fingerprint}:{audit_totals_version(audit)}"
+    return cache.get_or_set(key, lambda: audit_exclusion_counts(audit), timeout=24 * 3600)
 
 
 def audit_exclusion_counts(audit: Audit) -> ExclusionCounts:
