@@ -5,8 +5,10 @@ in-flight limits."""
 
 from __future__ import annotations
 
+import time
 from collections import defaultdict
-from datetime import timedelta
+from dataclasses import dataclass
+from datetime import datetime, timedelta
 
 from django.core.cache import cache
 from django.db.models import Count, F, Max, Q, QuerySet
@@ -47,15 +49,39 @@ def endpoint_model_mismatches(*, endpoints: list[ModelEndpoint] | None = None) -
     return _reported_rows(rows.order_by())
 
 
-def audit_reported_models(*, audit: Audit) -> list[dict]:
+# While an audit runs, its calls change every moment: the table is recounted at most this often.
+RECOUNT_WHILE_RUNNING_SECONDS = 60
+
+
+@dataclass(frozen=True)
+class ReportedModels:
+    """The run page's "models the servers reported": per endpoint, its models (`rows`), when they were counted, and
+    whether they are recounted on a clock (while the audit runs) rather than on every change."""
+
+    rows: list[dict]
+    counted_at: datetime
+    on_a_clock: bool
+    recount_seconds: int = RECOUNT_WHILE_RUNNING_SECONDS
+
+
+def audit_reported_models(*, audit: Audit) -> ReportedModels:
     """Per endpoint of the audit, the calls its dialogues used counted by the model the server reported,
     each flagged when it differs from the configured model.
 
     Counting them reads every call the audit's dialogues used (seconds at tens of thousands of dialogues), so the
-    answer is kept in the shared cache under the audit's running totals: any call a dialogue pays for or reuses, and
-    any dialogue or judged turn written, changes the key."""
-    key = f"audit-reported-models:{audit.pk}:{audit_totals_version(audit)}"
-    return cache.get_or_set(key, lambda: _audit_reported_models(audit), timeout=24 * 3600)
+    answer is kept in the shared cache. While the audit runs, the key is a clock that moves every
+    RECOUNT_WHILE_RUNNING_SECONDS (its totals move with every call, and a recount per view would cost the workers
+    too); otherwise the key is the audit's running totals: any call a dialogue pays for or reuses, and any dialogue or
+    judged turn written, changes it."""
+    running = audit.status == Audit.Status.RUNNING
+    if running:
+        state = f"{audit.created_at.isoformat()}-running-{int(time.time() // RECOUNT_WHILE_RUNNING_SECONDS)}"
+    else:
+        state = audit_totals_version(audit)
+    key = f"audit-reported-models:{audit.pk}:{state}"
+    timeout = 2 * RECOUNT_WHILE_RUNNING_SECONDS if running else 24 * 3600
+    rows, counted_at = cache.get_or_set(key, lambda: (_audit_reported_models(audit), timezone.now()), timeout=timeout)
+    return ReportedModels(rows=rows, counted_at=counted_at, on_a_clock=running)
 
 
 def _audit_reported_models(audit: Audit) -> list[dict]:

@@ -64,3 +64,43 @@ def test_reported_models_are_counted_once_per_state_of_the_audits_totals(researc
     swapped, swapped_queries = run_page(researcher_client, audit)
     assert any("audits_dialogue_calls" in sql for sql in swapped_queries)
     assert SWAP_FLAG in swapped and "another-model-7b" in swapped
+
+
+def test_while_the_audit_runs_the_table_is_recounted_on_a_clock_then_at_once_when_it_stops(
+    researcher_client, monkeypatch
+):
+    """During a run every call moves the totals; a recount per view would read every call the dialogues used
+    (1.2 s at 40k dialogues), so the count is kept for a clock period and the page says when it was made."""
+    from audits.models import Audit
+    from audits.selectors import endpoints
+
+    cache.clear()
+    audit = scored_audit("reported models running", tutors=1, questions=2, dimensions=("first_language",))
+    Audit.objects.filter(pk=audit.pk).update(status=Audit.Status.RUNNING)
+    audit.refresh_from_db()
+    tutor = audit.tutors.first()
+    use_calls(audit, tutor.model, 3)
+    now = [60.0 * 20_000]  # the start of a clock period
+    monkeypatch.setattr(endpoints.time, "time", lambda: now[0])
+
+    first, first_queries = run_page(researcher_client, audit)
+    assert any("audits_dialogue_calls" in sql for sql in first_queries)
+    assert "while the audit runs, recounted\nevery 60 s" in first
+
+    use_calls(audit, "another-model-7b", 2)  # the totals move: while running, that alone does not recount
+    now[0] += endpoints.RECOUNT_WHILE_RUNNING_SECONDS - 1
+    within, within_queries = run_page(researcher_client, audit)
+    assert not any("audits_dialogue_calls" in sql for sql in within_queries)
+    assert SWAP_FLAG not in within
+
+    now[0] += 1  # the next clock period
+    later, later_queries = run_page(researcher_client, audit)
+    assert any("audits_dialogue_calls" in sql for sql in later_queries)
+    assert SWAP_FLAG in later
+
+    use_calls(audit, "third-model", 1)
+    Audit.objects.filter(pk=audit.pk).update(status=Audit.Status.FINISHED)
+    audit.refresh_from_db()
+    finished, finished_queries = run_page(researcher_client, audit)
+    assert any("audits_dialogue_calls" in sql for sql in finished_queries)
+    assert "third-model" in finished and "recounted" not in finished
