@@ -19,8 +19,9 @@ finished → ready); then over one keep-alive connection (one gunicorn worker) t
 first cell it links to, the first pairs page that cell links to, the HTML report and each of EXPORTS: a first view,
 then --repeat timed ones (p50 / p95, nearest rank), with the serving worker's RSS growth for exports (/proc, 20 ms).
 
-The first size runs once more with nobody watching (--unwatched-size); after the largest rung the first audit's pages
-are measured again and a new audit of the first size is run and measured (a small audit in a big database). Prints
+The first size runs three more times, nobody watching twice and then watched again (watched, unwatched, unwatched,
+watched: --unwatched-size), and the header gives the watched / unwatched throughput ratio; after the largest rung the
+first audit's pages are measured again and a new audit of the first size is run and measured (a small audit in a big database). Prints
 the CPU model, commit and load, progress on stderr and a Markdown table for benchmarks/RESULTS.md. Not a test.
 """
 
@@ -498,6 +499,18 @@ def filled(cell, rung: dict) -> str:
         return "—"
 
 
+def watched_ratio(rungs: list[dict]) -> float | None:
+    """Throughput with a researcher watching over throughput with nobody watching, at the first size: the mean
+    dialogues/s of the watched audits (the first and last of the ABBA four) over the unwatched ones'."""
+    rates = {True: [], False: []}
+    for rung in rungs:
+        if rung.get("dialogues") == rungs[0]["dialogues"] and rung["kind"] in ("rung", "watched again", "unwatched"):
+            rates[rung["kind"] != "unwatched"].append(rung["dialogues_per_s"])
+    if not rates[True] or not rates[False]:
+        return None
+    return round((sum(rates[True]) / len(rates[True])) / (sum(rates[False]) / len(rates[False])), 3)
+
+
 def commit() -> str:
     def git(*words: str) -> str:
         return subprocess.run(["git", *words], cwd=ROOT, capture_output=True, text=True).stdout.strip()
@@ -562,8 +575,10 @@ def main() -> None:
             rung = run_rung(size, f"r{n}-{size}", args, stack, watched=True, pages=True)
             rungs.append({**rung, "kind": "rung"})
             if n == 0 and unwatched:
-                rung = run_rung(unwatched, f"u-{unwatched}", args, stack, watched=False, pages=False)
-                rungs.append({**rung, "kind": "unwatched"})
+                # Watched, unwatched, unwatched, watched (ABBA): neither side gains from running first or last.
+                for tag, watched in (("u1", False), ("u2", False), ("w2", True)):
+                    rung = run_rung(unwatched, f"{tag}-{unwatched}", args, stack, watched=watched, pages=False)
+                    rungs.append({**rung, "kind": "watched again" if watched else "unwatched"})
         if len(sizes) > 1:
             # The first audit's pages once more: the same audit in a bigger database.
             pages = measure_pages(stack["browser"], rungs[0]["audit"], args.repeat)
@@ -590,6 +605,7 @@ def main() -> None:
     header["load_at_end"] = os.getloadavg()
     if args.json:
         Path(args.json).write_text(json.dumps({"header": header, "rungs": rungs}, indent=2, default=str))
+    header["watched_over_unwatched"] = watched_ratio(rungs) if rungs else None
     print(json.dumps(header))
     print(markdown(rungs))
 
