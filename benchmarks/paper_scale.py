@@ -21,8 +21,9 @@ then --repeat timed ones (p50 / p95, nearest rank), with the serving worker's RS
 
 The first size runs three more times, nobody watching twice and then watched again (watched, unwatched, unwatched,
 watched: --unwatched-size), and the header gives the watched / unwatched throughput ratio; after the largest rung the
-first audit's pages are measured again and a new audit of the first size is run and measured (a small audit in a big database). Prints
-the CPU model, commit and load, progress on stderr and a Markdown table for benchmarks/RESULTS.md. Not a test.
+first audit's pages are measured again and a new audit of the first size is run and measured (a small audit in a big
+database). Prints the CPU model, commit and load, progress on stderr and a Markdown table for benchmarks/RESULTS.md.
+Not a test.
 """
 
 from __future__ import annotations
