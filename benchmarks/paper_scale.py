@@ -500,6 +500,23 @@ def filled(cell, rung: dict) -> str:
         return "—"
 
 
+def autovacuum_over(limit: float = 600.0) -> float:
+    """Seconds waited until PostgreSQL's autovacuum workers are idle (the largest rung's rows set them to work for
+    minutes, beside the pages being measured), at most `limit`."""
+    from django.db import connection
+
+    started = time.monotonic()
+    while time.monotonic() - started < limit:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'autovacuum worker'")
+            if not cursor.fetchone()[0]:
+                break
+        time.sleep(2)
+    waited = round(time.monotonic() - started, 1)
+    log(f"autovacuum idle after {waited} s")
+    return waited
+
+
 def watched_ratio(rungs: list[dict]) -> float | None:
     """Throughput with a researcher watching over throughput with nobody watching, at the first size: the mean
     dialogues/s of the watched audits (the first and last of the ABBA four) over the unwatched ones'."""
@@ -581,7 +598,8 @@ def main() -> None:
                     rung = run_rung(unwatched, f"{tag}-{unwatched}", args, stack, watched=watched, pages=False)
                     rungs.append({**rung, "kind": "watched again" if watched else "unwatched"})
         if len(sizes) > 1:
-            # The first audit's pages once more: the same audit in a bigger database.
+            # The first audit's pages once more: the same audit in a bigger database, once its autovacuum is over.
+            header["autovacuum_wait_s"] = autovacuum_over()
             pages = measure_pages(stack["browser"], rungs[0]["audit"], args.repeat)
             rungs.append(
                 {"kind": "first audit again, after the largest", "dialogues": rungs[0]["dialogues"], "pages": pages}
