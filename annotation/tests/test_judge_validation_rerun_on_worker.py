@@ -45,7 +45,7 @@ def test_a_judge_added_runs_on_a_worker_with_its_progress_shown(researcher_clien
         assert (run["status"], run["judged"], run["total"], run["via_batch"]) == ("queued", 0, 8, batch_capable)
         assert enqueued == [run["id"]] and server.served == []  # nothing judged inside the request
         page = researcher_client.get(page_url).content.decode()
-        assert "queued: 0 of 8 turns judged" in page and 'http-equiv="refresh"' in page
+        assert "queued: 0 of 8 turns processed" in page and 'http-equiv="refresh"' in page
         # Asking again while it is open gives the same run.
         again = researcher_client.post(judges_url, {"judge_endpoint": judge.pk}, content_type="application/json")
         assert again.json()["run"]["id"] == run["id"] and enqueued == [run["id"]]
@@ -64,4 +64,4 @@ def test_a_judge_added_runs_on_a_worker_with_its_progress_shown(researcher_clien
     else:
         assert (chat_calls, batches) == (8, 0) and state["batches"] == []
     page = researcher_client.get(page_url).content.decode()
-    assert "done: 8 of 8 turns judged" in page and 'http-equiv="refresh"' not in page
+    assert "done: 8 of 8 turns processed" in page and 'http-equiv="refresh"' not in page

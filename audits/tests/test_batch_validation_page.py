@@ -46,7 +46,7 @@ def test_a_rejected_batch_run_shows_its_cause_and_a_queued_run_is_cancelled(rese
         assert (state["status"], state["scored"], state["calls_sent"]) == ("failed", 0, 0)
         assert "token_limit_exceeded: Enqueued token limit reached." in state["cause"]
         page = researcher_client.get(page_url).content.decode()
-        assert "failed: 8 of 8 turns judged" in page and "0 scored" in page
+        assert "failed: 8 of 8 turns processed" in page and "0 scored" in page
         assert "Cause: 8 of 8 turns not scored" in page and "<code>token_limit_exceeded</code>" in page
 
         # Run it again, and cancel it from the page before a worker takes it: nothing is sent.

@@ -265,7 +265,7 @@ class Command(BaseCommand):
         how = "through the Batch API" if run.via_batch else "online"  # online when it fell back to direct calls
         shown = judge_run_view(run)
         self.stdout.write(
-            f"Judged {run.judged} of {run.total} turns under {template} {how}, {run.scored} scored, "
+            f"Processed {run.judged} of {run.total} turns under {template} {how}, {run.scored} scored, "
             f"{run.calls_sent} calls sent, {run.calls_cached} reused: {shown['status_label']}."
         )
         if shown["cause"]:
