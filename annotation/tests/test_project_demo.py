@@ -2,8 +2,8 @@
 annotators at different steps; running it twice changes nothing. Its content holds up:
 every item is a distinct text and its gold is what the text shows, so a careful annotator — one who reads
 each item and slips once in fifteen — passes every stage's pilot with at least 90 %, while careless ones
-(always the commonest answer, or a coin) fail; no two stages share a training item; and one real
-disagreement of stage 1's main labelling is in an open discussion."""
+(always the commonest answer, or a coin) fail; stages share training items only when they ask different
+questions; and one real disagreement of stage 1's main labelling is in an open discussion."""
 
 import io
 import random
