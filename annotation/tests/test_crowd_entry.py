@@ -14,7 +14,7 @@ from django.utils import timezone
 from annotation.models import Assignment, CrowdApprovedParticipant, CrowdRecruit, CrowdVisit, Enrollment, MainItem
 from annotation.selectors.crowd_outcomes import crowd_outcome_rows
 from annotation.services.crowd_entry_settings import crowd_link_save
-from annotation.services.labelling import label_next, main_label_submit, stage_labelling_configure
+from annotation.services.labelling import label_next, stage_labelling_configure
 from annotation.services.training import guideline_confirm
 from annotation.workflow.crowd_signature import entry_signature
 
