@@ -13,8 +13,8 @@ existing readers keep their column order. CSV cells that a spreadsheet would run
 starting with = + - @, tab or carriage return) are prefixed with a quote; numbers are written in full
 precision (repr) so a re-read gives the same floats.
 
-`table_csv` and `results_json` write an export in memory (`manage.py audit_report`, notebooks); the downloads write the
-same bytes piece by piece (`audits.export_streams`), and add Parquet.
+`table_csv` and `results_json` write an export in memory (notebooks, tests); the downloads and `manage.py audit_report`
+(`audits.report_files`) write the same bytes piece by piece (`audits.export_streams`), and the downloads add Parquet.
 
 The judge-corrected table (`audits.services.judge_corrected`: the judge-only flags beside the PPI++ differences
 that rest on the audit's human-labelled turns) has its own CSV and JSON, and a section in the HTML report.
@@ -568,26 +568,3 @@ def exclusion_rows(tables: Mapping[str, list[dict[str, Any]]]) -> list[dict[str,
 def export_filename(audit, what: str, extension: str) -> str:
     label = "-SIMULATION" if is_simulation(audit) else ""
     return f"audit-{audit.pk}-{what}{label}.{extension}"
-
-
-def write_report(analysis, out_dir: Path) -> list[Path]:
-    """Every export into a folder (the `audit_report` command): HTML, JSON, one CSV per table and the
-    CSVs' methods sidecar."""
-    out_dir.mkdir(parents=True, exist_ok=True)
-    audit = analysis.audit
-    written = []
-    tables = export_tables(analysis, include_raw=True)
-    for table in TABLES:
-        path = out_dir / export_filename(audit, table, "csv")
-        path.write_text(table_csv(analysis, table, tables), encoding="utf-8")
-        written.append(path)
-    path = out_dir / export_filename(audit, "methods", "json")
-    path.write_text(methods_json(analysis), encoding="utf-8")
-    written.append(path)
-    path = out_dir / export_filename(audit, "results", "json")
-    path.write_text(results_json(analysis), encoding="utf-8")
-    written.append(path)
-    path = out_dir / export_filename(audit, "report", "html")
-    path.write_text(results_html(analysis), encoding="utf-8")
-    written.append(path)
-    return written

@@ -3,7 +3,7 @@
 A response is the file of one export (CSV or Parquet table, methods sidecar, JSON, HTML report; the judge-corrected
 table as CSV or JSON) or, while its analysis is not ready, the progress state. CSV, Parquet and JSON stream
 (`audits.export_streams`): the raw scores grow with the audit, and the serving process holds a chunk of them at a
-time."""
+time. The HTML report is rendered once per analysis and what it shows (`audits.services.results_report`)."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from django.http import Http404, HttpResponse, JsonResponse, StreamingHttpRespon
 from audits import export_streams, exports
 from audits.services.analysis import AnalysisState
 from audits.services.judge_corrected import judge_corrected_results
+from audits.services.results_report import results_report_html
 from audits.services.stored_analysis import AuditAnalysis
 
 
@@ -56,7 +57,7 @@ def export_response(analysis: AuditAnalysis, fmt: str, table: str = "contrasts")
         body, content_type, name, extension = exports.methods_json(analysis), "application/json", "methods", "json"
     elif fmt == "html":
         body, content_type, name, extension = (
-            exports.results_html(analysis),
+            results_report_html(analysis=analysis),
             "text/html; charset=utf-8",
             "report",
             "html",

@@ -8,8 +8,8 @@ levels of gender, immigration, first language and SES, one implicit name per nam
 cells, 26 conditions; explicit: the first two, 10) × questions over three domains (1,040 or 1,000 dialogues), run
 to the end in this process through the engine and the offline simulation provider, as the demo is; its
 default analysis computed in this process; then, as a logged-in researcher through Django's test client, GET
-`/audits/results/<id>/` and `/audits/runs/<id>/`: one warm-up request each (its time is `first_ms`: the first view
-in this process), then `--repeat` timed requests
+`/audits/results/<id>/`, `/audits/runs/<id>/` and the HTML report `/audits/results/<id>/report/`: one warm-up
+request each (its time is `first_ms`: the first view in this process), then `--repeat` timed requests
 (time.perf_counter around the request, so server time without a network), and one more inside
 CaptureQueriesContext for the query count. Prints JSON: the CPU model (/proc/cpuinfo), each page's times,
 median and query count. `--root` runs it against another checkout of the code (default: the one this file
@@ -112,7 +112,9 @@ def main() -> None:
     parser.add_argument("--design", choices=tuple(DESIGNS), default="paper", help="the conditions (see build_audit)")
     parser.add_argument("--questions", type=int, default=0, help="questions (default: about 1,000 dialogues)")
     parser.add_argument("--repeat", type=int, default=5)
-    parser.add_argument("--profile", choices=("results", "run"), default="", help="print a cProfile of one request")
+    parser.add_argument(
+        "--profile", choices=("results", "run", "report"), default="", help="print a cProfile of one request"
+    )
     args = parser.parse_args()
 
     root = Path(args.root).resolve()
@@ -143,7 +145,11 @@ def main() -> None:
 
     client = Client()
     client.force_login(user_create_with_role(username="latency", role="researcher", password="latency-pw-1"))
-    pages = {"results": f"/audits/results/{audit.pk}/", "run": f"/audits/runs/{audit.pk}/"}
+    pages = {
+        "results": f"/audits/results/{audit.pk}/",
+        "run": f"/audits/runs/{audit.pk}/",
+        "report": f"/audits/results/{audit.pk}/report/",
+    }
     if args.profile:
         client.get(pages[args.profile])
         profiler = cProfile.Profile()

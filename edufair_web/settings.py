@@ -239,8 +239,8 @@ def shared_cache(cache_url: str, broker_url: str) -> dict:
 CACHES = {
     "default": shared_cache(CACHE_URL, os.environ.get("CELERY_BROKER_URL", "")),
     # The built API schema (edufair_web.accounts.schema): per process, so always the running code's.
-    # The results page's parts rendered from an analysis (audits.views.results): per process, so always the running
-    # code's; compressed, a few MB at most.
+    # The results page's parts and the HTML report rendered from an analysis (audits.views.results,
+    # audits.services.results_report): per process, so always the running code's; compressed, a few MB at most.
     "results_pages": {
         "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
         "LOCATION": "edufair-results-pages",

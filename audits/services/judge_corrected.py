@@ -29,10 +29,16 @@ from audits.models import Audit
 from audits.selectors.judge_corrected import audit_turn_judge_scores
 from audits.selectors.judge_validation import audit_human_subset
 from audits.selectors.results import side_condition_ids
-from audits.services.analysis import audit_analysis
+from audits.services.analysis import ReadyAnalysis, audit_analysis
 from audits.services.stored_analysis import AuditAnalysis
 
-__all__ = ["CorrectedCell", "JudgeCorrectedResults", "judge_corrected_available", "judge_corrected_results"]
+__all__ = [
+    "CorrectedCell",
+    "JudgeCorrectedResults",
+    "judge_corrected_available",
+    "judge_corrected_results",
+    "judge_corrected_version",
+]
 
 # The results page, the HTML report and the exports each ask for the table; reading every tutor turn's scores and
 # running the estimator per cell is seconds at paper scale, so the table is kept (in the default cache) by what it
@@ -71,7 +77,14 @@ def judge_corrected_results(
     return results
 
 
-def _cache_key(audit: Audit, analysis: AuditAnalysis, subset, alpha: float) -> str:
+def judge_corrected_version(audit: Audit, *, analysis: AuditAnalysis | ReadyAnalysis, alpha: float = 0.05) -> str:
+    """What the table of `analysis` at level 1 − `alpha` is a function of, as one string (its cache key; "none"
+    without a human subset), read without computing the table: for a cache of something the table is part of."""
+    subset = audit_human_subset(audit)
+    return "none" if subset is None else _cache_key(audit, analysis, subset, alpha)
+
+
+def _cache_key(audit: Audit, analysis: AuditAnalysis | ReadyAnalysis, subset, alpha: float) -> str:
     """What the table is a function of: the analysis's scores (its fingerprint) and parameters, the human labels
     with their inclusion probabilities, and the level. The labels are hashed whole (a few thousand at most), so a
     revised or newly settled label is a new table without any timestamp having to say so."""

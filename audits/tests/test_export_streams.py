@@ -6,7 +6,6 @@ audit's raw scores stream in a bounded amount of Python memory (tracemalloc), wh
 import io
 import json
 import math
-import tracemalloc
 
 import pandas
 import pyarrow.parquet as pq
@@ -21,6 +20,7 @@ from audits.selectors import raw_scores
 from audits.selectors.runs import FRAME_COLUMNS
 from audits.services.analysis import AnalysisParameters, analysis_request, audit_analysis
 from audits.tests.engine_factories import scored_audit
+from audits.tests.memory_peak import peak_mib
 
 PARAMETERS = AnalysisParameters(n_boot=200, seed=3)
 
@@ -143,17 +143,6 @@ def test_the_doors_stream_csv_json_and_parquet(seeded, researcher_client):
         assert len(frame) == len(read_csv(table_csv(seeded, "raw_scores")))
 
 
-def _peak_mib(consume) -> float:
-    tracemalloc.start()
-    try:
-        tracemalloc.reset_peak()
-        before = tracemalloc.get_traced_memory()[0]
-        consume()
-        return (tracemalloc.get_traced_memory()[1] - before) / 2**20
-    finally:
-        tracemalloc.stop()
-
-
 @pytest.mark.django_db
 def test_a_large_audits_raw_scores_stream_in_bounded_memory(researcher_client, monkeypatch):
     """Over 6,000 raw score rows read 25 dialogues at a time: reading each streamed response (CSV, JSON, Parquet)
@@ -172,6 +161,6 @@ def test_a_large_audits_raw_scores_stream_in_bounded_memory(researcher_client, m
         response = researcher_client.get(url, {"n_boot": 50, "format": fmt, "table": "raw_scores"})
         assert isinstance(response, StreamingHttpResponse) and response.status_code == 200
         sizes = []
-        peak = _peak_mib(lambda pieces=response.streaming_content, sizes=sizes: sizes.extend(len(p) for p in pieces))
+        peak = peak_mib(lambda pieces=response.streaming_content, sizes=sizes: sizes.extend(len(p) for p in pieces))
         assert peak < bound and len(sizes) > 3 and sum(sizes) > 50_000, (fmt, peak, len(sizes))
-    assert _peak_mib(lambda: table_csv(analysis, "raw_scores")) > 3 * bound
+    assert peak_mib(lambda: table_csv(analysis, "raw_scores")) > 3 * bound

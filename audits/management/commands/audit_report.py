@@ -2,7 +2,8 @@
 
 Usage: `manage.py audit_report AUDIT_ID --out DIR`. The folder gets the self-contained HTML report, the JSON of every
 table and the raw scores, and one CSV per table, with the same numbers as the results page and the API (and the same
-parameters, given as options built from audits.analysis_parameters)."""
+parameters, given as options built from audits.analysis_parameters). Each file is its download's bytes, written piece
+by piece as the download streams (audits.report_files), so the raw scores never sit in memory whole."""
 
 import argparse
 from pathlib import Path
@@ -10,8 +11,8 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from audits.analysis_parameters import DoorParameter, door_parameters
-from audits.exports import write_report
 from audits.models import Audit
+from audits.report_files import write_report
 from audits.services.analysis import analysis_parameters_from, audit_analysis
 
 
