@@ -21,3 +21,17 @@ def roles_refusal(value) -> str | None:
     if len(set(value)) != len(value):
         return "each role at most once"
     return None
+
+
+def role_refusal(*, role: str, endpoints) -> str | None:
+    """Why these endpoints cannot play `role` in an audit, or None: each must list the role. The one rule behind
+    every door that creates an audit (the launch form's lists, the API, `run_audit`, a clone)."""
+    outside = [endpoint for endpoint in endpoints if role not in (endpoint.roles or ROLES)]
+    if not outside:
+        return None
+    named = ", ".join(f"{endpoint} (roles: {', '.join(endpoint.roles)})" for endpoint in outside)
+    label = dict(ROLE_CHOICES)[role].split(" (")[0].lower()
+    return (
+        f"not set to play the {label}: {named}. Add the role on the endpoint's page, or choose an endpoint that "
+        "plays it."
+    )

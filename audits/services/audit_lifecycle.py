@@ -22,6 +22,7 @@ from django.utils import timezone
 
 from audits.conditions import ConditionChoice
 from audits.design import QuestionSelection, select_questions
+from audits.endpoint_roles import JUDGE, STUDENT, TUTOR, role_refusal
 from audits.judge import DEFAULT_MAX_REASKS
 from audits.models import Audit, Condition, Dialogue, ModelEndpoint, PromptTemplate, Question, Turn
 from audits.selectors.design import design_conditions, question_ids_by_domain
@@ -110,6 +111,14 @@ def audit_create(
 ) -> Audit:
     if not tutors:
         raise ValueError("an audit needs at least one tutor")
+    for role, endpoints in (
+        (TUTOR, tutors),
+        (STUDENT, [student_endpoint]),
+        (JUDGE, [judge_endpoint, *([check_endpoint] if check_endpoint else [])]),
+    ):
+        refusal = role_refusal(role=role, endpoints=endpoints)
+        if refusal:
+            raise ValueError(refusal)
     templates = templates or {}
     audit = Audit.objects.create(
         name=name,

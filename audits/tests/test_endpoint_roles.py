@@ -1,17 +1,21 @@
 """Endpoint roles (tutor, student, judge): every endpoint has all three unless told otherwise, the demo's simulation
 endpoints have their own, each door edits them (page, API, admin), and the launch form's lists offer an endpoint only
-in its roles' lists."""
+in its roles' lists; every other door that creates an audit refuses an endpoint outside its roles."""
 
 import importlib
+import json
 import re
 
 import pytest
 from django.apps import apps
+from django.core.management.base import CommandError
 from django.urls import reverse
 
 from audits import demo
 from audits.endpoint_roles import ROLES
+from audits.management.commands.run_audit import audit_from_config
 from audits.models import Audit, ModelEndpoint
+from audits.services.audit_lifecycle import audit_create_from_design
 from audits.tests.engine_factories import make_questions, simulation_endpoint
 
 pytestmark = pytest.mark.django_db
@@ -103,3 +107,42 @@ def test_existing_endpoints_keep_every_role_and_the_demos_get_their_own():
     assert {endpoint.name: endpoint.roles for endpoint in made} == {
         name: roles for name, roles in migration.DEMO_ROLES.items() if name in {e.name for e in made}
     }
+
+
+def test_every_door_that_creates_an_audit_refuses_an_endpoint_outside_its_roles(researcher_client, tmp_path):
+    """One rule (`endpoint_roles.role_refusal`, in `audit_create`) behind the API, `run_audit --config`, and a clone
+    from the page and the API: each refuses, naming the endpoint and its roles, and creates nothing."""
+    tutor, judge = with_roles("d-tutor", "tutor"), with_roles("d-judge", "judge")
+    anything = simulation_endpoint("d-any")
+    make_questions(3)
+    design = {"selection": {"domains": ["mathematics"], "count": 2, "seed": 0}, "conditions": {"control": True}}
+    refusal = f"not set to play the student: {judge} (roles: judge)"
+
+    api = researcher_client.post(
+        "/api/audits/",
+        {"name": "api", "tutors": [tutor.pk], "student_endpoint": judge.pk, "judge_endpoint": judge.pk, **design},
+        content_type="application/json",
+    )
+    assert api.status_code == 400 and refusal in api.json()["detail"]
+
+    path = tmp_path / "audit.json"
+    path.write_text(json.dumps({"name": "cli", "tutors": [judge.name], "student": anything.name,
+                                "judge": anything.name, **design}))  # fmt: skip
+    with pytest.raises(CommandError, match=re.escape(f"not set to play the tutor: {judge} (roles: judge)")):
+        audit_from_config(path)
+    assert not Audit.objects.exists()
+
+    source = audit_create_from_design(
+        name="source", tutors=[tutor], student_endpoint=anything, judge_endpoint=judge,
+        selection=design["selection"], choice={**design["conditions"], "explicit_dimensions": ["gender"]},
+    )  # fmt: skip
+    page = researcher_client.post(
+        reverse("audits:audit-clone", args=[source.pk]), {"factor": "judge_endpoint", "endpoint": tutor.pk},
+        follow=True,
+    )  # fmt: skip
+    assert f"not set to play the judge: {tutor} (roles: tutor)" in page.content.decode()
+    clone = researcher_client.post(
+        f"/api/audits/{source.pk}/clone/", {"factor": "tutors", "value": [judge.pk]}, content_type="application/json"
+    )
+    assert clone.status_code == 400 and f"not set to play the tutor: {judge} (roles: judge)" in clone.json()["detail"]
+    assert Audit.objects.count() == 1
