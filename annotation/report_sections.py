@@ -264,6 +264,7 @@ def _agreement(report: dict) -> list[Section]:
                             _stat(group["pre"], "fleiss_kappa"),
                             _stat(group["pre"], "krippendorff_alpha"),
                             _stat(group["pre"], "gwet_ac1") if "gwet_ac1" in group["pre"] else "—",
+                            _stat(group["pre"], "gwet_ac2_linear") if "gwet_ac2_linear" in group["pre"] else "—",
                             _stat(group["post"], "fleiss_kappa") if post else "—",
                             _stat(group["post"], "krippendorff_alpha") if post else "—",
                         ],
@@ -278,6 +279,7 @@ def _agreement(report: dict) -> list[Section]:
         "Fleiss κ (pre) [95 % interval]",
         "Krippendorff α (pre) [95 % interval]",
         "Gwet's AC1 (pre) [95 % interval]",
+        "Gwet's AC2, linear weights (pre, ordinal questions) [95 % interval]",
         "κ (post)",
         "α (post)",
     ]

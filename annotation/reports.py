@@ -41,6 +41,9 @@ CONVENTIONS = (
     "labels they count as misses (strict rule).",
     "Fleiss' κ with unequal numbers of ratings per item is Gwet's (2014) generalisation; with equal numbers "
     "it is Fleiss (1971). α is computed with the krippendorff package at the question's level.",
+    "Gwet's AC1 uses the ratings Fleiss' κ uses, the question's choices as its categories. For an ordinal question, "
+    "AC2 stands beside it: linear weights over the scale's order (its choices equally spaced, as on the "
+    "judge-validation report), on the ratings on the scale (those ordinal α uses); a nominal question has no AC2.",
     "Hours are the active time recorded per labelled item (time with the tab hidden excluded), pilot and "
     "qualification included; spend = hours × the stage's hourly rate, to the cent (the amount paid); the "
     "cost per final label is that spend over the final labels (exact in the JSON report, rounded on pages).",

@@ -14,9 +14,14 @@ class StatisticSerializer(serializers.Serializer):
     undefined_reason = serializers.CharField(allow_null=True, allow_blank=True)
 
 
+_AC2_HELP = "Gwet's AC2 with linear weights over the scale's order; ordinal questions only."
+
+
 class AgreementCellSerializer(serializers.Serializer):
     fleiss_kappa = StatisticSerializer()
     krippendorff_alpha = StatisticSerializer()
+    gwet_ac1 = StatisticSerializer()
+    gwet_ac2_linear = StatisticSerializer(required=False, help_text=_AC2_HELP)
     level = serializers.CharField(required=False)
     items = serializers.IntegerField()
 
@@ -153,6 +158,8 @@ class DashboardAgreementSerializer(serializers.Serializer):
     question = serializers.CharField()
     fleiss_kappa = StatisticSerializer()
     krippendorff_alpha = StatisticSerializer()
+    gwet_ac1 = StatisticSerializer()
+    gwet_ac2_linear = StatisticSerializer(allow_null=True, help_text=_AC2_HELP + " Null for a nominal one.")
     items = serializers.IntegerField()
 
 

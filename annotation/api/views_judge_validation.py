@@ -28,9 +28,7 @@ from annotation.judge_validation.planner import (
     HALF_WIDTH_MIN,
     PlannerInputError,
     design_inputs_from,
-    label_planner,
     target_half_width_from,
-    validation_design_plan,
 )
 from annotation.judge_validation.report import (
     DEFAULT_VERDICT_RULE,
@@ -51,9 +49,9 @@ from annotation.models import AnnotationProject, JudgeValidation, RubricVersion
 from annotation.selectors.judge_validation import (
     judge_validation_status,
     project_rubrics,
-    validation_report,
     validation_stage,
 )
+from annotation.selectors.judge_validation_planned import planned_validation_report
 from annotation.selectors.projects import project_item_count
 from annotation.selectors.validation_projects import project_judges, sampled_item_count
 from annotation.services.training import SetupError
@@ -209,12 +207,11 @@ class ValidationReportAPIView(APIView):
             design_inputs = design_inputs_from(request.query_params)
         except PlannerInputError as exc:
             raise ValidationError({"planner": str(exc)}) from exc
-        report = validation_report(project, rubric=rubric, rule=rule, epsilon=epsilon)
-        rubric = rubric or RubricVersion.objects.get(pk=report["rubric"]["id"])
-        judges = project_judges(project, rubric)
-        planner = label_planner(project, rubric=rubric, validations=judges, target_half_width=half_width)
-        design = validation_design_plan(epsilon=epsilon, inputs=design_inputs)
-        return Response({**report, "planner": planner.as_dict(), "validation_plan": design})
+        return Response(
+            planned_validation_report(
+                project, rubric=rubric, rule=rule, epsilon=epsilon, half_width=half_width, design_inputs=design_inputs
+            )
+        )
 
 
 class JudgeAddAPIView(APIView):

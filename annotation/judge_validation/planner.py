@@ -93,6 +93,7 @@ class LabelPlanner:
         return {
             "target_half_width": self.target_half_width,
             "alpha": self.alpha,
+            "level_percent": self.level_percent,
             "strata_per_side": self.strata_per_side,
             "domains": list(self.domains),
             "design_effect": self.design_effect,

@@ -17,8 +17,11 @@ matrices those functions take. Conventions, stated in the report as well:
   (`annotation.agreement_intervals`, B = 1,000, seeded from the labels) and their units: items rated, items
   with two or more ratings (the n both count), and the pairable values; α also the probability it is under
   0.667 and 0.800. Gwet's AC1 (`annotation.gwet`, on the same ratings as Fleiss' κ, the question's choices as
-  its categories) stands beside them, robust to one dominant class; where unweighted κ and AC1 differ by more than
-  0.20 the cell carries the κ-paradox warning with the class shares (`annotation.gwet.prevalence_warning`);
+  its categories) stands beside them, robust to one dominant class, and for an ordinal question AC2 with linear
+  weights over the scale's order (``gwet_ac2_linear``, on the ratings ordinal α uses, as the judge-validation report's
+  AC2), each with its interval (`annotation.agreement_intervals.ac1_interval`); a nominal question has no AC2. Where
+  unweighted κ and AC1 differ by more than 0.20 the cell carries the κ-paradox warning with the class shares
+  (`annotation.gwet.prevalence_warning`);
 - time per item is the active time recorded with the item's labels; hours include pilot and
   qualification time, which annotators are paid for too.
 """
@@ -170,6 +173,7 @@ def agreement_cell(
             "fleiss_kappa": empty,
             "krippendorff_alpha": empty,
             "gwet_ac1": empty,
+            **({"gwet_ac2_linear": empty} if question.level == LabelQuestion.Level.ORDINAL else {}),
             "items": len(items),
             **_prevalence(empty, empty, {}),
         }
@@ -188,15 +192,20 @@ def agreement_cell(
     categories = [str(c["value"]) for c in question.choices]
     categories += sorted(seen - set(categories))
     ac1 = _result(gwet_ac(matrix, categories), matrix)
+    # AC2 with the scale's linear weights (as the judge-validation report's) on the ratings ordinal α uses.
+    ac2 = _result(gwet_ac(alpha_matrix, domain, "linear"), alpha_matrix) if domain is not None else None
     if n_boot:
         kappa = _with_interval(kappa, fleiss_interval(matrix, n_boot=n_boot))
         alpha = _with_interval(alpha, alpha_interval(transposed, level, value_domain=domain, n_boot=n_boot))
         ac1 = _with_interval(ac1, ac1_interval(matrix, categories, n_boot=n_boot))
+        if ac2 is not None:
+            ac2 = _with_interval(ac2, ac1_interval(alpha_matrix, domain, weights="linear", n_boot=n_boot))
     shares = class_shares((v for row in matrix for v in row if v is not None), categories)
     return {
         "fleiss_kappa": kappa,
         "krippendorff_alpha": alpha,
         "gwet_ac1": ac1,
+        **({"gwet_ac2_linear": ac2} if ac2 is not None else {}),
         "level": level,
         "items": len(items),
         **_prevalence(kappa, ac1, shares),

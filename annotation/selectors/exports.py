@@ -11,7 +11,8 @@ published file and per settled consensus (the ``record`` column says which; thos
 
 The judge-validation report exports as CSV (a row per metric and judge: the verdict with its named rule, κ, α,
 AC1/AC2, the alt-test with each annotator's BY-adjusted p in its own columns, and the judge's direction, each with
-its interval) or JSON (the whole report).
+its interval; then the label planner's row of the metric and judge and the validation planner, the same in every
+row) or JSON (the whole report, both planners with it).
 
 The same doors serve the soft labels of every aggregation method (`annotation.soft_label_exports`: ``soft-csv``,
 ``soft-jsonl``, ``soft-parquet``).
@@ -249,6 +250,60 @@ ALT_TEST_ANNOTATOR_FIELDS = ("n_items", "advantage", "p_value", "p_adjusted", "r
 adjusted by Benjamini–Yekutieli across the annotators, and whether the test rejected (the judge may replace them)."""
 
 
+LABEL_PLANNER_FIELDS = (
+    "planner_target_half_width",
+    "planner_n_pairs",
+    "planner_error_sd",
+    "planner_per_side",
+    "planner_per_stratum",
+    "planner_predicted_half_width",
+    "planner_note",
+)
+"""The label planner's row of the metric and judge (``planner``): the target half-width of a judge-corrected
+contrast's interval, the (judge, consensus) pairs its error SD rests on, and the human labels per side and per
+stratum it needs."""
+VALIDATION_PLAN_INPUTS = ("judge_accuracy", "annotator_accuracy", "kappa", "prevalence", "kappa_half_width")
+VALIDATION_PLAN_FIELDS = (
+    "plan_epsilon",
+    "plan_target",
+    *(f"plan_{name}" for name in VALIDATION_PLAN_INPUTS),
+    "plan_kappa_items",
+    "plan_kappa_note",
+)
+"""The validation planner (``validation_plan``, the same in every row): its inputs, the alt-test's ε and target pass
+probability, and the items for κ's interval to reach the half-width; then ``plan_alt_test_items_<n>_annotators``, the
+items per annotator the alt-test needs with n annotators (empty: more than the largest size tried)."""
+
+
+def _validation_plan_columns(report: dict) -> dict:
+    """The validation planner's columns: `VALIDATION_PLAN_FIELDS`, then one per number of annotators planned."""
+    plan = report.get("validation_plan") or {}
+    inputs = plan.get("inputs") or {}
+    return {
+        "plan_epsilon": plan.get("epsilon"),
+        "plan_target": plan.get("target"),
+        **{f"plan_{name}": inputs.get(name) for name in VALIDATION_PLAN_INPUTS},
+        "plan_kappa_items": plan.get("kappa_items"),
+        "plan_kappa_note": plan.get("kappa_note"),
+        **{
+            f"plan_alt_test_items_{row['n_annotators']}_annotators": row.get("items_per_annotator")
+            for row in plan.get("alt_test") or []
+        },
+    }
+
+
+def _label_planner_columns(report: dict) -> dict[tuple[str, str], dict]:
+    """(metric, judge key) → the label planner's columns of that row (`LABEL_PLANNER_FIELDS`)."""
+    planner = report.get("planner") or {}
+    return {
+        (row["metric"], row["judge_key"]): {
+            "planner_target_half_width": planner.get("target_half_width"),
+            **{field: row.get(field.removeprefix("planner_")) for field in LABEL_PLANNER_FIELDS[1:]},
+        }
+        for row in planner.get("rows") or []
+    }
+
+
 def _alt_test_annotators(report: dict) -> list[str]:
     """Every annotator the report's alt-tests compared the judge with, in order (their pseudonyms)."""
     found = {
@@ -262,13 +317,16 @@ def _alt_test_annotators(report: dict) -> list[str]:
 
 def judge_validation_fields(report: dict) -> tuple[str, ...]:
     """The CSV's columns: `JUDGE_VALIDATION_FIELDS`, then ``alt_test_<annotator>_<field>`` for every annotator the
-    alt-tests compared and every `ALT_TEST_ANNOTATOR_FIELDS` (empty where a metric's test did not compare them)."""
+    alt-tests compared and every `ALT_TEST_ANNOTATOR_FIELDS` (empty where a metric's test did not compare them),
+    then the label planner's (`LABEL_PLANNER_FIELDS`) and the validation planner's columns (`VALIDATION_PLAN_FIELDS`
+    and one per number of annotators planned)."""
     per_annotator = tuple(
         f"alt_test_{annotator}_{field}"
         for annotator in _alt_test_annotators(report)
         for field in ALT_TEST_ANNOTATOR_FIELDS
     )
-    return JUDGE_VALIDATION_FIELDS + per_annotator
+    per_size = tuple(c for c in _validation_plan_columns(report) if c not in VALIDATION_PLAN_FIELDS)
+    return JUDGE_VALIDATION_FIELDS + per_annotator + LABEL_PLANNER_FIELDS + VALIDATION_PLAN_FIELDS + per_size
 
 
 def judge_validation_rows(report: dict) -> Iterator[dict]:
@@ -276,6 +334,7 @@ def judge_validation_rows(report: dict) -> Iterator[dict]:
     layers' headline numbers with their intervals, and the alt-test per annotator (`judge_validation_fields`; the
     JSON export holds everything, per stratum too)."""
     names = {judge["key"]: judge["name"] for judge in report["judges"]}
+    plan, planned = _validation_plan_columns(report), _label_planner_columns(report)
     for row in report["metrics"]:
         layers = row.get("layers") or {}
         alpha = (layers.get("human_ceiling") or {}).get("human_alpha") or {}
@@ -331,13 +390,15 @@ def judge_validation_rows(report: dict) -> Iterator[dict]:
                     for a in alt.get("per_annotator") or []
                     for field in ALT_TEST_ANNOTATOR_FIELDS
                 },
+                **planned.get((row["metric"], key), {}),
+                **plan,
             }
 
 
 def export_judge_validation(report: dict, fmt: str) -> tuple[str, str, str]:
     """(body, content type, file name) of a judge-validation report in ``fmt``: CSV (a row per metric and judge,
-    the verdict's rule in every row, the alt-test's BY-adjusted p per annotator in its columns) or JSON (the whole
-    report, exact floats, its rule at the top)."""
+    the verdict's rule in every row, the alt-test's BY-adjusted p per annotator in its columns, the planners in theirs)
+    or JSON (the whole report with its ``planner`` and ``validation_plan``, exact floats, its rule at the top)."""
     stem = f"judge-validation-{report['project']['id']}-{report['rubric']['label'].replace(' ', '-')}"
     if fmt == "json":
         return json.dumps(report, ensure_ascii=False, default=str), "application/json", f"{stem}.json"

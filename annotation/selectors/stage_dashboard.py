@@ -4,7 +4,8 @@ While the stage runs: items complete / in progress / waiting, labels per annotat
 the running Fleiss κ and Krippendorff α on the pre-discussion labels so far (computed by `annotation.agreement`, through
 the report's own `agreement_cell`, each with a 95 % bootstrap interval over items of ``DASHBOARD_RESAMPLES``
 resamples — fewer than the report's 1,000, as the page refreshes every few seconds — and its units; α with the
-probabilities it is under 0.667 and 0.800), Gwet's AC1 with the class shares and the report's κ-paradox warning, the
+probabilities it is under 0.667 and 0.800), Gwet's AC1 (and, for an ordinal question, AC2 with linear weights, both
+with their intervals) with the class shares and the report's κ-paradox warning, the
 disagreement and adjudication rates, revised labels and reservations held.
 
 A handful of queries per request whatever the stage's size, read again on every refresh."""
@@ -91,6 +92,7 @@ def stage_dashboard(stage: Stage) -> dict:
                 "fleiss_kappa": cell["fleiss_kappa"],
                 "krippendorff_alpha": cell["krippendorff_alpha"],
                 "gwet_ac1": cell["gwet_ac1"],
+                "gwet_ac2_linear": cell.get("gwet_ac2_linear"),  # ordinal questions only
                 "items": cell["items"],
                 "class_shares": cell["class_shares"],
                 "class_shares_text": cell["class_shares_text"],

@@ -1,8 +1,10 @@
 """Every agreement cell states its own counts (items rated, items with ≥ 2 ratings, pairable values), κ apart from α;
-α its probabilities of falling under its minimums; κ beside AC1 with the class shares and the κ-paradox warning."""
+α its probabilities of falling under its minimums; κ beside AC1 with the class shares and the κ-paradox warning; AC2
+with linear weights beside AC1 for an ordinal question (irrCAC's value), none for a nominal one."""
 
 from copy import deepcopy
 
+import pytest
 from django.template.loader import render_to_string
 from django.utils.html import escape
 
@@ -11,6 +13,7 @@ from annotation.gwet import DEFAULT_PREVALENCE_MARGIN, prevalence_warning
 from annotation.models import LabelQuestion
 from annotation.report_sections import report_sections, sections_markdown
 from annotation.selectors.agreement_report import agreement_cell
+from annotation.tests.published_ratings import CAC_RAW4RATERS
 from annotation.tests.test_report_sections import REPORT
 
 SCALE = [{"value": v, "label": v} for v in ("0", "1", "2")]
@@ -104,3 +107,53 @@ def test_the_dashboard_shows_the_class_shares_the_warning_and_p_below():
     assert f'data-prevalence-warning="q"><strong>q:</strong> {escape(cell["prevalence_warning"])}<' in html
     assert f"data-alpha-p-below>{escape(cell['krippendorff_alpha']['p_below_text'])}<" in html
     assert "differ by more than 0.20" in html
+
+
+# cac.raw4raters on an ordinal 1–5 question: irrCAC's CAC(raw_4raters, weights="linear").gwet() is 0.858739136433,
+# its AC1 0.775444068127 (annotation/tests/test_gwet_ac1.py).
+ONE_TO_FIVE = LabelQuestion(
+    key="q", level=LabelQuestion.Level.ORDINAL, choices=[{"value": str(v), "label": str(v)} for v in range(1, 6)]
+)
+RAW4RATERS = {
+    unit: {rater: str(int(v)) for rater, v in enumerate(row) if v == v}  # NaN: not rated
+    for unit, row in enumerate(CAC_RAW4RATERS)
+}
+
+
+def test_an_ordinal_cell_carries_ac2_with_linear_weights_equal_to_irrcac_and_a_nominal_one_none():
+    cell = agreement_cell(ONE_TO_FIVE, RAW4RATERS, sorted(RAW4RATERS), n_boot=200)
+    ac2 = cell["gwet_ac2_linear"]
+    assert ac2["value"] == pytest.approx(0.858739136433, abs=1e-9)
+    assert cell["gwet_ac1"]["value"] == pytest.approx(0.775444068127, abs=1e-9)
+    assert ac2["low"] <= ac2["value"] <= ac2["high"] and ac2["n_boot"] == 200
+    assert ac2["units"] == {"items_rated": 12, "items_pairable": 11, "pairable_values": 40}  # 3 + 8 × 4 + 3 + 2
+    # A value off the scale ("na") cannot be weighted by distance: AC2 leaves it out, as ordinal α does.
+    with_na = deepcopy(RAW4RATERS)
+    with_na[0][2] = "na"
+    with_na[12] = {0: "na", 1: "na"}
+    off_scale = agreement_cell(ONE_TO_FIVE, with_na, sorted(with_na))
+    assert off_scale["gwet_ac2_linear"]["value"] == pytest.approx(0.858739136433, abs=1e-9)
+    assert off_scale["gwet_ac2_linear"]["units"] == ac2["units"]
+    assert "gwet_ac2_linear" not in agreement_cell(YES_NO, SKEWED, sorted(SKEWED))
+
+    # The Appendix-D table: AC2 beside AC1 for the ordinal question, "—" for the nominal one (HTML and Markdown).
+    report = deepcopy(REPORT)
+    nominal = agreement_cell(YES_NO, SKEWED, sorted(SKEWED), n_boot=200)
+    report["stages"][0]["agreement"] = [
+        {**report["stages"][0]["agreement"][0], "question": key, "has_post_discussion": False, "groups": groups}
+        for key, groups in (
+            ("ordinal", [{"kind": "all", "group": "All items", "pre": cell, "post": cell}]),
+            ("nominal", [{"kind": "all", "group": "All items", "pre": nominal, "post": nominal}]),
+        )
+    ]
+    agreement = next(s for s in report_sections(report) if s.title == "Agreement")
+    table = next(b for b in agreement.blocks if b.kind == "table")
+    column = table.columns.index("Gwet's AC2, linear weights (pre, ordinal questions) [95 % interval]")
+    assert table.columns[column - 1] == "Gwet's AC1 (pre) [95 % interval]"
+    ordinal_row, nominal_row = (r.cells for r in table.rows)
+    assert ordinal_row[column].text == (
+        f"0.859 [{ac2['low']:.3f}, {ac2['high']:.3f}] (12 items rated, 11 with ≥ 2 ratings, 40 pairable values)"
+    )
+    assert nominal_row[column].text == "—"
+    markdown = "\n".join(sections_markdown(report_sections(report)))
+    assert "Gwet's AC2, linear weights" in markdown and ordinal_row[column].text in markdown

@@ -2,8 +2,10 @@
 default ``interval``), the recorded validation, and the audit side's "is this judge validated" (its text, its
 verdicts, the status API). A recording made before the rules had names is read under the interval rule."""
 
+import io
 import json
 
+import pandas as pd
 import pytest
 from django.urls import reverse
 from drf_spectacular.generators import SchemaGenerator
@@ -128,12 +130,37 @@ def test_the_three_layers_and_the_planner_on_the_page_the_api_and_the_exports(ma
     assert "ε = 0.20 (expert annotators" in html and "data-validation-plan" in html and "data-kappa-plan" in html
 
     page_url = reverse("annotation:judge-validation", args=[project.pk])
-    csv_export = researcher_client.get(page_url, {"export": "csv", "rule": "point"})
+    csv_export = researcher_client.get(page_url, {"export": "csv", "rule": "point", "epsilon": "0.1"})
     assert csv_export["Content-Type"].startswith("text/csv")
     lines = csv_export.content.decode().splitlines()
     header = lines[0].split(",")
     assert "verdict_rule" in header and "alt_test_omega" in header and "tutor_rank_tau" in header
     assert len(lines) == 1 + len(METRICS) and all(",point," in line for line in lines[1:])
-    as_json = researcher_client.get(page_url, {"export": "json"}).json()
+    as_json = researcher_client.get(page_url, {"export": "json", "epsilon": "0.1"}).json()
     assert as_json["verdict_rule"]["name"] == "interval" and "layers" in as_json["metrics"][0]
+    # Both planners travel with the exports, equal to what the API (and the page, from the same selector) shows.
+    assert as_json["validation_plan"] == plan and as_json["planner"] == body["planner"]
+    page_plan = researcher_client.get(page_url, {"epsilon": "0.1"}).content.decode()
+    for r in plan["alt_test"]:
+        assert f"<tr><td>{r['n_annotators']}</td><td data-alt-items>{r['items_per_annotator']}</td>" in page_plan
+    assert f"<strong>{plan['kappa_items']}</strong>" in page_plan
+    table = pd.read_csv(io.StringIO(csv_export.content.decode()))
+    assert len(table) == len(METRICS)
+    for column, value in (
+        ("plan_epsilon", 0.1),
+        ("plan_target", plan["target"]),
+        ("plan_kappa_items", plan["kappa_items"]),
+        *((f"plan_{name}", value) for name, value in plan["inputs"].items()),
+        *((f"plan_alt_test_items_{r['n_annotators']}_annotators", r["items_per_annotator"]) for r in plan["alt_test"]),
+    ):
+        assert list(table[column]) == [value] * len(METRICS), column
+    assert {r["metric"] for r in body["planner"]["rows"]} == set(METRICS)
+    for r in body["planner"]["rows"]:
+        [exported] = table[table["metric"] == r["metric"]].to_dict("records")
+        assert exported["planner_n_pairs"] == r["n_pairs"]
+        assert exported["planner_target_half_width"] == body["planner"]["target_half_width"]
+        for field in ("error_sd", "per_side", "per_stratum", "predicted_half_width"):
+            assert (pd.isna(exported[f"planner_{field}"]) and r[field] is None) or exported[
+                f"planner_{field}"
+            ] == pytest.approx(r[field], rel=1e-12), field
     assert researcher_client.get(page_url, {"export": "xml"}).status_code == 404

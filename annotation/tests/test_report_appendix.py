@@ -75,6 +75,7 @@ def test_agreement_equals_an_independent_computation(labelled):
     ac1 = overall["pre"]["gwet_ac1"]
     assert ac1["value"] == pytest.approx(0.4, abs=1e-12)
     assert ac1["low"] <= ac1["value"] <= ac1["high"]
+    assert "gwet_ac2_linear" not in overall["pre"]  # a nominal (yes/no) question: no AC2
     again = reports.project_report(labelled.project)["stages"][0]["agreement"][0]["groups"][0]
     assert again["pre"]["fleiss_kappa"]["low"] == overall["pre"]["fleiss_kappa"]["low"]
     # Per subject (items alternate maths, physics) and per modality (items 0 and 3 are multi-turn).

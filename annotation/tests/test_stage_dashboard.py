@@ -1,13 +1,14 @@
 """The live stage dashboard: item counts, labels per annotator with median seconds, reservations held,
 disagreement and adjudication rates, and running Fleiss κ / Krippendorff α that equal `annotation.agreement`
 on the same pre-discussion labels (to 1e-12) — through the selector, the API (full-precision floats) and
-the page, which polls for its body while the stage runs and stops once every item is complete."""
+the page, which polls for its body while the stage runs and stops once every item is complete; an ordinal
+question's AC2 (linear weights) beside AC1 equals a hand computation, and a nominal one has none."""
 
 import pytest
 from django.urls import reverse
 
 from annotation.agreement import fleiss_kappa, krippendorff_alpha
-from annotation.models import Assignment, MainItem
+from annotation.models import Assignment, LabelQuestion, MainItem
 from annotation.selectors.stage_dashboard import stage_dashboard
 from annotation.services.labelling import label_next, label_revise, main_label_submit
 
@@ -144,3 +145,52 @@ def test_rates_count_items_sent_to_a_reviewer_and_queries_do_not_grow(make_user,
     assert dash["disagreement_rate"] == 1 / 2
     assert dash["adjudication_rate"] == 1 / 2
     assert dash["items"] == {"total": 3, "complete": 2, "in_progress": 0, "waiting": 1}
+
+
+# An ordinal 0–2 question: three annotators' first answers on five items (None: not labelled).
+ORDINAL_PLAN = [("0", "0", "0"), ("0", "1", "1"), ("2", "2", "2"), ("1", "1", "2"), ("0", "2", None)]
+
+
+def test_an_ordinal_question_shows_ac2_with_linear_weights_beside_ac1_a_nominal_one_none(make_user, researcher_client):
+    s = build_main_stage(items=len(ORDINAL_PLAN), overlap=3, policy="majority_reviewer")
+    LabelQuestion.objects.filter(pk=s.questions[0].pk).update(
+        level=LabelQuestion.Level.ORDINAL,
+        choices=[{"value": v, "label": v} for v in ("0", "1", "2")],
+        justification_required_for=[],
+        positive_values=["2"],
+    )
+    users = [make_user("annotator") for _ in range(3)]
+    for user in users:
+        pass_gate(s.stage, user)
+    for n, row in enumerate(ORDINAL_PLAN):
+        for who, value in enumerate(row):
+            if value is not None:
+                assignment = label_next(annotator=users[who], stage=s.stage)
+                assert assignment.item_id == s.items[n].pk
+                main_label_submit(
+                    annotator=users[who], stage=s.stage, item=assignment.item, answers=answers(s, value), seconds=10
+                )
+    # Gwet's AC2 by hand, linear weights w(0,1) = w(1,2) = ½, w(0,2) = 0 (irrCAC's linear.weights):
+    # per item Σ_k r_k (r*_k − 1) / (r (r − 1)) with r*_k = Σ_l w_kl r_l: 1, 2/3, 1, 2/3, 0, so p_a = 2/3;
+    # the class shares averaged over items are 11/30, 8/30, 11/30 and Σ w = 5, so
+    # p_e = 5 / (3 · 2) · (2 · (11/30)(19/30) + (8/30)(22/30)) = 0.55; AC2 = (2/3 − 0.55) / 0.45 = 7/27.
+    [row] = stage_dashboard(s.stage)["agreement"]
+    ac2 = row["gwet_ac2_linear"]
+    assert ac2["value"] == pytest.approx(7 / 27, abs=1e-12)
+    assert ac2["low"] <= ac2["value"] <= ac2["high"] and ac2["n_boot"] > 0
+    assert ac2["units"] == {"items_rated": 5, "items_pairable": 5, "pairable_values": 14}
+    # Unweighted AC1 on the same labels: p_a = (1 + 1/3 + 1 + 1/3 + 0) / 5 = 8/15, p_e = ½ · 594/900 = 0.33.
+    assert row["gwet_ac1"]["value"] == pytest.approx((8 / 15 - 0.33) / 0.67, abs=1e-12)
+    api = researcher_client.get(reverse("annotation-main-dashboard", args=[s.stage.pk])).json()
+    assert api["agreement"][0]["gwet_ac2_linear"]["value"] == ac2["value"]
+    page = researcher_client.get(reverse("annotation:stage-dashboard", args=[s.stage.pk])).content.decode()
+    assert f'<td class="num" data-ac2>{ac2["value"]:.3f} <span class="muted">({ac2["low"]:.3f} to' in page
+
+    # A nominal question (the default yes/no one) shows no AC2.
+    nominal = _run(make_user)
+    [nominal_row] = stage_dashboard(nominal.stage)["agreement"]
+    assert nominal_row["gwet_ac2_linear"] is None
+    api = researcher_client.get(reverse("annotation-main-dashboard", args=[nominal.stage.pk])).json()
+    assert api["agreement"][0]["gwet_ac2_linear"] is None
+    page = researcher_client.get(reverse("annotation:stage-dashboard", args=[nominal.stage.pk])).content.decode()
+    assert 'data-ac2><span class="muted" title="a nominal question' in page

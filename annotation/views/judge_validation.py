@@ -26,9 +26,7 @@ from annotation.judge_validation.planner import (
     DEFAULT_HALF_WIDTH,
     PlannerInputError,
     design_inputs_from,
-    label_planner,
     target_half_width_from,
-    validation_design_plan,
 )
 from annotation.judge_validation.report import (
     DEFAULT_VERDICT_RULE,
@@ -44,8 +42,8 @@ from annotation.selectors.judge_validation import (
     item_sources,
     project_rubrics,
     transcript_links,
-    validation_report,
 )
+from annotation.selectors.judge_validation_planned import planned_validation_report
 from annotation.selectors.projects import stages_in_order
 from annotation.selectors.validation_projects import (
     item_gold_values,
@@ -351,19 +349,6 @@ class ValidationReportView(ResearcherRequiredMixin, View):
             epsilon, epsilon_error = epsilon_from(request.GET.get("epsilon")), ""
         except EpsilonError as exc:
             epsilon, epsilon_error = EPSILON_EXPERT, str(exc)
-        report = validation_report(project, rubric=chosen, rule=rule, epsilon=epsilon)
-        fmt = request.GET.get("export")
-        if fmt:
-            if fmt not in JUDGE_VALIDATION_FORMATS or rule_error or epsilon_error:
-                raise Http404(rule_error or epsilon_error or "The export is csv or json.")
-            body, content_type, filename = export_judge_validation(report, fmt)
-            response = HttpResponse(body, content_type=content_type)
-            response["Content-Disposition"] = f'attachment; filename="{filename}"'
-            return response
-        rubric = chosen or RubricVersion.objects.get(pk=report["rubric"]["id"])
-        stages = stages_in_order(project)
-        judges = project_judges(project, rubric)
-        validations = [{"v": v, "run": judging.judge_run_state(v)} for v in judges]
         try:
             half_width, planner_error = target_half_width_from(request.GET.get("half_width")), ""
         except PlannerInputError as exc:
@@ -372,6 +357,22 @@ class ValidationReportView(ResearcherRequiredMixin, View):
             design_inputs, design_error = design_inputs_from(request.GET), ""
         except PlannerInputError as exc:
             design_inputs, design_error = None, str(exc)
+        report = planned_validation_report(
+            project, rubric=chosen, rule=rule, epsilon=epsilon, half_width=half_width, design_inputs=design_inputs
+        )
+        fmt = request.GET.get("export")
+        if fmt:
+            refused = rule_error or epsilon_error or planner_error or design_error
+            if fmt not in JUDGE_VALIDATION_FORMATS or refused:
+                raise Http404(refused or "The export is csv or json.")
+            body, content_type, filename = export_judge_validation(report, fmt)
+            response = HttpResponse(body, content_type=content_type)
+            response["Content-Disposition"] = f'attachment; filename="{filename}"'
+            return response
+        rubric = chosen or RubricVersion.objects.get(pk=report["rubric"]["id"])
+        stages = stages_in_order(project)
+        judges = project_judges(project, rubric)
+        validations = [{"v": v, "run": judging.judge_run_state(v)} for v in judges]
         audit = audit_by_id(project.source_audit_id) if project.source_audit_id else None
         return render(
             request,
@@ -380,9 +381,9 @@ class ValidationReportView(ResearcherRequiredMixin, View):
                 "project": project,
                 "audit": audit,
                 "report": report,
-                "planner": label_planner(project, rubric=rubric, validations=judges, target_half_width=half_width),
+                "planner": report["planner"],
                 "planner_error": planner_error,
-                "design_plan": validation_design_plan(epsilon=epsilon, inputs=design_inputs),
+                "design_plan": report["validation_plan"],
                 "design_error": design_error,
                 "rule_error": rule_error,
                 "epsilon_error": epsilon_error,
