@@ -1,8 +1,9 @@
-"""A dot-and-whisker plot of changes with their CIs, as inline SVG (the compare page).
+"""A dot-and-whisker plot of changes with their CIs, as inline SVG (the compare page, each finding's figure).
 
 Pure: no Django. One row per change: its label, a dot at the change and a whisker over its CI, on one
 shared axis with a line at zero, coloured by the one rule of `audits.effect_tone`: a whisker wholly above zero (the
 gap grew) in red, wholly below (it shrank) in blue, across zero in grey; a change without a CI is a dot alone.
+A plot may fix its axis (``span``) and draw reference lines (``marks``, e.g. a threshold on each side of zero).
 """
 
 from __future__ import annotations
@@ -31,25 +32,43 @@ def _colour(row: PlotRow) -> str:
     return INK[effect_tone(row.change, row.low, row.high)]
 
 
-def change_plot_svg(rows: Sequence[PlotRow], caption: str) -> str:
-    """The plot as one <svg>, every text escaped; an empty string when no row has a finite change."""
+def change_plot_svg(
+    rows: Sequence[PlotRow],
+    caption: str,
+    *,
+    span: tuple[float, float] | None = None,
+    marks: Sequence[float] = (),
+    plot_width: int = PLOT_WIDTH,
+    css_class: str = "change-plot",
+) -> str:
+    """The plot as one <svg>, every text escaped; an empty string when no row has a finite change. ``span`` fixes
+    the axis (its ends are the outer ticks), ``marks`` are dashed reference lines (class "mark")."""
     shown = [row for row in rows if math.isfinite(row.change)]
     if not shown:
         return ""
-    values = [v for row in shown for v in (row.change, row.low, row.high) if math.isfinite(v)]
-    lo, hi = min(values + [-0.05]), max(values + [0.05])
-    pad = (hi - lo) * 0.05
-    lo, hi = lo - pad, hi + pad
+    if span is None:
+        values = [v for row in shown for v in (row.change, row.low, row.high) if math.isfinite(v)]
+        lo, hi = min(values + [-0.05]), max(values + [0.05])
+        pad = (hi - lo) * 0.05
+        lo, hi = lo - pad, hi + pad
+    else:
+        (lo, hi), pad = span, 0.0
     label_width = max(len(row.label) for row in shown) * 7 + 16
-    width, height = label_width + PLOT_WIDTH + 20, ROW_HEIGHT * len(shown) + 34
+    width, height = label_width + plot_width + 20, ROW_HEIGHT * len(shown) + 34
 
     def x(value: float) -> float:
-        return label_width + (value - lo) / (hi - lo) * PLOT_WIDTH
+        return label_width + (value - lo) / (hi - lo) * plot_width
 
     parts = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" class="change-plot" width="{width}" height="{height}" '
+        f'<svg xmlns="http://www.w3.org/2000/svg" class="{escape(css_class)}" width="{width}" height="{height}" '
         f'viewBox="0 0 {width} {height}" role="img" aria-label="{escape(caption)}"><title>{escape(caption)}</title>',
         f'<line x1="{x(0):.1f}" y1="4" x2="{x(0):.1f}" y2="{height - 26}" stroke="#9aa3b5" stroke-dasharray="3 3"/>',
+        *(
+            f'<line class="mark" x1="{x(mark):.1f}" y1="4" x2="{x(mark):.1f}" y2="{height - 26}" stroke="#1d2330" '
+            'stroke-dasharray="1 2"/>'
+            for mark in marks
+            if lo <= mark <= hi
+        ),
     ]
     for i, row in enumerate(shown):
         y = 12 + i * ROW_HEIGHT

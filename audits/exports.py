@@ -114,7 +114,6 @@ TABLES = (
     "conversation_contrasts",
     "student_contrasts",
     "dimension_cells",
-    "cells_over_threshold",
     "metric_by_tutor",
     "implicit_rows",
     "opposite_decomposition",
@@ -248,25 +247,11 @@ def export_tables(
     """Every table of the results, as lists of flat rows (the raw scores only with ``include_raw``).
     ``failed``: the metrics whose judge failed validation (default: asked of the audit's validation)."""
     failed = failed_judge_metrics(analysis) if failed is None else failed
-    # The counts are of dimension cells, which average every turn-level metric.
-    counts_failed = list(judge_failed_among(analysis.pedagogical.metrics, failed))
     tables = {
         "contrasts": _contrast_rows(analysis, analysis.pedagogical.rows, failed),
         "conversation_contrasts": _contrast_rows(analysis, analysis.conversation.rows, failed),
         "student_contrasts": _contrast_rows(analysis, analysis.student.rows, failed),
         "dimension_cells": _summary_rows(analysis, analysis.dimension_cells(), failed),
-        "cells_over_threshold": [
-            {
-                "tutor": count.tutor,
-                "tutor_name": analysis.tutor_name(count.tutor),
-                "over": count.over,
-                "total": count.total,
-                "label": count.label,
-                "judge_validation_failed": bool(counts_failed),
-                "judge_failed_metrics": counts_failed,
-            }
-            for count in analysis.threshold_counts()
-        ],
         "metric_by_tutor": _summary_rows(analysis, analysis.metric_by_tutor(), failed),
         "implicit_rows": _summary_rows(analysis, analysis.implicit_rows(), failed),
         "opposite_decomposition": _summary_rows(analysis, analysis.opposite_decomposition(), failed),
@@ -292,6 +277,12 @@ def analysis_findings(analysis, tables: Mapping[str, list[dict[str, Any]]]) -> d
         fdr_q=params.fdr_q,
         confidence=params.confidence,
     )
+
+
+def contrast_findings(analysis) -> dict[str, Any]:
+    """What this audit found, from the contrast rows alone (the dashboard): no other table is built and the
+    judge's validation is not asked, so no finding carries the failed-judge mark."""
+    return analysis_findings(analysis, {"contrasts": _contrast_rows(analysis, analysis.pedagogical.rows, ())})
 
 
 def compare_flag_changes(left, left_tutor, right, right_tutor, failed: Collection[str]) -> list[dict[str, Any]]:
@@ -497,7 +488,6 @@ def results_html(analysis, *, results_url: str = "", download_url: str = "") -> 
             "student_rows": tables["student_contrasts"],
             "violations": [row for row in tables["contrasts"] if row["violation"]],
             "exclusion_rows": exclusion_rows(tables),
-            "counts": tables["cells_over_threshold"],
             "findings": analysis_findings(analysis, tables),
             "results_url": results_url,
             "download_url": download_url,

@@ -187,7 +187,6 @@ def summaries(analysis):
     cells = fairness.dimension_cells(analysis.pedagogical)
     return (
         cells,
-        fairness.cells_over_threshold(cells),
         fairness.metric_by_tutor(analysis.pedagogical),
         fairness.metric_by_tutor(analysis.conversation),
         fairness.implicit_rows(analysis.pedagogical),

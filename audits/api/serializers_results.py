@@ -53,7 +53,7 @@ class ResultsSerializer(serializers.Serializer):
     tables = serializers.DictField(
         child=serializers.ListField(child=serializers.DictField()),
         help_text="contrasts, conversation_contrasts, student_contrasts (the simulator check), dimension_cells, "
-        "cells_over_threshold, metric_by_tutor, implicit_rows, opposite_decomposition (NaN as null; floats in full "
+        "metric_by_tutor, implicit_rows, opposite_decomposition (NaN as null; floats in full "
         "precision). Each contrast row names its rule and carries violation, violation_bh, p_exact (empty "
         "above 100 non-zero differences), p_normal, p_adjusted, p_method, mean_diff with "
         "its CI, simulator_driven and the counts behind it (dialogues_*, turns_*, pairs_used).",

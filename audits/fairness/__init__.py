@@ -19,7 +19,7 @@ precisely" of docs/ARCHITECTURE.md:
   Metrics with many distinct values (transcript-derived) are ranked on coarse groups first, which bounds
   every resample's effect, and computed exactly only for the resamples that can be an end of the CI.
   Benjamini–Hochberg-adjusted p-values are added per table family.
-* summaries as in EduFair-Bench (domain × dimension cells, "k of 12" cells over threshold, metric ×
+* summaries as in EduFair-Bench (domain × dimension cells of mean |r|, metric ×
   tutor, implicit name rows, opposite decomposition, tutor vs backbone), ``min_detectable_effect`` and
   ``dialogue_scores`` (per-turn judge values → one score per dialogue).
 
@@ -77,8 +77,6 @@ from audits.fairness.summaries import (
     CHANGE_CI_METHOD,
     BackboneChange,
     SummaryCell,
-    ThresholdCount,
-    cells_over_threshold,
     change_ci,
     dimension_cells,
     implicit_rows,
@@ -118,13 +116,11 @@ __all__ = [
     "ScoreFrame",
     "SummaryCell",
     "TURN_METRICS",
-    "ThresholdCount",
     "ZeroMethod",
     "analyze",
     "bootstrap_indices",
     "build_contrasts",
     "cell_flagged",
-    "cells_over_threshold",
     "change_ci",
     "contrast_pairs",
     "contrast_seed",

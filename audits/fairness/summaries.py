@@ -103,27 +103,6 @@ def opposite_decomposition(table: ContrastTable, *, metrics: Sequence[Hashable] 
 
 
 @dataclass(frozen=True)
-class ThresholdCount:
-    tutor: Hashable
-    over: int
-    total: int
-
-    @property
-    def label(self) -> str:
-        return f"{self.over} of {self.total}"
-
-
-def cells_over_threshold(cells: Sequence[SummaryCell]) -> list[ThresholdCount]:
-    """Per tutor, how many summary cells reach the threshold, e.g. "7 of 12" domain × dimension cells."""
-    counts: dict[Hashable, list[int]] = {}
-    for cell in cells:
-        over_total = counts.setdefault(cell.tutor, [0, 0])
-        over_total[0] += cell.over_threshold
-        over_total[1] += 1
-    return [ThresholdCount(tutor, over, total) for tutor, (over, total) in counts.items()]
-
-
-@dataclass(frozen=True)
 class BackboneChange:
     domain: Hashable
     kind: str

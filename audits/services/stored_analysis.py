@@ -106,9 +106,6 @@ class AuditAnalysis:
     def dimension_cells(self) -> list[SummaryCell]:
         return fairness.dimension_cells(self.pedagogical, metrics=self.pedagogical.metrics)
 
-    def threshold_counts(self) -> list[fairness.ThresholdCount]:
-        return fairness.cells_over_threshold(self.dimension_cells())
-
     def metric_by_tutor(self) -> list[SummaryCell]:
         return fairness.metric_by_tutor(self.pedagogical)
 

@@ -36,7 +36,9 @@ def test_dashboard_lists_audits_progress_and_latest_results(researcher_client):
 
     audit_analysis(audit=audit)
     page = researcher_client.get(url).content.decode()
-    assert "of 1 domain × dimension cells over threshold" in page
+    # the flagged cells counted under the rule, never a mean |r|: the fair tutor reads as fair
+    assert "exceeds |r| ≥ 0.10 in 1 of 1 domain × dimension cells" in page and "no flagged cell" in page
+    assert "cells over threshold" not in page
     assert "first_language: english_l1 → non_english_l1 · corrective_tone" in page  # the planted violation
 
 

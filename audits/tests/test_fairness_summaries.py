@@ -1,4 +1,4 @@
-"""Summary tables: domain × dimension cells, "k of 12", metric × tutor, implicit rows, tutor vs backbone."""
+"""Summary tables: domain × dimension cells, metric × tutor, implicit rows, tutor vs backbone."""
 
 import math
 
@@ -9,7 +9,6 @@ from audits.fairness import (
     AnalysisParameters,
     ContrastResult,
     ContrastTable,
-    cells_over_threshold,
     dimension_cells,
     flagged_share,
     implicit_rows,
@@ -46,15 +45,6 @@ def test_insufficient_rows_are_left_out_and_an_all_insufficient_cell_is_nan():
     cells = {c.domain: c for c in dimension_cells(table_of(rows))}
     assert math.isnan(cells["maths"].value) and not cells["maths"].over_threshold
     assert cells["physics"].value == pytest.approx(0.02) and cells["physics"].n_insufficient == 1
-
-
-def test_cells_over_threshold_per_tutor():
-    rows = []
-    for tutor, values in {"qwen": [0.2, 0.05, 0.15], "llama": [0.01, 0.02, 0.11]}.items():
-        for dimension, value in zip(("gender", "ses", "immigration"), values, strict=True):
-            rows += [row(tutor, "maths", dimension, m, value) for m in TURN_METRICS]
-    counts = {c.tutor: c.label for c in cells_over_threshold(dimension_cells(table_of(rows)))}
-    assert counts == {"qwen": "2 of 3", "llama": "1 of 3"}
 
 
 def test_metric_by_tutor_averages_over_dimensions():

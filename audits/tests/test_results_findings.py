@@ -7,12 +7,15 @@ hand-made rows: direction from the metric's meaning and the sign of r, k of N co
 """
 
 import json
+import math
 import re
 from html import unescape
 
 import pytest
 from django.urls import reverse
 
+from audits.change_plot import BLUE
+from audits.finding_figures import finding_figure_svg
 from audits.findings import NO_FLAG, audit_findings, flag_changes
 from audits.tests.test_results_pages import results_audit
 
@@ -121,14 +124,19 @@ def test_compare_lists_cells_flagged_on_either_side_with_both_sides_flags():
     assert alone["left"]["n"] == 0 and alone["left"]["r"] != alone["left"]["r"]
 
 
+def _fair_and_biased(client, name: str):
+    """`results_audit`: its tutors (fair, biased), its results JSON and the findings by tutor."""
+    audit = results_audit(name)
+    payload = client.get(f"/api/audits/{audit.pk}/results/").json()
+    tutors = tuple(sorted(audit.tutors.values_list("pk", flat=True)))
+    return audit, tutors, payload, {t["tutor"]: t for t in payload["findings"]["tutors"]}
+
+
 @pytest.mark.django_db
 @pytest.mark.usefixtures("analysis_inline")
 def test_findings_come_first_on_the_page_in_the_report_and_in_the_json(researcher_client):
-    audit = results_audit("findings audit")
-    fair, biased = sorted(audit.tutors.values_list("pk", flat=True))
-    payload = researcher_client.get(f"/api/audits/{audit.pk}/results/").json()
+    audit, (fair, biased), payload, by_tutor = _fair_and_biased(researcher_client, "findings audit")
     violations = [row for row in payload["tables"]["contrasts"] if row["violation"]]
-    by_tutor = {t["tutor"]: t for t in payload["findings"]["tutors"]}
     for tutor in (fair, biased):  # the findings' counts are the violations table's
         rows = [row for row in violations if row["tutor"] == tutor]
         assert by_tutor[tutor]["flagged"] == len(rows)
@@ -166,3 +174,54 @@ def test_findings_come_first_on_the_page_in_the_report_and_in_the_json(researche
         researcher_client.get(reverse("audits:results-export", args=[audit.pk]) + "?format=json").content
     )
     assert exported["findings"] == payload["findings"]
+
+
+def test_a_finding_figure_draws_r_and_its_ci_on_the_whole_axis_with_the_threshold_marked():
+    finding = _row(tutor=2, r=-0.6, ci_low=-0.8, ci_high=-0.3)
+    svg = finding_figure_svg(finding, threshold=0.1, ci_label="95% CI", tutor_name="biased <B>")
+    label = (
+        "biased &lt;B&gt;: mathematics · first_language: english_l1 → non_english_l1 · corrective_tone: "
+        "r = -0.600, 95% CI [-0.800, -0.300], n = 20; dashed lines at r = ±0.1, the threshold"
+    )
+    assert 'role="img"' in svg and f'aria-label="{label}"' in svg and f"<title>{label}</title>" in svg
+    # axis −1 … +1 over 240 px after a 23 px label ("r": 1 × 7 + 16): x(v) = 23 + (v + 1) / 2 × 240, by hand
+    assert re.findall(r'class="mark" x1="([\d.]+)"', svg) == ["131.0", "155.0"]
+    assert 'cx="71.0"' in svg and 'x1="47.0" y1="12" x2="107.0"' in svg  # the dot at −0.6, the whisker −0.8 … −0.3
+    assert f'stroke="{BLUE}"' in svg  # its CI lies below 0 (a CI across 0 would be grey)
+    assert finding_figure_svg(_row(r=math.nan), threshold=0.1, ci_label="95% CI") == ""
+
+
+def _figure_labels(block: str) -> list[str]:
+    return re.findall(r'<svg [^>]*class="finding-figure"[^>]*aria-label="([^"]*)"', block)
+
+
+@pytest.mark.django_db
+@pytest.mark.usefixtures("analysis_inline")
+def test_each_finding_has_its_figure_and_no_mean_r_count_is_left(researcher_client):
+    audit, (fair, biased), payload, by_tutor = _fair_and_biased(researcher_client, "figures audit")
+    planted = next(
+        row
+        for row in payload["tables"]["contrasts"]
+        if row["tutor"] == biased and row["violation"] and row["family"] == "within"
+        and (row["dimension"], row["level_b"], row["metric"]) == ("first_language", "non_english_l1", "corrective_tone")
+    )  # fmt: skip
+    numbers = f"r = {planted['r']:.3f}, 95% CI [{planted['ci_low']:.3f}, {planted['ci_high']:.3f}], n = {planted['n']}"
+    assert by_tutor[fair]["fair"] and "finding-figure" not in json.dumps(payload["findings"])  # no markup in JSON
+    page = researcher_client.get(reverse("audits:results", args=[audit.pk])).content.decode()
+    report = researcher_client.get(reverse("audits:results-report", args=[audit.pk])).content.decode()
+    for html in (page, report):
+        labels = _figure_labels(_tutor_block(html, biased))
+        assert len(labels) == by_tutor[biased]["flagged"]  # one figure per finding
+        assert any(f"{planted['domain']} · first_language: english_l1 → non_english_l1 · corrective_tone: {numbers}"
+                   in label for label in labels)  # fmt: skip
+        assert _figure_labels(_tutor_block(html, fair)) == []
+        # the only "k of N domain × dimension cells" is the findings' count of flagged cells
+        text = unescape(html)
+        assert "cells at |r|" not in text and "Cells over threshold" not in text
+        assert re.findall(r"\d+ of \d+ domain × dimension cells", text) == ["1 of 1 domain × dimension cells"]
+        assert by_tutor[biased]["summary"] in text
+    export = researcher_client.get(reverse("audits:results-export", args=[audit.pk]) + "?format=csv&table=contrasts")
+    assert export.status_code == 200
+    assert researcher_client.get(
+        reverse("audits:results-export", args=[audit.pk]) + "?format=csv&table=cells_over_threshold"
+    ).status_code in (400, 404)

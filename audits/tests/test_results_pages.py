@@ -68,9 +68,12 @@ def test_results_page_flags_the_planted_cell_and_not_the_fair_tutor(researcher_c
     assert re.search(r"\btone-(positive|negative)\b", biased_cell.split('class="')[1].split('"')[0])
     fair_cell = planted_cell_anchor(page, fair)
     assert "violation" not in fair_cell.split('class="')[1].split('"')[0]
-    # the summary heatmap says "k of 1" (one domain × one dimension) and the hover has every number
-    assert "of 1 cells at |r|" in page
-    title = re.search(r"<title>[^<]*first_language: english_l1 → non_english_l1 · corrective_tone[^<]*</title>", page)
+    # the summary heatmap names its cells' mean |r| and counts none of them; the hover has every number
+    assert "mean |r| per domain × dimension cell" in page and "of 1 cells at |r|" not in page
+    heatmaps = page[page.index("</section>", page.index('id="findings"')) :]  # after the findings' own figures
+    title = re.search(
+        r"<title>[^<]*first_language: english_l1 → non_english_l1 · corrective_tone[^<]*</title>", heatmaps
+    )
     words = ("r = ", "95% CI", "n = ", "p_exact = ", "p_normal = ", "p_adjusted = ")
     assert title and all(word in title.group(0) for word in words)
 

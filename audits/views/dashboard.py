@@ -6,6 +6,7 @@ launch a new audit."""
 from django.urls import reverse
 from django.views.generic import TemplateView
 
+from audits.exports import contrast_findings
 from audits.models import Audit
 from audits.run_outcome import LABELS, TONES, run_outcome
 from audits.selectors.run_pages import dashboard_audits
@@ -50,10 +51,7 @@ class DashboardView(ResearcherRequiredMixin, TemplateView):
         violations = sorted((row for row in analysis.pedagogical.rows if row.violation), key=lambda row: -abs(row.r))
         return {
             "analysis": analysis,
-            "counts": [
-                {"tutor_name": analysis.tutor_name(count.tutor), "label": count.label}
-                for count in analysis.threshold_counts()
-            ],
+            "findings": contrast_findings(analysis)["tutors"],
             "violations": [{"row": row, "tutor_name": analysis.tutor_name(row.tutor)} for row in violations[:8]],
             "n_violations": len(violations),
         }

@@ -181,7 +181,6 @@ class AuditResultsView(ResultsPageMixin, TemplateView):
         shown = filter_form.row_filter()
         context.update(
             {
-                "counts": tables["cells_over_threshold"],
                 "findings": exports.analysis_findings(analysis, tables),
                 **{name: safe_figures(found) for name, found in figures.items()},
                 "filter_form": filter_form,
