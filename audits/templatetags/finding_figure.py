@@ -1,5 +1,7 @@
-"""`{% finding_figure finding findings tutor_name %}`: a finding's inline SVG (`audits.finding_figures`), drawn where
-the findings block is rendered (results page and HTML report), so the JSON of the findings carries no markup."""
+"""`{% finding_figure finding findings tutor_name %}`: a finding's inline SVG (`audits.finding_figures`).
+
+It is drawn where the findings block is rendered (results page and HTML report), so the JSON of the findings carries
+no markup."""
 
 from django import template
 from django.utils.safestring import mark_safe
