@@ -233,9 +233,8 @@ def _dialogues_with_turns(audit: Audit, tutor_id: int, question_id: int, conditi
         .order_by("condition_id")
     )
     scores: dict[int, dict[str, Any]] = {}
-    for score in TurnScore.objects.filter(dialogue__in=dialogues, rubric_id=audit.judge_template_id).values(
-        "turn_id", "metric", "value", "status"
-    ):
+    cell_scores = TurnScore.objects.filter(audit=audit, rubric_id=audit.judge_template_id, dialogue__in=dialogues)
+    for score in cell_scores.values("turn_id", "metric", "value", "status"):
         shown = score["value"] if score["status"] == TurnScore.Status.OK else score["status"]
         scores.setdefault(score["turn_id"], {})[score["metric"]] = "n/a" if shown == -1 else shown
     result = []

@@ -248,7 +248,9 @@ def dialogue_transcript(*, dialogue: Dialogue) -> dict:
     """A dialogue with its turns, each tutor turn's scores, and the raw calls it used."""
     turns = list(dialogue.turns.select_related("llm_call").order_by("index"))
     scores: dict[int, list[TurnScore]] = defaultdict(list)
-    for score in TurnScore.objects.filter(dialogue=dialogue).select_related("rubric").order_by("metric"):
+    # By its turns: the turn index finds them (`dialogue` alone has none: an audit's reads start from its audit).
+    by_turn = TurnScore.objects.filter(turn_id__in=[turn.pk for turn in turns])
+    for score in by_turn.select_related("rubric").order_by("metric"):
         scores[score.turn_id].append(score)
     return {
         "dialogue": dialogue,

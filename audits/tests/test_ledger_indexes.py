@@ -10,7 +10,7 @@ least one plan of each function must name its index.
 from __future__ import annotations
 
 import pytest
-from django.db import connection, transaction
+from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from audits.llm.calls import CallRequest, CallResult, EndpointConfig
@@ -20,6 +20,7 @@ from audits.selectors.runs import call_failure_groups
 from audits.services import batch_judging, ledger
 from audits.services.audit_lifecycle import audit_create
 from audits.tests.engine_factories import explicit_conditions, make_questions, simulation_endpoint
+from audits.tests.query_plans import plans
 from conftest import service_missing
 
 pytestmark = pytest.mark.django_db
@@ -119,16 +120,6 @@ def test_every_ledger_index_serves_a_listed_query_and_none_is_there_twice():
     assert len(columns) == len(set(columns)), f"an index twice over: {indexes}"
 
 
-def _plans(statements: list[str]) -> list[str]:
-    plans = []
-    with transaction.atomic(), connection.cursor() as cursor:
-        cursor.execute("SET LOCAL enable_seqscan = off")
-        for sql in statements:
-            cursor.execute(f"EXPLAIN {sql}")
-            plans.append("\n".join(row[0] for row in cursor.fetchall()))
-    return plans
-
-
 def _ledger_of_some_size(f, rows: int = 2_000) -> None:
     """Plan on a ledger of `rows` calls, ANALYZEd: whatever statistics an earlier test left (an ANALYZE of the empty
     table makes a primary-key scan look cheapest for any query), the planner then weighs the table as a ledger."""
@@ -157,5 +148,5 @@ def test_each_listed_query_is_planned_on_its_index(fixtures, cols, query):
         if table in q["sql"] and q["sql"].lstrip().upper().startswith(("SELECT", "UPDATE", "DELETE"))
     ]
     assert statements, f"{query} sent no query on the ledger"
-    plans = _plans(statements)
-    assert any(name in plan for plan in plans), f"{query} does not use {name}:\n" + "\n---\n".join(plans)
+    found = plans(statements)
+    assert any(name in plan for plan in found), f"{query} does not use {name}:\n" + "\n---\n".join(found)

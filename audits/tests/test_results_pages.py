@@ -11,13 +11,17 @@ import re
 from html import unescape
 
 import pytest
+from django.db import connection
 from django.test import Client
+from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from audits.models import Audit
 from audits.services.audit_lifecycle import audit_create
 from audits.services.dialogue_batches import audit_run_inline
-from audits.tests.engine_factories import explicit_conditions, make_questions, simulation_endpoint
+from audits.tests.engine_factories import explicit_conditions, make_questions, scored_audit, simulation_endpoint
+from audits.tests.query_plans import index_scans, leading_columns, plans
+from conftest import service_missing
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("analysis_inline")]
 
@@ -152,3 +156,34 @@ def test_an_audit_without_finished_dialogues_has_an_empty_results_page(researche
     assert "is <strong>draft</strong>" in page and "the 0 of 0 dialogues finished" in page
     api = researcher_client.get(f"/api/audits/{audit.pk}/results/").json()
     assert api["tables"]["contrasts"] == [] and api["methods"]["dialogue_scores"] == 0
+
+
+def test_the_results_cell_pairs_and_transcript_pages_read_scores_from_their_audit_or_turns(researcher_client, audit):
+    """Every audit's scores share one table and the default rubric: a read of some dialogues' scores that does not start
+    from the audit (or the turns) walks the scores of every audit under that rubric. At paper scale the pairs page of a
+    2,000-dialogue audit took twice as long once a 40,000-dialogue audit was in the database. On PostgreSQL each
+    statement these pages send on the scores is planned on an index led by the audit or the turn."""
+    if connection.vendor != "postgresql":
+        service_missing("plans are read on PostgreSQL (DATABASE_URL)")
+    biased = max(audit.tutors.values_list("pk", flat=True))
+    page = researcher_client.get(reverse("audits:results", args=[audit.pk])).content.decode()
+    pairs = unescape(re.search(r'href="([^"]+)"', planted_cell_anchor(page, biased)).group(1))
+    dialogue = audit.dialogues.filter(status="done").first()
+    scored_audit("a larger audit under the same rubric", questions=22)  # 440 dialogues beside this one's 80
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE audits_turnscore")  # as `planner_statistics` does when an audit finishes
+    cell = {"tutor": biased, "domain": "mathematics", "kind": "explicit", "family": "within", "group": "first_language"}
+    with CaptureQueriesContext(connection) as captured:
+        assert researcher_client.get(reverse("audits:results", args=[audit.pk])).status_code == 200
+        assert researcher_client.get(reverse("audits:results-cell", args=[audit.pk]), cell).status_code == 200
+        assert researcher_client.get(pairs).status_code == 200
+        assert researcher_client.get(reverse("audits:dialogue-detail", args=[dialogue.pk])).status_code == 200
+    table = "audits_turnscore"
+    statements = [q["sql"] for q in captured.captured_queries if f'"{table}"' in q["sql"]]
+    assert len(statements) >= 2, "the pages sent no query on the scores"
+    leading = leading_columns(table)
+    for sql, plan in zip(statements, plans(statements), strict=True):
+        scans = [(name, condition) for name, condition in index_scans(plan) if name in leading]
+        assert scans and f"Seq Scan on {table}" not in plan, f"{sql}\n{plan}"
+        for name, condition in scans:  # each scan is bounded by the audit or the turn, never a walk of the index
+            assert leading[name] in ("audit_id", "turn_id") and f"{leading[name]} =" in condition, f"{sql}\n{plan}"
