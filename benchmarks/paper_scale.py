@@ -622,9 +622,9 @@ def main() -> None:
         subprocess.run(["redis-cli", "-u", BROKER, "del", QUEUE], capture_output=True)
     header["total_minutes"] = round((time.monotonic() - started) / 60, 1)
     header["load_at_end"] = os.getloadavg()
+    header["watched_over_unwatched"] = watched_ratio(rungs) if rungs else None
     if args.json:
         Path(args.json).write_text(json.dumps({"header": header, "rungs": rungs}, indent=2, default=str))
-    header["watched_over_unwatched"] = watched_ratio(rungs) if rungs else None
     print(json.dumps(header))
     print(markdown(rungs))
 
