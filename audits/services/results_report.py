@@ -1,7 +1,5 @@
 """The HTML report of an audit's analysis, as its page and download serve it: rendered once, then cached.
 
-It is rendered once per what it is a function of, then read from the cache.
-
 Rendering the report (`audits.exports.results_html`: every figure, table and finding) takes seconds and hundreds of
 KB at paper scale. It is kept compressed in the per-process cache the results page keeps its parts in
 (`results_pages`, so always rendered by the running code's templates), under a key of everything it is a function
