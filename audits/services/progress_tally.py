@@ -10,8 +10,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 
-from django.db import IntegrityError, transaction
-from django.db.models import F
+from django.db import IntegrityError, connection, transaction
 
 from audits.models import AuditCallTally, LLMCall
 
@@ -85,13 +84,25 @@ def _apply(totals: dict[tuple[int, int], dict[str, float]], *, sign: int) -> Non
 
 
 def _bump(model, keys: dict, part: dict, sign: int) -> None:
-    changes = {name: F(name) + sign * value for name, value in part.items() if value}
-    if not changes:
-        return
-    if model.objects.filter(**keys).update(**changes):
+    changes = {name: sign * value for name, value in part.items() if value}
+    if not changes or _add_to_row(model, keys, changes):
         return
     try:
         with transaction.atomic():
             model.objects.create(**keys, **{name: sign * value for name, value in part.items()})
     except IntegrityError:  # another writer created the row meanwhile
-        model.objects.filter(**keys).update(**changes)
+        _add_to_row(model, keys, changes)
+
+
+def _add_to_row(model, keys: dict, changes: dict) -> bool:
+    """`UPDATE … SET f = f + %s … WHERE keys` as one plain statement: it runs with every ledger round, on the
+    engine's database thread, where compiling the same F() update each time cost a fifth of the thread."""
+    meta, quote = model._meta, connection.ops.quote_name
+    sets = ", ".join(
+        f"{quote(meta.get_field(name).column)} = {quote(meta.get_field(name).column)} + %s" for name in changes
+    )
+    where = " AND ".join(f"{quote(meta.get_field(name).column)} = %s" for name in keys)
+    sql = f"UPDATE {quote(meta.db_table)} SET {sets} WHERE {where}"  # noqa: S608 — names from the model; values are parameters
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [*changes.values(), *keys.values()])
+        return cursor.rowcount > 0
