@@ -1,10 +1,12 @@
 """The shared bucket stores (audits/services/rate_limits.py): reservations made at the same moment from
 several threads, each with its own connection, are applied one after another — every one gets its own
-place in the queue (no two the same wait), as workers sharing an endpoint's budget need. The database
+place in the queue (no two the same slot: the moment it was made plus its wait), as workers sharing an
+endpoint's budget need. The database
 store runs on the test database (SQLite locally, PostgreSQL in CI), the Redis store on the local Redis."""
 
 import asyncio
 import threading
+import time
 import uuid
 
 import pytest
@@ -17,9 +19,16 @@ THREADS = 4
 PER_THREAD = 5
 
 
+def _slot(reserve) -> float:
+    """When the reservation may go: the moment it was made (between the clock before and after) plus its wait."""
+    before = time.time()
+    wait = reserve()
+    return (before + time.time()) / 2 + wait
+
+
 def _database_reserve(key: str) -> list[float]:
     try:
-        return [bucket_reserve_in_database(key, 1, 1.0, 1.0) for _ in range(PER_THREAD)]
+        return [_slot(lambda: bucket_reserve_in_database(key, 1, 1.0, 1.0)) for _ in range(PER_THREAD)]
     finally:
         connections.close_all()
 
@@ -28,7 +37,12 @@ def _redis_reserve(url: str, namespace: str, key: str) -> list[float]:
     async def run() -> list[float]:
         store = RedisBucketStore(url, namespace=namespace)
         try:
-            return [await store.reserve(key, 1, 1.0, 1.0) for _ in range(PER_THREAD)]
+            slots = []
+            for _ in range(PER_THREAD):
+                before = time.time()
+                wait = await store.reserve(key, 1, 1.0, 1.0)
+                slots.append((before + time.time()) / 2 + wait)
+            return slots
         finally:
             await store.close()
 
@@ -51,9 +65,9 @@ def _from_threads(target, *args) -> list[float]:
     lock = threading.Lock()
 
     def work() -> None:
-        waits = target(*args)
+        found = target(*args)
         with lock:
-            results.append(waits)
+            results.append(found)
 
     threads = [threading.Thread(target=work) for _ in range(THREADS)]
     for thread in threads:
@@ -61,7 +75,7 @@ def _from_threads(target, *args) -> list[float]:
     for thread in threads:
         thread.join(30)
     assert len(results) == THREADS
-    return sorted(w for waits in results for w in waits)
+    return sorted(value for found in results for value in found)
 
 
 @pytest.mark.django_db(transaction=True)
@@ -69,12 +83,14 @@ def _from_threads(target, *args) -> list[float]:
 def test_concurrent_reservations_each_take_their_own_place(store):
     key = f"test-{uuid.uuid4().hex[:8]}:rpm"
     if store == "database":
-        waits = _from_threads(_database_reserve, key)
+        slots = _from_threads(_database_reserve, key)
     else:
-        waits = _from_threads(_redis_reserve, _redis_url(), str(connection.settings_dict["NAME"]), key)
-    # One request a second, a bucket of one: the reservations queue at 0, 1, 2, … s (less the little
-    # time the test itself took); a lost update would give two of them the same place.
-    assert len(waits) == THREADS * PER_THREAD
-    places = [round(w) for w in waits]
-    assert places == list(range(THREADS * PER_THREAD)), waits
-    assert all(abs(w - p) < 0.5 for w, p in zip(waits, places, strict=True))
+        slots = _from_threads(_redis_reserve, _redis_url(), str(connection.settings_dict["NAME"]), key)
+    # One request a second, a bucket of one: the reservations are placed 0, 1, 2, … s after the first, however
+    # late a thread made its own (a slow machine shortens the waits, not the slots); a lost update would give two
+    # of them the same place.
+    assert len(slots) == THREADS * PER_THREAD
+    after_first = [slot - slots[0] for slot in slots]
+    places = [round(t) for t in after_first]
+    assert places == list(range(THREADS * PER_THREAD)), after_first
+    assert all(abs(t - p) < 0.5 for t, p in zip(after_first, places, strict=True))
