@@ -1,8 +1,8 @@
 """The shared bucket stores (audits/services/rate_limits.py): reservations made at the same moment from
 several threads, each with its own connection, are applied one after another — every one gets its own
 place in the queue (no two the same slot: the moment it was made plus its wait), as workers sharing an
-endpoint's budget need. The database
-store runs on the test database (SQLite locally, PostgreSQL in CI), the Redis store on the local Redis."""
+endpoint's budget need. The database store runs on the test database (SQLite locally, PostgreSQL in CI), the
+Redis store on the local Redis."""
 
 import asyncio
 import threading
@@ -19,16 +19,14 @@ THREADS = 4
 PER_THREAD = 5
 
 
-def _slot(reserve) -> float:
-    """When the reservation may go: the moment it was made (between the clock before and after) plus its wait."""
-    before = time.time()
-    wait = reserve()
+def _slot(before: float, wait: float) -> float:
+    """When a reservation may go: the moment it was made (between `before` and now) plus its wait."""
     return (before + time.time()) / 2 + wait
 
 
 def _database_reserve(key: str) -> list[float]:
     try:
-        return [_slot(lambda: bucket_reserve_in_database(key, 1, 1.0, 1.0)) for _ in range(PER_THREAD)]
+        return [_slot(time.time(), bucket_reserve_in_database(key, 1, 1.0, 1.0)) for _ in range(PER_THREAD)]
     finally:
         connections.close_all()
 
@@ -37,12 +35,7 @@ def _redis_reserve(url: str, namespace: str, key: str) -> list[float]:
     async def run() -> list[float]:
         store = RedisBucketStore(url, namespace=namespace)
         try:
-            slots = []
-            for _ in range(PER_THREAD):
-                before = time.time()
-                wait = await store.reserve(key, 1, 1.0, 1.0)
-                slots.append((before + time.time()) / 2 + wait)
-            return slots
+            return [_slot(time.time(), await store.reserve(key, 1, 1.0, 1.0)) for _ in range(PER_THREAD)]
         finally:
             await store.close()
 
